@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Intel I/OAT (Crystal Beach 3.x) register map: offsets, widths and field bits as the hardware
+// and Linux's drivers/dma/ioat/registers.h name them. Pure data, no behaviour.
+#pragma once
+
+#include <cstdint>
+
+namespace dmalab::ioat
+{
+
+// BAR0 layout. Global registers at 0x00, channel i at 0x80 * (i + 1).
+inline constexpr uint32_t kChannelStride = 0x80;
+inline constexpr uint32_t kMsixTableOffset = 0x1000; // where CB3.3 parts keep it (Linux BWD quirk)
+inline constexpr uint32_t kMsixPbaOffset = 0x1800;
+inline constexpr uint32_t kBar0Size = 0x4000;
+inline constexpr unsigned kMaxChannels = 16; // our limit; CHANCNT has 5 bits, Linux uses <= 4
+
+// Global registers.
+inline constexpr uint32_t CHANCNT = 0x00;       // 8-bit, RO, bits 4:0
+inline constexpr uint32_t XFERCAP = 0x01;       // 8-bit, RO, log2 of max transfer size
+inline constexpr uint32_t GENCTRL = 0x02;       // 8-bit
+inline constexpr uint32_t INTRCTRL = 0x03;      // 8-bit
+inline constexpr uint32_t ATTNSTATUS = 0x04;    // 32-bit, one bit per channel
+inline constexpr uint32_t CBVER = 0x08;         // 8-bit, major.minor nibbles
+inline constexpr uint32_t PERPORTOFFSET = 0x0a; // 16-bit
+inline constexpr uint32_t INTRDELAY = 0x0c;     // 16-bit
+inline constexpr uint32_t CS_STATUS = 0x0e;     // 16-bit, device status
+inline constexpr uint32_t DMACAPABILITY = 0x10; // 32-bit
+inline constexpr uint32_t DCAOFFSET = 0x14;     // 16-bit
+
+inline constexpr uint8_t GENCTRL_DEBUG_EN = 0x01;
+
+inline constexpr uint8_t INTRCTRL_MASTER_INT_EN = 0x01;
+inline constexpr uint8_t INTRCTRL_INT_STATUS = 0x02; // some channel has ATTNSTATUS set
+inline constexpr uint8_t INTRCTRL_INT = 0x04;        // INT_STATUS and MASTER_INT_EN
+inline constexpr uint8_t INTRCTRL_MSIX_VECTOR_CONTROL = 0x08;
+
+inline constexpr uint16_t INTRDELAY_MASK = 0x3fff;
+inline constexpr uint16_t INTRDELAY_COALESCE_SUPPORT = 0x8000;
+
+inline constexpr uint32_t CAP_PAGE_BREAK = 1u << 0;
+inline constexpr uint32_t CAP_CRC = 1u << 1;
+inline constexpr uint32_t CAP_SKIP_MARKER = 1u << 2;
+inline constexpr uint32_t CAP_DCA = 1u << 4;
+inline constexpr uint32_t CAP_CRC_MOVE = 1u << 5;
+inline constexpr uint32_t CAP_FILL_BLOCK = 1u << 6;
+inline constexpr uint32_t CAP_APIC = 1u << 7;
+inline constexpr uint32_t CAP_XOR = 1u << 8;
+inline constexpr uint32_t CAP_PQ = 1u << 9;
+inline constexpr uint32_t CAP_DWBES = 1u << 13;
+inline constexpr uint32_t CAP_RAID16SS = 1u << 17;
+
+// Per-channel registers, offsets within the channel's 0x80-byte window.
+inline constexpr uint32_t CHANCTRL = 0x00;    // 16-bit
+inline constexpr uint32_t DMA_COMP = 0x02;    // 16-bit, RO
+inline constexpr uint32_t CHANCMD = 0x04;     // 8-bit
+inline constexpr uint32_t DMACOUNT = 0x06;    // 16-bit
+inline constexpr uint32_t CHANSTS = 0x08;     // 64-bit, RO
+inline constexpr uint32_t CHAINADDR = 0x10;   // 64-bit
+inline constexpr uint32_t CHANCMP = 0x18;     // 64-bit, completion write-back address
+inline constexpr uint32_t CDAR = 0x20;        // 64-bit, RO, current descriptor address
+inline constexpr uint32_t CHANERR = 0x28;     // 32-bit, RW1C
+inline constexpr uint32_t CHANERR_MSK = 0x2c; // 32-bit
+inline constexpr uint32_t DCACTRL = 0x30;     // 32-bit
+
+inline constexpr uint16_t CHANCTRL_INT_REARM = 0x0001;
+inline constexpr uint16_t CHANCTRL_ERR_COMPLETION_EN = 0x0004;
+inline constexpr uint16_t CHANCTRL_ANY_ERR_ABORT_EN = 0x0008;
+inline constexpr uint16_t CHANCTRL_ERR_INT_EN = 0x0010;
+inline constexpr uint16_t CHANCTRL_DESC_ADDR_SNOOP_CONTROL = 0x0020;
+inline constexpr uint16_t CHANCTRL_CHANNEL_IN_USE = 0x0100;
+inline constexpr uint16_t CHANCTRL_COMPL_DCA_EN = 0x0200;
+inline constexpr uint16_t CHANCTRL_PRIORITY_MASK = 0xf000;
+
+inline constexpr uint16_t DMA_COMP_V1 = 0x0001;
+inline constexpr uint16_t DMA_COMP_V2 = 0x0002;
+
+inline constexpr uint8_t CHANCMD_START = 0x01;
+inline constexpr uint8_t CHANCMD_APPEND = 0x02;
+inline constexpr uint8_t CHANCMD_SUSPEND = 0x04;
+inline constexpr uint8_t CHANCMD_ABORT = 0x08;
+inline constexpr uint8_t CHANCMD_RESUME = 0x10;
+inline constexpr uint8_t CHANCMD_RESET = 0x20;
+
+// CHANSTS: completed descriptor address in 63:6, state in 2:0.
+inline constexpr uint64_t CHANSTS_COMPLETED_ADDR_MASK = ~0x3full;
+inline constexpr uint64_t CHANSTS_SOFT_ERR = 0x10;
+inline constexpr uint64_t CHANSTS_UNAFFILIATED_ERR = 0x08;
+inline constexpr uint64_t CHANSTS_STATUS_MASK = 0x7;
+enum class ChanState : uint8_t { Active = 0, Done = 1, Suspended = 2, Halted = 3 };
+
+// CHANERR bits.
+inline constexpr uint32_t CHANERR_SRC_ADDR_ERR = 1u << 0;
+inline constexpr uint32_t CHANERR_DEST_ADDR_ERR = 1u << 1;
+inline constexpr uint32_t CHANERR_NEXT_ADDR_ERR = 1u << 2;
+inline constexpr uint32_t CHANERR_NEXT_DESC_ALIGN_ERR = 1u << 3;
+inline constexpr uint32_t CHANERR_CHAIN_ADDR_VALUE_ERR = 1u << 4;
+inline constexpr uint32_t CHANERR_CHANCMD_ERR = 1u << 5;
+inline constexpr uint32_t CHANERR_CHIPSET_DATA_INTEGRITY_ERR = 1u << 6;
+inline constexpr uint32_t CHANERR_DMA_DATA_INTEGRITY_ERR = 1u << 7;
+inline constexpr uint32_t CHANERR_READ_DATA_ERR = 1u << 8;
+inline constexpr uint32_t CHANERR_WRITE_DATA_ERR = 1u << 9;
+inline constexpr uint32_t CHANERR_CONTROL_ERR = 1u << 10;
+inline constexpr uint32_t CHANERR_LENGTH_ERR = 1u << 11;
+inline constexpr uint32_t CHANERR_COMPLETION_ADDR_ERR = 1u << 12;
+inline constexpr uint32_t CHANERR_INT_CONFIGURATION_ERR = 1u << 13;
+inline constexpr uint32_t CHANERR_SOFT_ERR = 1u << 14;
+inline constexpr uint32_t CHANERR_UNAFFILIATED_ERR = 1u << 15;
+inline constexpr uint32_t CHANERR_XOR_P_OR_CRC_ERR = 1u << 16;
+inline constexpr uint32_t CHANERR_XOR_Q_ERR = 1u << 17;
+inline constexpr uint32_t CHANERR_DESCRIPTOR_COUNT_ERR = 1u << 18;
+inline constexpr uint32_t CHANERR_ALL = (1u << 19) - 1;
+
+// PCI configuration space registers beyond the standard header.
+inline constexpr uint32_t PCI_CHANERR_INT = 0x180;
+inline constexpr uint32_t PCI_CHANERRMASK_INT = 0x184;
+
+// Intel PCI IDs Linux's ioatdma binds to (a selection).
+inline constexpr uint16_t kPciVendorIntel = 0x8086;
+inline constexpr uint16_t kPciDeviceSkx = 0x2021;  // Xeon Scalable, CB3.2 in Linux's eyes
+inline constexpr uint16_t kPciDeviceBwd0 = 0x0c50; // Atom C2000, CB3.3, keeps RAID offload
+
+inline constexpr uint8_t kCbVer32 = 0x32;
+inline constexpr uint8_t kCbVer33 = 0x33;
+
+} // namespace dmalab::ioat
