@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Obtain QEMU 10.0, hook dmalab's devices into it and build qemu-system-x86_64.
+
+The source comes from Debian's `qemu` source package (unpacked with dpkg-source, so Debian's
+patches apply) or from the tree named by QEMU_SRC. Downloads, source and build tree live in a
+cache folder outside the git work tree; QEMU's hw/dmalab/ holds symbolic links back to this
+checkout, so editing a dmalab file recompiles just that file.
+"""
+
+import argparse
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PATCHES = sorted((REPO / "qemu" / "patches").glob("*.patch"))
+DEBIAN_VERSION = "1:10.0.13+ds-0+deb13u1"
+CONFIGURE_ARGS = [
+    "--python=/usr/bin/python3",
+    "--target-list=x86_64-softmmu",
+    "--disable-docs",
+    "--disable-tools",
+    "--disable-guest-agent",
+    "--disable-werror",
+    "--without-default-features",
+    "--enable-tcg",
+    "--enable-slirp",
+    "--enable-fdt=system",
+    "--enable-capstone",
+    "--disable-rust",
+    "--disable-install-blobs",
+]
+# What QEMU's hw/dmalab/ links to, by name.
+LINKS = {
+    "meson.build": REPO / "devices" / "meson.build",
+    "Kconfig": REPO / "devices" / "Kconfig",
+    "trace-events": REPO / "devices" / "trace-events",
+    "devices": REPO / "devices",
+    "dmaengine": REPO / "dmaengine",
+    "common": REPO / "common",
+}
+
+
+def log(msg):
+    print(f"qemu/build.py: {msg}", flush=True)
+
+
+def run(cmd, **kw):
+    log("$ " + " ".join(str(c) for c in cmd))
+    subprocess.run(cmd, check=True, **kw)
+
+
+def fetch_debian_source(cache: Path) -> Path:
+    src = cache / "qemu-src"
+    if (src / "VERSION").exists():
+        return src
+    dl = cache / "qemu-dl"
+    dl.mkdir(parents=True, exist_ok=True)
+    if not list(dl.glob("qemu_*.dsc")):
+        try:
+            run(["apt-get", "source", "--download-only", f"qemu={DEBIAN_VERSION}"], cwd=dl)
+        except subprocess.CalledProcessError:
+            # The pinned revision may have left the mirror; any 10.0.x from trixie will do.
+            log(f"qemu={DEBIAN_VERSION} not available, trying the current trixie qemu")
+            run(["apt-get", "source", "--download-only", "-t", "trixie", "qemu"], cwd=dl)
+    dsc = sorted(dl.glob("qemu_*.dsc"))[-1]
+    tmp = cache / "qemu-src.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    run(["dpkg-source", "-x", str(dsc), str(tmp)], stdout=subprocess.DEVNULL)
+    version = (tmp / "VERSION").read_text().strip()
+    if not version.startswith("10.0."):
+        sys.exit(f"qemu/build.py: {dsc.name} is QEMU {version}, dmalab needs 10.0.x")
+    tmp.rename(src)
+    return src
+
+
+def hook_devices(src: Path):
+    if "subdir('dmalab')" not in (src / "hw" / "meson.build").read_text():
+        for p in PATCHES:
+            run(["patch", "-p1", "--forward", "-i", str(p)], cwd=src)
+    hw = src / "hw" / "dmalab"
+    hw.mkdir(exist_ok=True)
+    for name, target in LINKS.items():
+        link = hw / name
+        if link.is_symlink() and Path(os.readlink(link)) == target:
+            continue
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
+
+
+def configure(src: Path, build: Path):
+    stamp = build / "dmalab-configure.stamp"
+    want = "\n".join([str(src)] + CONFIGURE_ARGS)
+    if (build / "build.ninja").exists() and stamp.exists() and stamp.read_text() == want:
+        return
+    build.mkdir(parents=True, exist_ok=True)
+    run([str(src / "configure")] + CONFIGURE_ARGS, cwd=build)
+    stamp.write_text(want)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cache", default=os.environ.get("DMALAB_CACHE",
+                                                      Path.home() / ".cache" / "dmalab"))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--output", help="make this path a link to the built binary")
+    args = ap.parse_args()
+
+    cache = Path(args.cache).resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / "qemu.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        user_src = os.environ.get("QEMU_SRC")
+        if user_src:
+            src = Path(user_src).resolve()
+            if not (src / "VERSION").read_text().startswith("10.0."):
+                sys.exit(f"qemu/build.py: QEMU_SRC={src} is not a QEMU 10.0 tree")
+            tag = hashlib.sha256(str(src).encode()).hexdigest()[:12]
+            build = cache / f"qemu-build-{tag}"
+        else:
+            src = fetch_debian_source(cache)
+            build = cache / "qemu-build"
+        hook_devices(src)
+        configure(src, build)
+        run(["ninja", "-C", str(build), f"-j{args.jobs}", "qemu-system-x86_64"])
+        binary = build / "qemu-system-x86_64"
+        if args.output:
+            out = Path(args.output)
+            if out.is_symlink() or out.exists():
+                out.unlink()
+            out.symlink_to(binary)
+        print(binary)
+
+
+if __name__ == "__main__":
+    main()
