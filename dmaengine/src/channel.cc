@@ -95,6 +95,17 @@ void Channel::reset()
     regs_.reset();
     regs_.set(R_CHANERR_MSK, errmask);
     regs_.set(R_DCACTRL, dcactrl);
+    reset_state();
+}
+
+void Channel::power_on_reset()
+{
+    regs_.reset();
+    reset_state();
+}
+
+void Channel::reset_state()
+{
     state_ = ChanState::Halted;
     next_desc_ = 0;
     last_completed_ = 0;

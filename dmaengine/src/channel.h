@@ -23,7 +23,10 @@ class Channel
         regs_.write(offset, value, size);
     }
 
+    // CHANCMD reset: keeps the error mask and DCA control, like the driver expects.
     void reset();
+    // Device reset: every register back to its reset value.
+    void power_on_reset();
     // True while descriptors are issued (DMACOUNT ahead of the channel) and the channel is
     // active.
     bool has_work() const;
@@ -48,6 +51,7 @@ class Channel
     };
     Outcome execute(const DmaDescriptor& desc);
     void start_from_chainaddr();
+    void reset_state();
     void complete(uint64_t desc_addr, const DmaDescriptor& desc, uint64_t bytes);
     void halt(uint32_t chanerr);
     void write_completion(uint64_t status);

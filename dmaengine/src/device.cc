@@ -73,7 +73,7 @@ void Ioat::reset()
 {
     regs_.reset();
     for (auto& c : channels_)
-        c->reset();
+        c->power_on_reset();
     attnstatus_ = 0;
     next_channel_ = 0;
 }

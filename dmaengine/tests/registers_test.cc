@@ -147,3 +147,19 @@ TEST(Registers, InvalidConfigurationsAreRejected)
 
 } // namespace
 } // namespace dmalab::ioat::testing
+
+namespace dmalab::ioat::testing {
+namespace {
+
+TEST(Registers, ChannelResetKeepsErrorMaskDeviceResetDoesNot)
+{
+    Rig r;
+    r.wr(0, CHANERR_MSK, CHANERR_XOR_P_OR_CRC_ERR, 4);
+    r.wr(0, CHANCMD, CHANCMD_RESET, 1);
+    EXPECT_EQ(r.rd(0, CHANERR_MSK, 4), CHANERR_XOR_P_OR_CRC_ERR);
+    r.dev.reset();
+    EXPECT_EQ(r.rd(0, CHANERR_MSK, 4), 0u);
+}
+
+} // namespace
+} // namespace dmalab::ioat::testing
