@@ -148,8 +148,10 @@ TEST(Registers, InvalidConfigurationsAreRejected)
 } // namespace
 } // namespace dmalab::ioat::testing
 
-namespace dmalab::ioat::testing {
-namespace {
+namespace dmalab::ioat::testing
+{
+namespace
+{
 
 TEST(Registers, ChannelResetKeepsErrorMaskDeviceResetDoesNot)
 {
