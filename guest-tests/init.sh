@@ -1,0 +1,139 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# dmalab guest /init (busybox sh).  image.py copies this file into the
+# initramfs.  It reads dmalab.* from the kernel command line, loads the
+# I/OAT driver, reports what bound, runs the scenario and powers off.
+# Lines meant for runner.py start with "DMALAB: ".
+
+export PATH=/sbin:/bin:/usr/sbin:/usr/bin
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+
+say() { echo "DMALAB: $*"; }
+
+finish() {
+	say "done"
+	sync
+	poweroff -f
+	sleep 10
+}
+
+KVER=$(uname -r)
+SCENARIO=memcpy
+BIND_WAIT=10
+EX_PARAMS=""
+for w in $(cat /proc/cmdline); do
+	case "$w" in
+	dmalab.scenario=*)	SCENARIO=${w#*=} ;;
+	dmalab.bind_wait=*)	BIND_WAIT=${w#*=} ;;
+	dmalab.iterations=*|dmalab.max_len=*|dmalab.seed=*|\
+	dmalab.timeout_ms=*|dmalab.max_channels=*)
+				EX_PARAMS="$EX_PARAMS ${w#dmalab.}" ;;
+	esac
+done
+
+say "init kernel=$KVER scenario=$SCENARIO uptime=$(cut -d' ' -f1 /proc/uptime)"
+
+# Load a module and its dependencies, in the order image.py computed.
+load_mod() {
+	list=/etc/dmalab/deps/$1
+	if [ ! -f "$list" ]; then
+		say "error: module $1 is not in the image"
+		return 1
+	fi
+	while read -r ko; do
+		name=$(basename "$ko" .ko | tr - _)
+		[ -d "/sys/module/$name" ] && continue
+		if ! insmod "$ko"; then
+			say "error: insmod $ko failed"
+			return 1
+		fi
+	done < "$list"
+	return 0
+}
+
+# List PCI functions so a missing or unbound device is easy to diagnose.
+list_pci() {
+	for d in /sys/bus/pci/devices/*; do
+		[ -e "$d/vendor" ] || continue
+		drv=none
+		[ -e "$d/driver" ] && drv=$(basename "$(readlink "$d/driver")")
+		say "pci ${d##*/} vendor=$(cat "$d/vendor") device=$(cat "$d/device") class=$(cat "$d/class") driver=$drv"
+	done
+}
+
+# Is there a PCI function ioatdma could drive (Intel, class 0x0880xx)?
+have_candidate() {
+	for d in /sys/bus/pci/devices/*; do
+		[ -e "$d/vendor" ] || continue
+		[ "$(cat "$d/vendor")" = 0x8086 ] || continue
+		case "$(cat "$d/class")" in 0x0880*) return 0 ;; esac
+	done
+	return 1
+}
+
+# Wait (bounded) until ioatdma has bound at least one device.  PCI probing
+# normally finishes inside insmod; only wait when there is a candidate.
+wait_bound() {
+	tries=$((BIND_WAIT * 10))
+	have_candidate || tries=1
+	while [ "$tries" -gt 0 ]; do
+		for d in /sys/bus/pci/drivers/ioatdma/[0-9a-f]*:*; do
+			[ -e "$d" ] && return 0
+		done
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	return 1
+}
+
+report_bound() {
+	n=0
+	for d in /sys/bus/pci/drivers/ioatdma/[0-9a-f]*:*; do
+		[ -e "$d" ] || continue
+		bdf=${d##*/}
+		say "ioatdma bound $bdf vendor=$(cat "$d/vendor") device=$(cat "$d/device")"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || say "ioatdma not bound"
+}
+
+report_channels() {
+	names=""
+	n=0
+	for c in /sys/class/dma/*; do
+		[ -e "$c" ] || continue
+		names="$names ${c##*/}"
+		n=$((n + 1))
+	done
+	say "dma channels=$n (${names# })"
+}
+
+case "$SCENARIO" in
+boot|memcpy) ;;
+*)
+	say "error: unknown scenario '$SCENARIO' (known: boot memcpy)"
+	finish
+	;;
+esac
+
+load_mod ioatdma
+if wait_bound; then
+	report_bound
+else
+	report_bound
+	list_pci
+fi
+report_channels
+
+if [ "$SCENARIO" = memcpy ]; then
+	say "exercise start params=${EX_PARAMS# }"
+	# shellcheck disable=SC2086  # word splitting of the parameters is wanted
+	insmod "/lib/modules/$KVER/extra/dmalab_exercise.ko" $EX_PARAMS
+	say "exercise end rc=$? uptime=$(cut -d' ' -f1 /proc/uptime)"
+fi
+
+finish

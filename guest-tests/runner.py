@@ -1,0 +1,551 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Boot the dmalab guest under QEMU (TCG) and judge its serial log.
+
+Exit status 0 when every boot passed, 1 otherwise; the last line printed
+is "guest <name>: PASS" or "guest <name>: FAIL: <reason>".
+"""
+
+import argparse
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+
+DEFAULT_FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
+DEFAULT_DEVICES = ["dmalab-ioat"]
+
+TS_RE = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+
+# Kernel trouble anywhere in the log fails the run.
+KERNEL_PROBLEMS = [
+    ("kernel oops", re.compile(r"\bOops\b")),
+    ("kernel BUG", re.compile(r"\bBUG:")),
+    ("kernel WARNING", re.compile(r"\bWARNING:")),
+    ("kernel call trace", re.compile(r"Call Trace:")),
+    ("kernel panic", re.compile(r"Kernel panic")),
+    ("general protection fault", re.compile(r"general protection fault")),
+    ("IOMMU fault", re.compile(r"DMAR: \[DMA (Read|Write)|DMAR: DRHD: handling fault")),
+    ("soft lockup", re.compile(r"soft lockup|rcu_sched self-detected stall|"
+                               r"rcu: INFO: rcu_\w+ (self-)?detected stall")),
+    ("hung task", re.compile(r"blocked for more than \d+ seconds")),
+]
+
+# Error lines of the ioatdma driver (its messages carry the driver name
+# as prefix: "ioatdma 0000:00:03.0: ...").
+IOAT_LINE_RE = re.compile(r"\bioatdma\b")
+IOAT_ERROR_RE = re.compile(
+    r"fail|error|Err\(|timed out|disabling|halted|no usable|cannot|"
+    r"unable|invalid|exceeds", re.IGNORECASE)
+IOAT_ERROR_IGNORE_RE = re.compile(r"\bDCA\b")
+
+DMALAB_RE = re.compile(r"DMALAB: (.*)$")
+BOUND_RE = re.compile(r"ioatdma bound (\S+) vendor=(\S+) device=(\S+)")
+CHANNELS_RE = re.compile(r"dma channels=(\d+) \(([^)]*)\)")
+LINUX_RE = re.compile(r"Linux version (\S+)")
+CHAN_STAT_RE = re.compile(
+    r"^# dmalab_exercise: (\S+) ops=(\d+) bytes=(\d+) ns=(\d+) "
+    r"wall_ns=(\d+) MB/s=([\d.]+) failures=(\d+)")
+SUMMARY_RE = re.compile(
+    r"^# dmalab_exercise: summary channels=(\d+) ops=(\d+) bytes=(\d+) "
+    r"ns=(\d+) MB/s=([\d.]+) failures=(\d+)")
+RESULT_RE = re.compile(r"^(not )?ok (\d+)(?: (?:- )?([^#]*?))?\s*(?:#\s*(.*))?$")
+PLAN_RE = re.compile(r"^1\.\.(\d+)\s*$")
+
+
+class Boot:
+    """Result of one QEMU run."""
+
+    def __init__(self):
+        self.lines = []         # serial log lines, \r stripped
+        self.stamps = []        # host seconds since start, per line
+        self.wall = 0.0
+        self.rc = None
+        self.timed_out = False
+        self.cmd = []
+
+
+def build_cmdline(args, seed=None):
+    append = ["console=ttyS0", "panic=-1", "printk.time=0",
+              "dmalab.scenario=%s" % args.scenario]
+    if args.iterations is not None:
+        append.append("dmalab.iterations=%d" % args.iterations)
+    if args.max_len is not None:
+        append.append("dmalab.max_len=%d" % args.max_len)
+    if seed is not None:
+        append.append("dmalab.seed=%d" % seed)
+    for extra in args.append:
+        append.extend(extra.split())
+
+    cmd = [args.qemu, "-M", args.machine, "-accel", "tcg", "-cpu", "max",
+           "-m", args.memory, "-smp", str(args.smp), "-nographic",
+           "-serial", "stdio", "-monitor", "none", "-no-reboot",
+           "-nic", "none"]
+    for d in (args.firmware_dir or DEFAULT_FIRMWARE_DIRS):
+        cmd += ["-L", d]
+    cmd += ["-kernel", args.kernel, "-initrd", args.initrd,
+            "-append", " ".join(append)]
+    for dev in (args.device or DEFAULT_DEVICES):
+        if dev and dev != "none":
+            cmd += ["-device", dev]
+    for raw in args.qemu_arg:
+        cmd.append(raw)
+    return cmd
+
+
+def run_qemu(cmd, timeout, verbose):
+    boot = Boot()
+    boot.cmd = cmd
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    except OSError as e:
+        boot.lines.append("runner: cannot start %s: %s" % (cmd[0], e))
+        boot.stamps.append(0.0)
+        boot.rc = 127
+        return boot
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    pending = b""
+    deadline = start + timeout
+
+    def add(raw):
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        text = text.replace("\r", "")
+        boot.lines.append(text)
+        boot.stamps.append(time.monotonic() - start)
+        if verbose:
+            print(text, flush=True)
+
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                boot.timed_out = True
+                break
+            if not sel.select(timeout=min(left, 1.0)):
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                add(line)
+    finally:
+        if pending:
+            add(pending)
+        if boot.timed_out or proc.poll() is None:
+            # QEMU runs in its own session: kill the whole group.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        boot.rc = proc.wait()
+        sel.close()
+        proc.stdout.close()
+    boot.wall = time.monotonic() - start
+    return boot
+
+
+def strip_ts(line):
+    return TS_RE.sub("", line)
+
+
+def parse_ktap(lines):
+    """Return dict(plan, results{num: (ok, name, directive)}, diag, found)."""
+    out = {"found": False, "plan": None, "results": {}, "dups": [],
+           "diag": []}
+    prefix = None
+    for raw in lines:
+        line = strip_ts(raw)
+        if prefix is None:
+            i = line.find("KTAP version")
+            if i < 0:
+                i = line.find("TAP version")
+            if i >= 0:
+                prefix = line[:i]
+                out["found"] = True
+            continue
+        if not line.startswith(prefix):
+            continue
+        body = line[len(prefix):]
+        if body.startswith("KTAP version") or body.startswith("TAP version"):
+            # a second top-level document: judge the newest one
+            out.update({"plan": None, "results": {}, "dups": [], "diag": []})
+            continue
+        m = PLAN_RE.match(body)
+        if m and out["plan"] is None:
+            out["plan"] = int(m.group(1))
+            continue
+        m = RESULT_RE.match(body)
+        if m:
+            num = int(m.group(2))
+            if num in out["results"]:
+                out["dups"].append(num)
+            out["results"][num] = (m.group(1) is None,
+                                   (m.group(3) or "").strip(),
+                                   (m.group(4) or "").strip())
+            continue
+        if body.startswith("#"):
+            out["diag"].append(body)
+    return out
+
+
+def analyse(boot, args):
+    """Collect facts from a boot and the list of failure reasons."""
+    facts = {"kernel": None, "bound": [], "channels": None,
+             "channel_names": [], "chan_stats": [], "summary": None,
+             "init_seen": None, "init_uptime": None, "done": False,
+             "exercise_rc": None, "errors": [], "dmalab_errors": []}
+    reasons = []
+    lines = [strip_ts(l) for l in boot.lines]
+
+    for idx, line in enumerate(lines):
+        m = LINUX_RE.search(line)
+        if m and facts["kernel"] is None:
+            facts["kernel"] = m.group(1)
+        for what, rx in KERNEL_PROBLEMS:
+            if rx.search(line):
+                facts["errors"].append("%s: %s" % (what, line.strip()))
+        if IOAT_LINE_RE.search(line) and IOAT_ERROR_RE.search(line) \
+                and not IOAT_ERROR_IGNORE_RE.search(line):
+            facts["errors"].append("ioatdma error: %s" % line.strip())
+        m = DMALAB_RE.search(line)
+        if not m:
+            continue
+        msg = m.group(1)
+        if msg.startswith("init ") and facts["init_seen"] is None:
+            facts["init_seen"] = boot.stamps[idx]
+            um = re.search(r"uptime=([\d.]+)", msg)
+            if um:
+                facts["init_uptime"] = float(um.group(1))
+        elif msg.startswith("error"):
+            facts["dmalab_errors"].append(msg)
+        elif msg == "done":
+            facts["done"] = True
+        bm = BOUND_RE.search(msg)
+        if bm:
+            facts["bound"].append(bm.groups())
+        cm = CHANNELS_RE.search(msg)
+        if cm:
+            facts["channels"] = int(cm.group(1))
+            facts["channel_names"] = cm.group(2).split()
+        em = re.search(r"exercise end rc=(\d+)", msg)
+        if em:
+            facts["exercise_rc"] = int(em.group(1))
+
+    ktap = parse_ktap(boot.lines)
+    facts["ktap"] = ktap
+    for d in ktap["diag"]:
+        m = CHAN_STAT_RE.match(d)
+        if m:
+            facts["chan_stats"].append({
+                "name": m.group(1), "ops": int(m.group(2)),
+                "bytes": int(m.group(3)), "ns": int(m.group(4)),
+                "wall_ns": int(m.group(5)), "mbps": float(m.group(6)),
+                "failures": int(m.group(7))})
+        m = SUMMARY_RE.match(d)
+        if m:
+            facts["summary"] = {
+                "channels": int(m.group(1)), "ops": int(m.group(2)),
+                "bytes": int(m.group(3)), "ns": int(m.group(4)),
+                "mbps": float(m.group(5)), "failures": int(m.group(6))}
+
+    # ---- verdict -------------------------------------------------------
+    if boot.timed_out:
+        reasons.append("timeout after %d s" % args.timeout)
+    elif boot.rc != 0:
+        tail = next((l for l in reversed(boot.lines) if l.strip()), "")
+        reasons.append("qemu exited with status %d: %s" % (boot.rc, tail))
+    if facts["init_seen"] is None:
+        reasons.append("guest /init never reported (kernel did not boot?)")
+    for e in facts["errors"]:
+        reasons.append(e)
+    for e in facts["dmalab_errors"]:
+        reasons.append("guest: %s" % e)
+    if facts["init_seen"] is not None:
+        if not facts["bound"]:
+            reasons.append("ioatdma not bound")
+        for bdf, ven, dev in facts["bound"]:
+            if args.expect_id and "%s:%s" % (ven, dev) != args.expect_id:
+                reasons.append("ioatdma bound %s with id %s:%s, expected %s"
+                               % (bdf, ven, dev, args.expect_id))
+        n = facts["channels"]
+        if n is None:
+            reasons.append("guest did not report DMA channels")
+        elif args.expect_channels is not None and n != args.expect_channels:
+            reasons.append("expected %d DMA channels, guest has %d" %
+                           (args.expect_channels, n))
+    if args.scenario == "memcpy" and facts["init_seen"] is not None:
+        if facts["exercise_rc"] not in (None, 0):
+            reasons.append("insmod dmalab_exercise failed (rc=%d)" %
+                           facts["exercise_rc"])
+        if not ktap["found"]:
+            reasons.append("no KTAP output from dmalab_exercise")
+        else:
+            plan = ktap["plan"]
+            res = ktap["results"]
+            bad = []
+            for i in sorted(res):
+                ok, tname, directive = res[i]
+                if ok:
+                    continue
+                # the first diagnostic about this test says what went wrong
+                why = directive or next(
+                    (d[1:].strip() for d in ktap["diag"]
+                     if tname and re.search(r"\b%s\b" % re.escape(tname), d)
+                     and not CHAN_STAT_RE.match(d)), "")
+                bad.append("%d %s%s" % (i, tname, (" (%s)" % why) if why
+                                        else ""))
+            if bad:
+                reasons.append("KTAP not ok: %s" % "; ".join(bad))
+            if plan is None:
+                reasons.append("KTAP: no plan line")
+            else:
+                got = plan
+                if plan == 1 and 1 in res and res[1][1] == "channels":
+                    got = 0     # "not ok 1 channels # no DMA_MEMCPY channel"
+                if args.expect_channels is not None and \
+                        got != args.expect_channels:
+                    reasons.append("dmalab_exercise could use %d DMA "
+                                   "channel(s), expected %d" %
+                                   (got, args.expect_channels))
+                missing = [i for i in range(1, plan + 1) if i not in res]
+                if missing:
+                    reasons.append("KTAP: missing results for test(s) %s of "
+                                   "1..%d" % (",".join(map(str, missing)),
+                                              plan))
+                extra = sorted(i for i in res if i < 1 or i > plan)
+                if extra:
+                    reasons.append("KTAP: results outside the plan: %s" %
+                                   ",".join(map(str, extra)))
+            if ktap["dups"]:
+                reasons.append("KTAP: duplicate results %s" %
+                               ",".join(map(str, ktap["dups"])))
+            ops = facts["summary"]["ops"] if facts["summary"] else \
+                sum(c["ops"] for c in facts["chan_stats"])
+            if args.min_ops and ops < args.min_ops:
+                reasons.append("only %d verified copies, expected >= %d" %
+                               (ops, args.min_ops))
+    if facts["init_seen"] is not None and not facts["done"] \
+            and not boot.timed_out:
+        reasons.append("guest /init did not finish")
+    return facts, reasons
+
+
+def fmt_bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return ("%d %s" % (n, unit)) if unit == "B" else \
+                ("%.1f %s" % (n, unit))
+        n /= 1024.0
+    return str(n)
+
+
+def print_summary(facts, boot, idx, total):
+    hdr = "boot %d/%d" % (idx, total) if total > 1 else "boot"
+    print("== %s summary ==" % hdr)
+    print("  kernel:        %s" % (facts["kernel"] or "?"))
+    if facts["bound"]:
+        for bdf, ven, dev in facts["bound"]:
+            print("  ioatdma bound: %s vendor=%s device=%s" % (bdf, ven, dev))
+    else:
+        print("  ioatdma bound: no")
+    if facts["bound"]:
+        # ioatdma registers its channels only after its probe-time copy
+        # self-test (ioat_probe -> ioat3_dma_self_test) succeeded.
+        print("  self-test:     %s" % (
+            "passed (channels registered after ioatdma's probe self-test)"
+            if facts["channels"] else "failed: no channels registered"))
+    print("  dma channels:  %s %s" % (
+        facts["channels"] if facts["channels"] is not None else "?",
+        " ".join(facts["channel_names"])))
+    for c in facts["chan_stats"]:
+        print("  %-12s ops=%-5d bytes=%-10s dma_time=%.3f s  %.1f MB/s  "
+              "failures=%d" % (c["name"], c["ops"], fmt_bytes(c["bytes"]),
+                               c["ns"] / 1e9, c["mbps"], c["failures"]))
+    s = facts["summary"]
+    if s:
+        print("  total        ops=%-5d bytes=%-10s dma_time=%.3f s  %.1f MB/s  "
+              "failures=%d" % (s["ops"], fmt_bytes(s["bytes"]), s["ns"] / 1e9,
+                               s["mbps"], s["failures"]))
+    if facts["init_seen"] is not None:
+        up = facts["init_uptime"]
+        print("  /init reached: %.1f s after QEMU start%s" % (
+            facts["init_seen"],
+            (" (guest uptime %.2f s)" % up) if up is not None else ""))
+    print("  boot wall time: %.1f s (qemu exit status %s%s)" % (
+        boot.wall, boot.rc, ", timed out" if boot.timed_out else ""))
+
+
+def interesting(lines):
+    keep = []
+    for raw in lines:
+        line = strip_ts(raw)
+        if "DMALAB:" in line or "dmalab_exercise" in line or \
+                IOAT_LINE_RE.search(line) or re.match(r"^(not )?ok \d|^1\.\.|^KTAP", line):
+            keep.append(raw)
+    return keep
+
+
+def judge_file(args, name):
+    """Judge a saved serial log (one boot)."""
+    boot = Boot()
+    with open(args.judge_log, errors="replace") as f:
+        boot.lines = [l.rstrip("\r\n").replace("\r", "") for l in f]
+    boot.stamps = [0.0] * len(boot.lines)
+    boot.rc = 0
+    facts, reasons = analyse(boot, args)
+    if args.summary:
+        print_summary(facts, boot, 1, 1)
+    for r in reasons:
+        print("  - %s" % r)
+    if reasons:
+        print("guest %s: FAIL: %s" % (name, reasons[0]))
+        return 1
+    print("guest %s: PASS" % name)
+    return 0
+
+
+def make_parser():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--qemu", help="qemu-system-x86_64 binary")
+    ap.add_argument("--kernel", help="guest kernel (vmlinuz from image.py)")
+    ap.add_argument("--initrd", help="initramfs.cpio.gz from image.py")
+    ap.add_argument("--judge-log", metavar="FILE",
+                    help="judge an existing serial log instead of booting")
+    ap.add_argument("--firmware-dir", action="append", default=[],
+                    help="-L directory (repeatable; default %s)" %
+                    " ".join(DEFAULT_FIRMWARE_DIRS))
+    ap.add_argument("--device", action="append", default=[],
+                    help="-device argument (repeatable; default dmalab-ioat; "
+                         "'none' adds no device)")
+    ap.add_argument("--qemu-arg", action="append", default=[],
+                    help="extra raw QEMU argument (repeatable)")
+    ap.add_argument("--append", action="append", default=[],
+                    help="extra kernel command line text")
+    ap.add_argument("--machine", default="q35,sata=off,smbus=off")
+    ap.add_argument("--memory", default="1G")
+    ap.add_argument("--smp", type=int, default=2)
+    ap.add_argument("--scenario", default="memcpy",
+                    help="guest scenario: memcpy (default) or boot")
+    ap.add_argument("--name", help="test name for the verdict line "
+                    "(default: the scenario)")
+    ap.add_argument("--iterations", type=int,
+                    help="copies per channel (guest default 300)")
+    ap.add_argument("--max-len", type=int, help="largest copy in bytes")
+    ap.add_argument("--seed", type=int,
+                    help="exerciser PRNG seed (default: the module's; "
+                         "with --repeat, the boot number)")
+    ap.add_argument("--expect-channels", type=int, default=4,
+                    help="exact number of DMA channels the guest must see "
+                         "(default 4; -1 to skip the check)")
+    ap.add_argument("--expect-id", default="0x8086:0x2021",
+                    help="vendor:device the bound function must have "
+                         "(default 0x8086:0x2021; '' to skip)")
+    ap.add_argument("--min-ops", type=int, default=0,
+                    help="minimum verified copies in total (memcpy)")
+    ap.add_argument("--timeout", type=float, default=300,
+                    help="seconds per boot before QEMU is killed")
+    ap.add_argument("--log", help="write the serial log(s) here")
+    ap.add_argument("--summary", action="store_true",
+                    help="print a readable summary of each boot")
+    ap.add_argument("--repeat", type=int, default=1, help="boot N times")
+    ap.add_argument("--verbose", "-v", action="store_true",
+                    help="stream the serial console while it runs")
+    return ap
+
+
+def main(argv=None):
+    ap = make_parser()
+    args = ap.parse_args(argv)
+    if args.expect_channels is not None and args.expect_channels < 0:
+        args.expect_channels = None
+    name = args.name or args.scenario
+    if args.repeat > 1:
+        name += " x%d" % args.repeat
+
+    if args.judge_log:
+        return judge_file(args, name)
+    for opt in ("qemu", "kernel", "initrd"):
+        if not getattr(args, opt):
+            ap.error("--%s is required (unless --judge-log)" % opt)
+    # meson hands over paths relative to the build dir: make them absolute
+    # (a bare "qemu-system-x86_64" would otherwise be looked up in PATH).
+    args.qemu = os.path.abspath(args.qemu)
+    args.kernel = os.path.abspath(args.kernel)
+    args.initrd = os.path.abspath(args.initrd)
+    for path, what in ((args.qemu, "--qemu"), (args.kernel, "--kernel"),
+                       (args.initrd, "--initrd")):
+        if not os.path.isfile(path):
+            print("guest %s: FAIL: %s %s not found" % (name, what, path))
+            return 1
+
+    logf = open(args.log, "w") if args.log else None
+    failed = []
+    try:
+        for i in range(1, args.repeat + 1):
+            # repeated boots each get their own (reproducible) seed
+            seed = args.seed if args.seed is not None else \
+                (i if args.repeat > 1 else None)
+            cmd = build_cmdline(args, seed)
+            if i == 1 or args.verbose:
+                print("runner: %s" % " ".join(
+                    "'%s'" % c if (" " in c or not c) else c for c in cmd),
+                    flush=True)
+            boot = run_qemu(cmd, args.timeout, args.verbose)
+            facts, reasons = analyse(boot, args)
+            if logf:
+                if args.repeat > 1:
+                    logf.write("===== boot %d/%d =====\n" % (i, args.repeat))
+                logf.write("\n".join(boot.lines) + "\n")
+                logf.flush()
+            ops = facts["summary"]["ops"] if facts["summary"] else 0
+            status = "PASS" if not reasons else "FAIL"
+            if args.repeat > 1 or reasons:
+                print("boot %d/%d: %s in %.1f s, seed=%s, channels=%s, "
+                      "ops=%d%s" % (
+                    i, args.repeat, status, boot.wall,
+                    seed if seed is not None else "default",
+                    facts["channels"], ops,
+                    (": " + reasons[0]) if reasons else ""), flush=True)
+            if args.summary:
+                print_summary(facts, boot, i, args.repeat)
+            if reasons:
+                failed.append((i, reasons))
+                print("---- reasons (boot %d) ----" % i)
+                for r in reasons:
+                    print("  - %s" % r)
+                if not args.verbose:
+                    print("---- serial log (boot %d) ----" % i)
+                    print("\n".join(boot.lines))
+                    print("---- end of serial log ----")
+                else:
+                    print("---- key lines (boot %d) ----" % i)
+                    print("\n".join(interesting(boot.lines)))
+            sys.stdout.flush()
+    finally:
+        if logf:
+            logf.close()
+
+    if not failed:
+        print("guest %s: PASS" % name)
+        return 0
+    if args.repeat > 1:
+        print("guest %s: FAIL: %d of %d boots failed (boot %s); first: %s" % (
+            name, len(failed), args.repeat,
+            ",".join(str(i) for i, _ in failed), failed[0][1][0]))
+    else:
+        print("guest %s: FAIL: %s" % (name, failed[0][1][0]))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
