@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""dmalab: set up, build, demo and test in one place.
+
+  ./dmalab demo    set up this Debian 12 machine, build everything, boot the default guest
+                   (ioatdma on dmalab-ioat, the memcpy exerciser) and print a summary
+  ./dmalab test    set up and build as needed, then run the unit and guest test suites
+  ./dmalab setup   only install packages (as root)
+  ./dmalab build   only build (QEMU with dmalab's devices, unit tests, guest image)
+
+Environment: DMALAB_CACHE (downloads and QEMU build, default ~/.cache/dmalab),
+QEMU_SRC (your own QEMU 10.0 tree), DMALAB_BUILD (meson build folder, default ./build).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD = Path(os.environ.get("DMALAB_BUILD", REPO / "build"))
+
+APT_SOURCES = Path("/etc/apt/sources.list.d/dmalab.sources")
+APT_SOURCES_TEXT = """\
+# Added by dmalab: QEMU 10.0 source from trixie, newer meson and QEMU data from backports.
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+"""
+PACKAGES = [
+    # toolchain and dmalab's own build
+    "build-essential", "g++", "pkg-config", "ninja-build", "patch", "xz-utils", "dpkg-dev",
+    "clang-format", "libgtest-dev", "libgmock-dev", "libbenchmark-dev",
+    # QEMU's build dependencies (minimal x86_64 TCG build)
+    "libglib2.0-dev", "libpixman-1-dev", "libcapstone-dev", "libfdt-dev", "libslirp-dev",
+    "flex", "bison", "python3-venv",
+    # guest: firmware, busybox, kernel module build
+    "seabios", "busybox-static", "kmod",
+]
+BACKPORTS = ["meson", "python3-pycotap", "qemu-system-data"]
+
+
+def say(msg):
+    print(f"dmalab: {msg}", flush=True)
+
+
+def run(cmd, **kw):
+    say("$ " + " ".join(str(c) for c in cmd))
+    return subprocess.run([str(c) for c in cmd], check=True, **kw)
+
+
+def missing(packages):
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Status}\n"] + packages,
+                         capture_output=True, text=True).stdout
+    have = {l.split()[0] for l in out.splitlines() if l.endswith("install ok installed")}
+    return [p for p in packages if p not in have]
+
+
+def meson_new_enough():
+    try:
+        v = subprocess.run(["meson", "--version"], capture_output=True, text=True).stdout
+        return tuple(int(x) for x in v.strip().split(".")[:2]) >= (1, 5)
+    except (OSError, ValueError):
+        return False
+
+
+def kernel_version():
+    """The kernel ABI the guest image uses (what linux-image-amd64 depends on)."""
+    out = subprocess.run([sys.executable, REPO / "guest-tests" / "image.py",
+                          "--print-kernel-version"], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def setup():
+    if os.geteuid() != 0:
+        say("not root: skipping package installation (run './dmalab setup' as root once)")
+        return
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    updated = False
+    if not APT_SOURCES.exists() or APT_SOURCES.read_text() != APT_SOURCES_TEXT:
+        APT_SOURCES.write_text(APT_SOURCES_TEXT)
+        run(["apt-get", "update", "-q"], env=env)
+        updated = True
+    need = missing(PACKAGES)
+    need_bpo = missing(BACKPORTS)
+    if not meson_new_enough() and "meson" not in need_bpo:
+        need_bpo.append("meson")
+    if (need or need_bpo) and not updated:
+        run(["apt-get", "update", "-q"], env=env)
+        updated = True
+    if need:
+        run(["apt-get", "install", "-y", "-q", "--no-install-recommends"] + need, env=env)
+    if need_bpo:
+        run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "-t",
+             "bookworm-backports"] + need_bpo, env=env)
+    headers = f"linux-headers-{kernel_version()}"
+    if missing([headers]):
+        if not updated:
+            run(["apt-get", "update", "-q"], env=env)
+        run(["apt-get", "install", "-y", "-q", "--no-install-recommends", headers], env=env)
+
+
+def build():
+    setup()
+    if not (BUILD / "build.ninja").exists():
+        run(["meson", "setup", BUILD, REPO])
+    run(["ninja", "-C", BUILD])
+
+
+def demo():
+    build()
+    cmd = [sys.executable, REPO / "guest-tests" / "runner.py",
+           "--qemu", BUILD / "qemu" / "qemu-system-x86_64",
+           "--kernel", BUILD / "guest-tests" / "boot-kernel",
+           "--initrd", BUILD / "guest-tests" / "initramfs.cpio.gz",
+           "--scenario", "memcpy", "--expect-channels", "4", "--min-ops", "1000",
+           "--timeout", "600", "--log", BUILD / "demo-serial.log", "--summary"]
+    rc = subprocess.run([str(c) for c in cmd]).returncode
+    say(f"guest serial log: {BUILD / 'demo-serial.log'}")
+    return rc
+
+
+def test():
+    build()
+    return subprocess.run(["meson", "test", "-C", str(BUILD), "--print-errorlogs",
+                           "--suite", "unit", "--suite", "guest-unit", "--suite", "guest"]
+                          ).returncode
+
+
+def main():
+    cmd = sys.argv[1] if len(sys.argv) > 1 else "help"
+    if cmd == "setup":
+        setup()
+    elif cmd == "build":
+        build()
+    elif cmd == "demo":
+        sys.exit(demo())
+    elif cmd == "test":
+        sys.exit(test())
+    else:
+        print(__doc__)
+        sys.exit(0 if cmd in ("help", "-h", "--help") else 2)
+
+
+if __name__ == "__main__":
+    main()
