@@ -7,12 +7,15 @@ is "guest <name>: PASS" or "guest <name>: FAIL: <reason>".
 """
 
 import argparse
+import json
 import os
 import re
 import selectors
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 DEFAULT_FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
@@ -66,6 +69,101 @@ class Boot:
         self.rc = None
         self.timed_out = False
         self.cmd = []
+        self.device_stats = None  # per dmalab-ioat: QOM counters read over QMP
+        self.qmp_error = None
+
+
+COUNTERS = ("descriptors", "bytes", "errors", "interrupts")
+
+
+class QmpError(Exception):
+    pass
+
+
+class Qmp:
+    """Just enough of a QMP client: line-delimited JSON over a unix socket."""
+
+    def __init__(self, path, proc, wait=15.0):
+        end = time.monotonic() + wait
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError as e:
+                self.sock.close()
+                if proc.poll() is not None or time.monotonic() > end:
+                    raise QmpError("cannot connect to QMP: %s" % e)
+                time.sleep(0.05)
+        self.buf = b""
+        self.events = []
+        self.sock.settimeout(10)
+        self._message()  # greeting
+        self.command("qmp_capabilities")
+
+    def fileno(self):
+        return self.sock.fileno()
+
+    def _message(self):
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise QmpError("QMP connection closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def command(self, name, **arguments):
+        msg = {"execute": name}
+        if arguments:
+            msg["arguments"] = arguments
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            reply = self._message()
+            if "event" in reply:
+                self.events.append(reply)
+            elif "error" in reply:
+                raise QmpError("%s: %s" % (name, reply["error"].get("desc")))
+            elif "return" in reply:
+                return reply["return"]
+
+    def pending_events(self):
+        """Events that have arrived, without blocking for more."""
+        self.sock.setblocking(False)
+        try:
+            while True:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    break
+                self.buf += chunk
+        except BlockingIOError:
+            pass
+        finally:
+            self.sock.settimeout(10)
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            msg = json.loads(line)
+            if "event" in msg:
+                self.events.append(msg)
+        out, self.events = self.events, []
+        return out
+
+    def close(self):
+        self.sock.close()
+
+
+def read_device_counters(qmp):
+    """QOM counters of every dmalab-ioat in the machine."""
+    found = []
+    for parent in ("/machine/peripheral", "/machine/peripheral-anon"):
+        for child in qmp.command("qom-list", path=parent):
+            if child.get("type") == "child<dmalab-ioat>":
+                path = "%s/%s" % (parent, child["name"])
+                stats = {"path": path}
+                for c in COUNTERS:
+                    stats[c] = qmp.command("qom-get", path=path, property=c)
+                found.append(stats)
+    return found
 
 
 def build_cmdline(args, seed=None):
@@ -96,8 +194,16 @@ def build_cmdline(args, seed=None):
     return cmd
 
 
-def run_qemu(cmd, timeout, verbose):
+def run_qemu(cmd, timeout, verbose, counters=False):
+    """Runs QEMU to the end. With counters, QEMU stays up after the guest
+    shuts down (-no-shutdown) until the device counters are read over QMP."""
     boot = Boot()
+    qmp_dir = None
+    if counters:
+        qmp_dir = tempfile.mkdtemp(prefix="dmalab-qmp-")
+        qmp_path = os.path.join(qmp_dir, "qmp.sock")
+        cmd = cmd + ["-qmp", "unix:%s,server=on,wait=off" % qmp_path,
+                     "-no-shutdown"]
     boot.cmd = cmd
     start = time.monotonic()
     try:
@@ -112,6 +218,15 @@ def run_qemu(cmd, timeout, verbose):
         return boot
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
+    qmp = None
+    if counters:
+        try:
+            qmp = Qmp(qmp_path, proc)
+            sel.register(qmp, selectors.EVENT_READ)
+        except (QmpError, OSError, ValueError) as e:
+            # Without QMP nobody would end a -no-shutdown QEMU: stop now.
+            boot.qmp_error = str(e)
+            os.killpg(proc.pid, signal.SIGKILL)
     pending = b""
     deadline = start + timeout
 
@@ -129,8 +244,28 @@ def run_qemu(cmd, timeout, verbose):
             if left <= 0:
                 boot.timed_out = True
                 break
-            if not sel.select(timeout=min(left, 1.0)):
+            ready = [k.fileobj for k, _ in sel.select(timeout=min(left, 1.0))]
+            if not ready:
                 continue
+            if qmp is not None and qmp in ready:
+                shut_down = False
+                try:
+                    shut_down = any(e.get("event") == "SHUTDOWN"
+                                    for e in qmp.pending_events())
+                    if shut_down:
+                        # The guest is done (poweroff, or reboot/panic with
+                        # -no-reboot); QEMU waits for us.
+                        boot.device_stats = read_device_counters(qmp)
+                        qmp.command("quit")
+                except (QmpError, OSError, ValueError) as e:
+                    boot.qmp_error = str(e)
+                    shut_down = True
+                if shut_down:
+                    sel.unregister(qmp)
+                    qmp.close()
+                    qmp = None
+                if proc.stdout not in ready:
+                    continue
             chunk = os.read(proc.stdout.fileno(), 65536)
             if not chunk:
                 break
@@ -150,6 +285,14 @@ def run_qemu(cmd, timeout, verbose):
         boot.rc = proc.wait()
         sel.close()
         proc.stdout.close()
+        if qmp is not None:
+            qmp.close()
+        if qmp_dir:
+            try:
+                os.unlink(qmp_path)
+            except OSError:
+                pass
+            os.rmdir(qmp_dir)
     boot.wall = time.monotonic() - start
     return boot
 
@@ -337,7 +480,36 @@ def analyse(boot, args):
     if facts["init_seen"] is not None and not facts["done"] \
             and not boot.timed_out:
         reasons.append("guest /init did not finish")
+    reasons += judge_counters(facts, boot)
     return facts, reasons
+
+
+def judge_counters(facts, boot):
+    """Cross-check dmalab-ioat's own counters (QMP) with the guest's view:
+    every copy the guest verified went through the device."""
+    if boot.qmp_error:
+        return ["QMP: %s" % boot.qmp_error]
+    if boot.device_stats is None:
+        return []
+    if not boot.device_stats:
+        return ["QMP: no dmalab-ioat device found in the QOM tree"]
+    reasons = []
+    total = {c: sum(d[c] for d in boot.device_stats) for c in COUNTERS}
+    if total["errors"]:
+        reasons.append("dmalab-ioat counted %d channel error(s)" %
+                       total["errors"])
+    s = facts["summary"]
+    if s:
+        if total["bytes"] < s["bytes"]:
+            reasons.append("dmalab-ioat copied %d bytes, fewer than the %d "
+                           "the guest verified" % (total["bytes"], s["bytes"]))
+        if total["descriptors"] < s["ops"]:
+            reasons.append("dmalab-ioat completed %d descriptors, fewer than "
+                           "the guest's %d copies" % (total["descriptors"],
+                                                       s["ops"]))
+        if s["ops"] and not total["interrupts"]:
+            reasons.append("dmalab-ioat sent no interrupt")
+    return reasons
 
 
 def fmt_bytes(n):
@@ -376,6 +548,11 @@ def print_summary(facts, boot, idx, total):
         print("  total        ops=%-5d bytes=%-10s dma_time=%.3f s  %.1f MB/s  "
               "failures=%d" % (s["ops"], fmt_bytes(s["bytes"]), s["ns"] / 1e9,
                                s["mbps"], s["failures"]))
+    for d in boot.device_stats or []:
+        print("  device (QMP): %s descriptors=%d bytes=%s errors=%d "
+              "interrupts=%d" % (d["path"], d["descriptors"],
+                                 fmt_bytes(d["bytes"]), d["errors"],
+                                 d["interrupts"]))
     if facts["init_seen"] is not None:
         up = facts["init_uptime"]
         print("  /init reached: %.1f s after QEMU start%s" % (
@@ -458,9 +635,20 @@ def make_parser():
     ap.add_argument("--summary", action="store_true",
                     help="print a readable summary of each boot")
     ap.add_argument("--repeat", type=int, default=1, help="boot N times")
+    ap.add_argument("--no-counters", action="store_true",
+                    help="do not read dmalab-ioat's counters over QMP at "
+                         "the end (they are cross-checked against the "
+                         "guest's figures)")
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="stream the serial console while it runs")
     return ap
+
+
+def want_counters(args):
+    """Read the device counters when a dmalab-ioat is on the command line."""
+    devices = args.device or DEFAULT_DEVICES
+    return not args.no_counters and any(
+        d.split(",")[0] == "dmalab-ioat" for d in devices)
 
 
 def main(argv=None):
@@ -500,7 +688,8 @@ def main(argv=None):
                 print("runner: %s" % " ".join(
                     "'%s'" % c if (" " in c or not c) else c for c in cmd),
                     flush=True)
-            boot = run_qemu(cmd, args.timeout, args.verbose)
+            boot = run_qemu(cmd, args.timeout, args.verbose,
+                            counters=want_counters(args))
             facts, reasons = analyse(boot, args)
             if logf:
                 if args.repeat > 1:

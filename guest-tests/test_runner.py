@@ -162,6 +162,29 @@ class JudgeTests(unittest.TestCase):
 
 
 class QemuProcessTests(unittest.TestCase):
+    def test_device_counters_cross_check(self):
+        args = runner.make_parser().parse_args(["--judge-log", "x"])
+        boot = runner.Boot()
+        boot.lines = GOOD.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        good = {"path": "/machine/peripheral-anon/device[0]",
+                "descriptors": 1210, "bytes": 6000, "errors": 0,
+                "interrupts": 1205}
+        boot.device_stats = [dict(good)]
+        self.assertEqual(runner.analyse(boot, args)[1], [])
+        for field, value, words in (("bytes", 3999, "fewer than the 4000"),
+                                    ("descriptors", 5, "fewer than the"),
+                                    ("errors", 1, "channel error"),
+                                    ("interrupts", 0, "no interrupt")):
+            boot.device_stats = [dict(good, **{field: value})]
+            reasons = runner.analyse(boot, args)[1]
+            self.assertTrue(any(words in r for r in reasons), (field, reasons))
+        boot.device_stats = []
+        self.assertIn("QMP: no dmalab-ioat", runner.analyse(boot, args)[1][0])
+        boot.device_stats, boot.qmp_error = None, "cannot connect to QMP"
+        self.assertIn("QMP: cannot connect", runner.analyse(boot, args)[1][0])
+
     def test_timeout_kills_group(self):
         # the child forks a grandchild; both must be gone after the timeout
         t0 = time.monotonic()
