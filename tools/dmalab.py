@@ -132,7 +132,8 @@ def demo():
 def test():
     build()
     return subprocess.run(["meson", "test", "-C", str(BUILD), "--print-errorlogs",
-                           "--suite", "unit", "--suite", "guest-unit", "--suite", "guest"]
+                           "--suite", "unit", "--suite", "qemu", "--suite", "guest-unit",
+                           "--suite", "guest"]
                           ).returncode
 
 
