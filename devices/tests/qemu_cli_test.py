@@ -44,7 +44,7 @@ class PropertyErrors(unittest.TestCase):
         self.assertRefused("dmalab-ioat,xfercap=32", "xfercap must be 1..31")
 
     def test_zero_step_budget(self):
-        self.assertRefused("dmalab-ioat,step-bytes=0", "step budget non-zero")
+        self.assertRefused("dmalab-ioat,step-bytes=0", "the step budget must be non-zero")
 
 
 class Qmp(unittest.TestCase):

@@ -68,14 +68,9 @@ DmalabIoat* dmalab_ioat_new(const DmalabIoatConfig* config, const DmalabIoatHost
                             const char** why)
 {
     ioat::Config cfg = to_config(*config);
-    if (cfg.channels < 1 || cfg.channels > ioat::kMaxChannels) {
-        *why = "channels must be between 1 and 16";
+    *why = ioat::Ioat::check(cfg);
+    if (*why)
         return nullptr;
-    }
-    if (!ioat::Ioat::valid(cfg)) {
-        *why = "xfercap must be 1..31 and the step budget non-zero";
-        return nullptr;
-    }
     return new (std::nothrow) DmalabIoat(cfg, *host);
 }
 

@@ -3,6 +3,8 @@
 
 #include "dmalab/ioat/device.h"
 
+#include <cassert>
+
 #include "channel.h"
 
 namespace dmalab::ioat
@@ -52,16 +54,22 @@ std::vector<RegDef<Ioat>> global_regs(const Config& c)
 
 } // namespace
 
-bool Ioat::valid(const Config& c)
+const char* Ioat::check(const Config& c)
 {
-    return c.channels >= 1 && c.channels <= kMaxChannels && c.xfercap_log >= 1 &&
-           c.xfercap_log <= 31 && c.step_bytes > 0 && c.step_descriptors > 0;
+    if (c.channels < 1 || c.channels > kMaxChannels)
+        return "channels must be between 1 and 16";
+    if (c.xfercap_log < 1 || c.xfercap_log > 31)
+        return "xfercap must be 1..31";
+    if (c.step_bytes == 0 || c.step_descriptors == 0)
+        return "the step budget must be non-zero";
+    return nullptr;
 }
 
 Ioat::Ioat(const Config& config, DmaMemory& memory, Scheduler& scheduler, InterruptSink& irq)
     : config_(config), memory_(memory), scheduler_(scheduler), irq_(irq),
       global_defs_(global_regs(config)), regs_(*this, global_defs_, kChannelStride)
 {
+    assert(check(config_) == nullptr && "validate the configuration with Ioat::check()");
     for (unsigned i = 0; i < config_.channels; i++)
         channels_.push_back(std::make_unique<Channel>(*this, i));
     reset();

@@ -135,14 +135,14 @@ TEST(Registers, InvalidConfigurationsAreRejected)
 {
     Config c;
     c.channels = 0;
-    EXPECT_FALSE(Ioat::valid(c));
+    EXPECT_NE(Ioat::check(c), nullptr);
     c.channels = kMaxChannels + 1;
-    EXPECT_FALSE(Ioat::valid(c));
+    EXPECT_NE(Ioat::check(c), nullptr);
     c.channels = 4;
     c.xfercap_log = 0;
-    EXPECT_FALSE(Ioat::valid(c));
+    EXPECT_NE(Ioat::check(c), nullptr);
     c.xfercap_log = 20;
-    EXPECT_TRUE(Ioat::valid(c));
+    EXPECT_EQ(Ioat::check(c), nullptr);
 }
 
 } // namespace

@@ -54,8 +54,8 @@ class Ioat
     Ioat(const Ioat&) = delete;
     Ioat& operator=(const Ioat&) = delete;
 
-    // Returns false for a configuration the model cannot represent.
-    static bool valid(const Config& config);
+    // Why the model cannot represent `config`, or nullptr when it can.
+    static const char* check(const Config& config);
 
     uint64_t mmio_read(uint32_t offset, unsigned size);
     void mmio_write(uint32_t offset, uint64_t value, unsigned size);
