@@ -151,6 +151,8 @@ void Ioat::run()
     step_pending_ = false;
     Budget budget{config_.step_bytes, config_.step_descriptors};
     unsigned n = channel_count();
+    if (n == 0)
+        return;
     // Round-robin, starting one channel further each step, so one busy channel cannot starve
     // the others when the budget runs out.
     for (unsigned i = 0; i < n && !budget.exhausted(); i++)

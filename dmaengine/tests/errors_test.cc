@@ -9,10 +9,6 @@ namespace dmalab::ioat::testing
 namespace
 {
 
-constexpr uint64_t kCompletion = 0x1000;
-constexpr uint64_t kRing = 0x10000;
-constexpr uint64_t kSrc = 0x100000;
-constexpr uint64_t kDst = 0x400000;
 constexpr uint64_t kHole = 0x800000;
 
 // Three copies; the second one uses `src`/`dst`. Returns the memory image before the run.

@@ -107,4 +107,10 @@ struct Rig {
 
 inline constexpr uint32_t kCopyIrq = ctl::INT_EN | ctl::COMPL_WRITE;
 
+// Where the tests keep things in guest memory.
+inline constexpr uint64_t kCompletion = 0x1000;
+inline constexpr uint64_t kRing = 0x10000;
+inline constexpr uint64_t kSrc = 0x100000;
+inline constexpr uint64_t kDst = 0x400000;
+
 } // namespace dmalab::ioat::testing

@@ -9,11 +9,6 @@ namespace dmalab::ioat::testing
 namespace
 {
 
-constexpr uint64_t kCompletion = 0x1000;
-constexpr uint64_t kRing = 0x10000;
-constexpr uint64_t kSrc = 0x100000;
-constexpr uint64_t kDst = 0x400000;
-
 TEST(Ring, MemcpyChainCompletesAndWritesBack)
 {
     Rig r;

@@ -146,30 +146,6 @@ static long dlx_find_unpoisoned(const u8 *buf, size_t from, size_t to)
 	return -1;
 }
 
-static int dlx_alloc_buffers(struct dlx_chan *c)
-{
-	size_t want = max_t(size_t, 2 * (size_t)max_len, PAGE_SIZE);
-
-	c->order = get_order(want);
-	c->buf_len = PAGE_SIZE << c->order;
-	c->src_pages = alloc_pages(GFP_KERNEL | __GFP_NOWARN, c->order);
-	c->dst_pages = alloc_pages(GFP_KERNEL | __GFP_NOWARN, c->order);
-	if (!c->src_pages || !c->dst_pages) {
-		if (c->src_pages)
-			__free_pages(c->src_pages, c->order);
-		if (c->dst_pages)
-			__free_pages(c->dst_pages, c->order);
-		c->src_pages = NULL;
-		c->dst_pages = NULL;
-		return -ENOMEM;
-	}
-	c->src = page_address(c->src_pages);
-	c->dst = page_address(c->dst_pages);
-	memset(c->src, 0, c->buf_len);
-	memset(c->dst, DLX_POISON, c->buf_len);
-	return 0;
-}
-
 static void dlx_free_buffers(struct dlx_chan *c)
 {
 	if (c->abandoned)
@@ -181,6 +157,26 @@ static void dlx_free_buffers(struct dlx_chan *c)
 	c->src_pages = NULL;
 	c->dst_pages = NULL;
 }
+
+static int dlx_alloc_buffers(struct dlx_chan *c)
+{
+	size_t want = max_t(size_t, 2 * (size_t)max_len, PAGE_SIZE);
+
+	c->order = get_order(want);
+	c->buf_len = PAGE_SIZE << c->order;
+	c->src_pages = alloc_pages(GFP_KERNEL | __GFP_NOWARN, c->order);
+	c->dst_pages = alloc_pages(GFP_KERNEL | __GFP_NOWARN, c->order);
+	if (!c->src_pages || !c->dst_pages) {
+		dlx_free_buffers(c);
+		return -ENOMEM;
+	}
+	c->src = page_address(c->src_pages);
+	c->dst = page_address(c->dst_pages);
+	memset(c->src, 0, c->buf_len);
+	memset(c->dst, DLX_POISON, c->buf_len);
+	return 0;
+}
+
 
 /*
  * One verified copy.  Returns 0 on success, -EIO on a detected failure
