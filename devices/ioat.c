@@ -44,6 +44,8 @@ struct DmalabIoatState {
     uint16_t device_id;
     uint64_t step_bytes;
     uint32_t step_descriptors;
+    uint64_t bandwidth;
+    uint64_t latency_ns;
 };
 
 static uint64_t dmalab_ioat_read(void* opaque, hwaddr addr, unsigned size)
@@ -195,6 +197,8 @@ static void dmalab_ioat_realize(PCIDevice* pdev, Error** errp)
     cfg.cbver = s->cbver;
     cfg.step_bytes = s->step_bytes;
     cfg.step_descriptors = s->step_descriptors;
+    cfg.bandwidth = s->bandwidth;
+    cfg.latency_ns = s->latency_ns;
     s->model = dmalab_ioat_new(&cfg, &host, &why);
     if (!s->model) {
         error_setg(errp, "dmalab-ioat: %s", why ? why : "cannot create the model");
@@ -270,6 +274,8 @@ static const Property dmalab_ioat_properties[] = {
     DEFINE_PROP_UINT16("device-id", DmalabIoatState, device_id, 0x2021),
     DEFINE_PROP_SIZE("step-bytes", DmalabIoatState, step_bytes, 1 * MiB),
     DEFINE_PROP_UINT32("step-descriptors", DmalabIoatState, step_descriptors, 256),
+    DEFINE_PROP_SIZE("bandwidth", DmalabIoatState, bandwidth, 0),
+    DEFINE_PROP_UINT64("latency-ns", DmalabIoatState, latency_ns, 0),
 };
 
 static const VMStateDescription vmstate_dmalab_ioat = {

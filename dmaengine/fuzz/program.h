@@ -5,6 +5,7 @@
 // invariants that must hold whatever the guest does.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,10 +16,10 @@
 namespace dmalab::ioat::fuzz
 {
 
-// Every step completes at least one descriptor (or halts a channel), and a channel has at most
-// 65535 descriptors issued: so many steps per channel drain anything.
+// Every step completes or starts at least one descriptor (or halts a channel), and a channel
+// has at most 65535 descriptors issued: twice that many steps per channel drain anything.
 inline constexpr unsigned kStepDescriptors = 16;
-inline constexpr unsigned kDrainLimit = 65536 + 16;
+inline constexpr unsigned kDrainLimit = 2 * 65536 + 16;
 
 [[noreturn]] inline void violated(const char* what)
 {
@@ -41,6 +42,7 @@ class Program
         c.xfercap_log = static_cast<uint8_t>(8 + byte() % 8);
         c.step_bytes = 4096;
         c.step_descriptors = kStepDescriptors;
+        c.latency_ns = byte() % 4 * 1000;
         Ioat dev(c, mem, sched, irq);
 
         while (p_ < end_) {
@@ -98,6 +100,7 @@ class Program
                      testing::FakeInterrupts& irq, const Config& c)
     {
         sched.pending = false;
+        sched.now = std::max(sched.now, sched.when); // the step runs when it asked to
         dev.run();
         if (mem.outstanding != 0)
             violated("a mapping was not released");

@@ -48,6 +48,8 @@ static ioat::Config to_config(const DmalabIoatConfig& c)
     cfg.dmacap = c.dmacap;
     cfg.step_bytes = c.step_bytes;
     cfg.step_descriptors = c.step_descriptors;
+    cfg.bandwidth = c.bandwidth;
+    cfg.latency_ns = c.latency_ns;
     return cfg;
 }
 
@@ -62,6 +64,8 @@ void dmalab_ioat_default_config(DmalabIoatConfig* out)
     out->dmacap = d.dmacap;
     out->step_bytes = d.step_bytes;
     out->step_descriptors = d.step_descriptors;
+    out->bandwidth = d.bandwidth;
+    out->latency_ns = d.latency_ns;
 }
 
 DmalabIoat* dmalab_ioat_new(const DmalabIoatConfig* config, const DmalabIoatHost* host,

@@ -112,6 +112,7 @@ void Channel::reset_state()
     processed_ = 0;
     armed_ = false;
     irq_pending_ = false;
+    in_flight_.reset();
 }
 
 uint16_t Channel::chanctrl() const
@@ -203,19 +204,39 @@ void Channel::write_dmacount(uint64_t, uint64_t, uint64_t)
 
 void Channel::start_from_chainaddr()
 {
+    // A descriptor still in flight is started again from the new chain, as Linux restarts
+    // from the first descriptor it has not seen complete.
+    in_flight_.reset();
     next_desc_ = regs_.get(R_CHAINADDR);
     processed_ = 0;
     state_ = ChanState::Done;
 }
 
-bool Channel::has_work() const
+std::optional<uint64_t> Channel::next_event() const
 {
-    return state_ == ChanState::Active && processed_ != regs_.get(R_DMACOUNT);
+    if (state_ != ChanState::Active)
+        return std::nullopt;
+    if (in_flight_)
+        return in_flight_->done_at;
+    if (processed_ != regs_.get(R_DMACOUNT))
+        return device_.now();
+    return std::nullopt;
 }
 
 void Channel::run(Budget& budget)
 {
-    while (has_work() && !budget.exhausted()) {
+    const uint64_t now = device_.now();
+    while (state_ == ChanState::Active && !budget.exhausted()) {
+        if (in_flight_) {
+            if (in_flight_->done_at > now)
+                return; // the device schedules a step for then
+            InFlight f = *in_flight_;
+            in_flight_.reset();
+            complete(f.addr, f.desc, f.bytes);
+            continue;
+        }
+        if (processed_ == regs_.get(R_DMACOUNT))
+            break;
         uint64_t addr = next_desc_;
         regs_.set(R_CDAR, addr);
         if (addr & (kDescriptorAlign - 1)) {
@@ -234,9 +255,13 @@ void Channel::run(Budget& budget)
             halt(out.chanerr);
             return;
         }
-        complete(addr, desc, out.bytes);
+        uint64_t done_at = device_.completion_time(now, out.bytes);
+        if (done_at > now)
+            in_flight_ = InFlight{addr, desc, out.bytes, done_at};
+        else
+            complete(addr, desc, out.bytes);
     }
-    if (state_ == ChanState::Active && processed_ == regs_.get(R_DMACOUNT))
+    if (state_ == ChanState::Active && !in_flight_ && processed_ == regs_.get(R_DMACOUNT))
         state_ = ChanState::Done;
 }
 

@@ -3,8 +3,8 @@
 // the guest's descriptor chain that DMACOUNT drives.
 #pragma once
 
-#include <array>
 #include <cstdint>
+#include <optional>
 
 #include "dmalab/ioat/descriptor.h"
 #include "dmalab/ioat/device.h"
@@ -27,10 +27,12 @@ class Channel
     void reset();
     // Device reset: every register back to its reset value.
     void power_on_reset();
-    // True while descriptors are issued (DMACOUNT ahead of the channel) and the channel is
-    // active.
-    bool has_work() const;
-    // Runs descriptors until the channel catches up, halts, or the budget is spent.
+    // When this channel next has something to do: the device's current time if it can run
+    // now, the completion time of its descriptor in flight, or nothing while it is idle or
+    // stopped.
+    std::optional<uint64_t> next_event() const;
+    // Runs descriptors until the channel catches up, halts, waits for a completion that is
+    // not due yet, or the budget is spent.
     void run(Budget& budget);
 
     ChanState state() const { return state_; }
@@ -68,6 +70,14 @@ class Channel
     uint16_t processed_ = 0;      // descriptors run since the last (re)start, modulo 2^16
     bool armed_ = false;          // the next interrupt event may send a message
     bool irq_pending_ = false;    // an event arrived while disarmed
+    // A descriptor whose data has moved but whose completion is not due yet.
+    struct InFlight {
+        uint64_t addr;
+        DmaDescriptor desc;
+        uint64_t bytes;
+        uint64_t done_at;
+    };
+    std::optional<InFlight> in_flight_;
     ChannelStats stats_;
 };
 

@@ -3,7 +3,9 @@
 
 #include "dmalab/ioat/device.h"
 
+#include <algorithm>
 #include <cassert>
+#include <optional>
 
 #include "channel.h"
 
@@ -138,32 +140,51 @@ void Ioat::channel_interrupt(unsigned channel)
     irq_.raise(per_channel ? channel : 0);
 }
 
-void Ioat::kick()
+uint64_t Ioat::completion_time(uint64_t start_ns, uint64_t bytes) const
 {
-    if (step_pending_)
+    uint64_t t = start_ns + config_.latency_ns;
+    if (config_.bandwidth) {
+        // bytes <= 2^31 (XFERCAP), so neither product overflows.
+        const uint64_t bw = config_.bandwidth;
+        t += bytes / bw * 1000000000u + bytes % bw * 1000000000u / bw;
+    }
+    return t;
+}
+
+void Ioat::schedule_step(uint64_t when_ns)
+{
+    if (step_pending_ && step_at_ <= when_ns)
         return;
     step_pending_ = true;
-    scheduler_.schedule_at(scheduler_.now_ns());
+    step_at_ = when_ns;
+    scheduler_.schedule_at(when_ns);
+}
+
+void Ioat::kick()
+{
+    schedule_step(now());
 }
 
 void Ioat::run()
 {
     step_pending_ = false;
-    Budget budget{config_.step_bytes, config_.step_descriptors};
     unsigned n = channel_count();
     if (n == 0)
         return;
+    Budget budget{config_.step_bytes, config_.step_descriptors};
     // Round-robin, starting one channel further each step, so one busy channel cannot starve
     // the others when the budget runs out.
     for (unsigned i = 0; i < n && !budget.exhausted(); i++)
         channels_[(next_channel_ + i) % n]->run(budget);
     next_channel_ = (next_channel_ + 1) % n;
-    for (auto& c : channels_) {
-        if (c->has_work()) {
-            kick();
-            break;
-        }
-    }
+    // The next step: now if a channel can go on, else the earliest completion due.
+    uint64_t t = now();
+    std::optional<uint64_t> next;
+    for (auto& c : channels_)
+        if (auto e = c->next_event())
+            next = std::min(next.value_or(*e), *e);
+    if (next)
+        schedule_step(std::max(*next, t));
 }
 
 ChannelStats Ioat::stats(unsigned channel) const

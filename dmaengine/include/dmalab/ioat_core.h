@@ -23,6 +23,8 @@ typedef struct DmalabIoatConfig {
     uint32_t dmacap;
     uint64_t step_bytes;
     uint32_t step_descriptors;
+    uint64_t bandwidth;  /* bytes per second a channel moves, 0 for unlimited */
+    uint64_t latency_ns; /* added to every descriptor's completion time */
 } DmalabIoatConfig;
 
 typedef struct DmalabIoatHost {

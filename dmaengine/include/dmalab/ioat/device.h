@@ -25,6 +25,12 @@ struct Config {
     // once it has moved step_bytes or run step_descriptors of them.
     uint64_t step_bytes = 1u << 20;
     unsigned step_descriptors = 256;
+    // When a descriptor completes: latency_ns + size / bandwidth after the channel starts it
+    // (both 0: within the same step). Its data moves when it starts; its completion (CHANSTS,
+    // completion write, interrupt) waits until then, and the channel starts nothing else
+    // meanwhile. Completion-timing models and fault injection hook in at Ioat::completion_time.
+    uint64_t bandwidth = 0; // bytes per second, 0 for unlimited
+    uint64_t latency_ns = 0;
 };
 
 struct ChannelStats {
@@ -72,7 +78,11 @@ class Ioat
 
     // Used by Channel.
     DmaMemory& memory() { return memory_; }
+    uint64_t now() const { return scheduler_.now_ns(); }
+    // The time a descriptor moving `bytes`, started at `start_ns`, completes.
+    uint64_t completion_time(uint64_t start_ns, uint64_t bytes) const;
     void channel_interrupt(unsigned channel);
+    // A channel has work it can do now: make sure a step runs soon.
     void kick();
 
     // Register hooks (named in the register table).
@@ -89,7 +99,10 @@ class Ioat
     std::vector<std::unique_ptr<Channel>> channels_;
     uint32_t attnstatus_ = 0;
     unsigned next_channel_ = 0; // round-robin start of the next step
+    void schedule_step(uint64_t when_ns);
+
     bool step_pending_ = false;
+    uint64_t step_at_ = 0; // when the pending step was asked for
 };
 
 } // namespace dmalab::ioat
