@@ -55,6 +55,9 @@ CHAN_STAT_RE = re.compile(
 SUMMARY_RE = re.compile(
     r"^# dmalab_exercise: summary channels=(\d+) ops=(\d+) bytes=(\d+) "
     r"ns=(\d+) MB/s=([\d.]+) failures=(\d+)")
+CPU_RE = re.compile(
+    r"^# dmalab_exercise: cpu_memcpy ops=(\d+) bytes=(\d+) ns=(\d+) "
+    r"MB/s=([\d.]+)")
 RESULT_RE = re.compile(r"^(not )?ok (\d+)(?: (?:- )?([^#]*?))?\s*(?:#\s*(.*))?$")
 PLAN_RE = re.compile(r"^1\.\.(\d+)\s*$")
 
@@ -346,7 +349,8 @@ def analyse(boot, args):
     facts = {"kernel": None, "bound": [], "channels": None,
              "channel_names": [], "chan_stats": [], "summary": None,
              "init_seen": None, "init_uptime": None, "done": False,
-             "exercise_rc": None, "errors": [], "dmalab_errors": []}
+             "exercise_rc": None, "errors": [], "dmalab_errors": [],
+             "cpu": None}
     reasons = []
     lines = [strip_ts(l) for l in boot.lines]
 
@@ -400,6 +404,10 @@ def analyse(boot, args):
                 "channels": int(m.group(1)), "ops": int(m.group(2)),
                 "bytes": int(m.group(3)), "ns": int(m.group(4)),
                 "mbps": float(m.group(5)), "failures": int(m.group(6))}
+        m = CPU_RE.match(d)
+        if m:
+            facts["cpu"] = {"ops": int(m.group(1)), "bytes": int(m.group(2)),
+                            "ns": int(m.group(3)), "mbps": float(m.group(4))}
 
     # ---- verdict -------------------------------------------------------
     if boot.timed_out:
@@ -548,6 +556,15 @@ def print_summary(facts, boot, idx, total):
         print("  total        ops=%-5d bytes=%-10s dma_time=%.3f s  %.1f MB/s  "
               "failures=%d" % (s["ops"], fmt_bytes(s["bytes"]), s["ns"] / 1e9,
                                s["mbps"], s["failures"]))
+    cpu = facts["cpu"]
+    if cpu:
+        print("  cpu memcpy   ops=%-5d bytes=%-10s cpu_time=%.3f s  %.1f MB/s  "
+              "(guest CPU, same length distribution)" % (
+                  cpu["ops"], fmt_bytes(cpu["bytes"]), cpu["ns"] / 1e9,
+                  cpu["mbps"]))
+        if s and cpu["mbps"]:
+            print("  dma / cpu:    %.2fx (offloaded copy throughput over the "
+                  "guest CPU's memcpy)" % (s["mbps"] / cpu["mbps"]))
     for d in boot.device_stats or []:
         print("  device (QMP): %s descriptors=%d bytes=%s errors=%d "
               "interrupts=%d" % (d["path"], d["descriptors"],

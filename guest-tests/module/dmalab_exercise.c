@@ -183,6 +183,20 @@ static int dlx_alloc_buffers(struct dlx_chan *c)
  * (diagnostic already printed); sets c->abandoned when the copy could not
  * be confirmed finished.
  */
+/* Copy length of op idx: op 0 is 1 byte, op 1 is max_len, then log-uniform. */
+static size_t dlx_pick_len(unsigned int idx, u64 *rng)
+{
+	size_t lo, hi;
+
+	if (idx == 0)
+		return 1;
+	if (idx == 1)
+		return max_len;
+	lo = (size_t)1 << dlx_below(rng, fls(max_len));	/* max_len >= 1 */
+	hi = min_t(size_t, 2 * lo - 1, max_len);
+	return lo + dlx_below(rng, hi - lo + 1);
+}
+
 static int dlx_one_op(struct dlx_chan *c, unsigned int idx, u64 *rng)
 {
 	struct dma_chan *chan = c->chan;
@@ -193,22 +207,11 @@ static int dlx_one_op(struct dlx_chan *c, unsigned int idx, u64 *rng)
 	dma_cookie_t cookie;
 	enum dma_status status;
 	unsigned long left;
-	size_t len, soff, doff, lo, hi, g_lo, g_hi;
+	size_t len, soff, doff, g_lo, g_hi;
 	long bad;
 	u64 op_seed, t0, t1;
-	unsigned int bits;
 
-	/* length: op 0 is 1 byte, op 1 is max_len, then log-uniform */
-	if (idx == 0) {
-		len = 1;
-	} else if (idx == 1) {
-		len = max_len;
-	} else {
-		bits = fls(max_len);	/* max_len >= 1 */
-		lo = (size_t)1 << dlx_below(rng, bits);
-		hi = min_t(size_t, 2 * lo - 1, max_len);
-		len = lo + dlx_below(rng, hi - lo + 1);
-	}
+	len = dlx_pick_len(idx, rng);
 	/* dst keeps at least one guard byte on each side */
 	soff = dlx_below(rng, c->buf_len - len + 1);
 	doff = 1 + dlx_below(rng, c->buf_len - len - 1);
@@ -386,6 +389,36 @@ report:
 	return c->failures == 0 && c->ops == iterations;
 }
 
+/*
+ * Baseline for the summary: the CPU copying lengths drawn the same way as the
+ * channels' (iterations of them), between buffers of the same size, each copy
+ * timed on its own like a DMA copy is.
+ */
+static void dlx_cpu_baseline(struct dlx_chan *c)
+{
+	u64 rng = seed ^ 0x5851f42d4c957f2dULL, t0, ns = 0, bytes = 0, mbps;
+	size_t len, soff, doff;
+	unsigned int i;
+	u32 frac;
+
+	if (dlx_alloc_buffers(c))
+		return;
+	for (i = 0; i < iterations; i++) {
+		len = dlx_pick_len(i, &rng);
+		soff = dlx_below(&rng, c->buf_len - len + 1);
+		doff = dlx_below(&rng, c->buf_len - len + 1);
+		t0 = ktime_get_ns();
+		memcpy(c->dst + doff, c->src + soff, len);
+		ns += ktime_get_ns() - t0;
+		bytes += len;
+		cond_resched();
+	}
+	dlx_free_buffers(c);
+	mbps = div_u64_rem(dlx_mbps_x10(bytes, ns), 10, &frac);
+	pr_info("# %s: cpu_memcpy ops=%u bytes=%llu ns=%llu MB/s=%llu.%u\n",
+		DLX_NAME, iterations, bytes, ns, mbps, frac);
+}
+
 static int __init dlx_init(void)
 {
 	dma_cap_mask_t mask;
@@ -436,6 +469,11 @@ static int __init dlx_init(void)
 	mbps = div_u64_rem(dlx_mbps_x10(tot_bytes, tot_ns), 10, &frac);
 	pr_info("# %s: summary channels=%u ops=%u bytes=%llu ns=%llu MB/s=%llu.%u failures=%u\n",
 		DLX_NAME, n, tot_ops, tot_bytes, tot_ns, mbps, frac, tot_fail);
+	if (!dlx_chans[0].abandoned) {
+		struct dlx_chan cpu = { .name = "cpu" };
+
+		dlx_cpu_baseline(&cpu);
+	}
 
 	for (i = 0; i < n; i++) {
 		if (dlx_chans[i].abandoned) {
