@@ -37,7 +37,6 @@ class Channel
 
     ChanState state() const { return state_; }
     const ChannelStats& stats() const { return stats_; }
-    unsigned index() const { return index_; }
 
     // Register hooks (named in the register table).
     uint64_t read_chansts(uint64_t stored);
