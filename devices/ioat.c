@@ -3,21 +3,27 @@
  * dmalab-ioat: QEMU glue for the dmalab Intel I/OAT (Crystal Beach 3.x) DMA engine model.
  *
  * Everything the device does lives in the C++ model (dmaengine/); this file only connects it
- * to QEMU: BAR0 and its MSI-X table, PCI DMA (so an IOMMU in front of the device applies), a
- * virtual-clock timer for the model's scheduled steps, properties, counters and trace points.
+ * to QEMU: a PCI Express function with BAR0 and its MSI-X table, MSI and INTx, PCI DMA (so an
+ * IOMMU in front of the device applies), one virtual-clock timer per channel, properties,
+ * counters, migration and trace points.
  */
 
 #include "qemu/osdep.h"
+#include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pci_device.h"
+#include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
+#include "qemu/error-report.h"
+#include "qemu/log.h"
 #include "qemu/module.h"
 #include "qemu/timer.h"
 #include "qemu/units.h"
 #include "qom/object.h"
+#include "system/dma.h"
 #include "trace.h"
 
 #include "dmalab/ioat_core.h"
@@ -25,17 +31,33 @@
 #define TYPE_DMALAB_IOAT "dmalab-ioat"
 OBJECT_DECLARE_SIMPLE_TYPE(DmalabIoatState, DMALAB_IOAT)
 
-#define DMALAB_IOAT_BAR0_SIZE 0x4000
-#define DMALAB_IOAT_MSIX_TABLE 0x1000
-#define DMALAB_IOAT_MSIX_PBA 0x1800
+/* Capability layout in configuration space. */
+#define DMALAB_IOAT_CAP_EXP 0x40
+#define DMALAB_IOAT_CAP_MSI 0x80
+#define DMALAB_IOAT_CAP_MSIX 0x90
+
+/* Linux's ioatdma gives up on a descriptor after its completion timeout (200 ms, completion_timeout in dma.c). */
+#define DMALAB_IOAT_LINUX_TIMEOUT_NS (200 * SCALE_MS)
+
+typedef struct DmalabIoatTimer {
+    QEMUTimer *timer;
+    struct DmalabIoatState *s;
+    unsigned id;
+} DmalabIoatTimer;
 
 struct DmalabIoatState {
     PCIDevice parent_obj;
 
     MemoryRegion bar0;
     MemoryRegion regs;
-    QEMUTimer* step_timer;
-    DmalabIoat* model;
+    DmalabIoatTimer *timers;
+    unsigned ntimers;
+    DmalabIoat *model;
+    unsigned in_model;  /* nesting of timer steps running the model */
+    bool released;      /* unrealized while a step ran: free when it returns */
+    bool intx_level;
+    uint8_t *state_blob; /* the model's state, during migration */
+    uint32_t state_len;
 
     /* properties */
     uint32_t channels;
@@ -44,22 +66,30 @@ struct DmalabIoatState {
     uint16_t device_id;
     uint64_t step_bytes;
     uint32_t step_descriptors;
+    uint64_t step_gap_ns;
     uint64_t bandwidth;
     uint64_t latency_ns;
+    uint64_t jitter_ns;
+    uint64_t seed;
 };
 
-static uint64_t dmalab_ioat_read(void* opaque, hwaddr addr, unsigned size)
+static bool dmalab_ioat_live(DmalabIoatState *s)
 {
-    DmalabIoatState* s = opaque;
+    return s->model && !s->released && qdev_is_realized(DEVICE(s));
+}
+
+static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
+{
+    DmalabIoatState *s = opaque;
     uint64_t val = dmalab_ioat_mmio_read(s->model, addr, size);
 
     trace_dmalab_ioat_mmio_read(addr, size, val);
     return val;
 }
 
-static void dmalab_ioat_write(void* opaque, hwaddr addr, uint64_t val, unsigned size)
+static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
 {
-    DmalabIoatState* s = opaque;
+    DmalabIoatState *s = opaque;
 
     trace_dmalab_ioat_mmio_write(addr, size, val);
     dmalab_ioat_mmio_write(s->model, addr, val, size);
@@ -76,120 +106,383 @@ static const MemoryRegionOps dmalab_ioat_ops = {
 
 /* Host services the model calls back into. */
 
-static bool host_dma_read(void* opaque, uint64_t addr, void* buf, size_t len)
+static DmalabDmaResult dmalab_ioat_result(MemTxResult r, uint64_t addr, size_t len)
 {
-    DmalabIoatState* s = opaque;
-    bool ok = pci_dma_read(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
+    DmalabDmaResult out = {.error = DMALAB_DMA_OK, .done = len};
 
-    if (!ok) {
-        trace_dmalab_ioat_dma_error(addr, len, false);
+    if (r == MEMTX_OK) {
+        return out;
     }
-    return ok;
+    /* QEMU's IOMMUs fail a translation as an unassigned access: both are decode errors. */
+    out.error = (r & MEMTX_DECODE_ERROR) ? DMALAB_DMA_UNASSIGNED : DMALAB_DMA_TARGET_ERROR;
+    out.fault_addr = addr;
+    out.done = 0;
+    return out;
 }
 
-static bool host_dma_write(void* opaque, uint64_t addr, const void* buf, size_t len)
+static MemTxAttrs dmalab_ioat_attrs(DmalabIoatState *s)
 {
-    DmalabIoatState* s = opaque;
-    bool ok = pci_dma_write(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
-
-    if (!ok) {
-        trace_dmalab_ioat_dma_error(addr, len, true);
-    }
-    return ok;
+    return (MemTxAttrs){.requester_id = pci_requester_id(PCI_DEVICE(s))};
 }
 
-static void* host_dma_map(void* opaque, uint64_t addr, size_t* len, bool is_write)
+static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf, size_t len,
+                                     const DmalabMemAttrs *attrs)
 {
-    PCIDevice* pdev = PCI_DEVICE(opaque);
+    DmalabIoatState *s = opaque;
+    MemTxResult r = MEMTX_ACCESS_ERROR;
+
+    if (dmalab_ioat_live(s)) {
+        r = pci_dma_rw(PCI_DEVICE(s), addr, buf, len, DMA_DIRECTION_TO_DEVICE,
+                       dmalab_ioat_attrs(s));
+    }
+    if (r != MEMTX_OK) {
+        trace_dmalab_ioat_dma_error(attrs->stream, addr, len, false, r);
+    }
+    return dmalab_ioat_result(r, addr, len);
+}
+
+static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr, const void *buf, size_t len,
+                                      const DmalabMemAttrs *attrs)
+{
+    DmalabIoatState *s = opaque;
+    MemTxResult r = MEMTX_ACCESS_ERROR;
+
+    if (dmalab_ioat_live(s)) {
+        r = pci_dma_rw(PCI_DEVICE(s), addr, (void *)buf, len, DMA_DIRECTION_FROM_DEVICE,
+                       dmalab_ioat_attrs(s));
+    }
+    if (r != MEMTX_OK) {
+        trace_dmalab_ioat_dma_error(attrs->stream, addr, len, true, r);
+    }
+    return dmalab_ioat_result(r, addr, len);
+}
+
+static void *host_dma_map(void *opaque, uint64_t addr, size_t *len, bool is_write,
+                          const DmalabMemAttrs *attrs)
+{
+    DmalabIoatState *s = opaque;
     DMADirection dir = is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
     dma_addr_t plen = *len;
-    void* p;
+    ram_addr_t offset;
+    void *p;
 
-    /*
-     * dma_memory_map() hands out a bounce buffer, without reporting failure, for ranges that
-     * are not RAM, unassigned ones and IOMMU faults included. Only map what is valid; the
-     * model falls back to pci_dma_read/write otherwise, which do report errors.
-     */
-    if (!dma_memory_valid(pci_get_address_space(pdev), addr, plen, dir, MEMTXATTRS_UNSPECIFIED)) {
+    if (!dmalab_ioat_live(s)) {
         return NULL;
     }
-    p = pci_dma_map(pdev, addr, &plen, dir);
-    if (p) {
-        *len = plen;
+    /*
+     * dma_memory_map() translates each page once and hands out a bounce buffer, without
+     * reporting failure, for anything that is not RAM (device memory, unassigned ranges,
+     * IOMMU faults); for a read it would already have read device registers into it. So only
+     * plain RAM is mapped: a bounce buffer is given back untouched (memory_region_from_host
+     * knows guest RAM from it), and the model moves that piece with pci_dma_rw, which reports
+     * the error. Only the first page of a run pays a second translation.
+     */
+    if (!is_write) {
+        MemoryRegion *mr;
+        hwaddr xlat, l = 1;
+
+        RCU_READ_LOCK_GUARD();
+        mr = address_space_translate(pci_get_address_space(PCI_DEVICE(s)), addr, &xlat, &l,
+                                     false, dmalab_ioat_attrs(s));
+        if (!memory_access_is_direct(mr, false, dmalab_ioat_attrs(s))) {
+            return NULL;
+        }
     }
+    p = dma_memory_map(pci_get_address_space(PCI_DEVICE(s)), addr, &plen, dir,
+                       dmalab_ioat_attrs(s));
+    if (!p) {
+        return NULL;
+    }
+    if (!memory_region_from_host(p, &offset)) {
+        dma_memory_unmap(pci_get_address_space(PCI_DEVICE(s)), p, plen, dir, 0);
+        return NULL;
+    }
+    *len = plen;
     return p;
 }
 
-static void host_dma_unmap(void* opaque, void* host, size_t len, bool is_write, size_t accessed)
+static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write, size_t accessed)
 {
+    DmalabIoatState *s = opaque;
     DMADirection dir = is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
 
-    pci_dma_unmap(PCI_DEVICE(opaque), host, len, dir, accessed);
+    dma_memory_unmap(pci_get_address_space(PCI_DEVICE(s)), host, len, dir, accessed);
 }
 
-static uint64_t host_now_ns(void* opaque)
+static uint64_t host_now_ns(void *opaque)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
-static void host_schedule_at(void* opaque, uint64_t when_ns)
+static void host_timer_arm(void *opaque, unsigned timer, uint64_t when_ns)
 {
-    DmalabIoatState* s = opaque;
+    DmalabIoatState *s = opaque;
 
-    timer_mod_anticipate_ns(s->step_timer, when_ns);
-}
-
-static void host_raise_irq(void* opaque, unsigned vector)
-{
-    PCIDevice* pdev = PCI_DEVICE(opaque);
-    bool msix = msix_enabled(pdev);
-
-    trace_dmalab_ioat_irq(vector, msix);
-    if (msix) {
-        msix_notify(pdev, vector);
+    if (timer < s->ntimers && !s->released) {
+        /* The model never asks beyond 2^61 ns, well inside QEMU's int64_t clock. */
+        timer_mod_ns(s->timers[timer].timer, (int64_t)when_ns);
     }
 }
 
-static void dmalab_ioat_step(void* opaque)
+static void host_timer_cancel(void *opaque, unsigned timer)
 {
-    DmalabIoatState* s = opaque;
+    DmalabIoatState *s = opaque;
 
-    trace_dmalab_ioat_step();
-    dmalab_ioat_run(s->model);
+    if (timer < s->ntimers) {
+        timer_del(s->timers[timer].timer);
+    }
 }
 
-/* Read-only counters, readable with qom-get. */
-
-static void dmalab_ioat_get_stat(Object* obj, Visitor* v, const char* name, void* opaque,
-                                 Error** errp)
+static bool host_notify(void *opaque, unsigned vector)
 {
-    DmalabIoatState* s = DMALAB_IOAT(obj);
+    DmalabIoatState *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+    bool sent = false;
+
+    if (!dmalab_ioat_live(s)) {
+        return false;
+    }
+    if (msix_enabled(pdev)) {
+        if (vector >= s->channels) {
+            vector = 0;
+        }
+        /* A masked vector is left pending in the PBA: not a message sent. */
+        sent = !msix_is_masked(pdev, vector);
+        msix_notify(pdev, vector);
+    } else if (msi_enabled(pdev)) {
+        /* One message: msi_notify() asserts on a vector the guest did not enable. */
+        msi_notify(pdev, 0);
+        sent = true;
+        vector = 0;
+    }
+    trace_dmalab_ioat_irq(vector, msix_enabled(pdev), sent);
+    return sent;
+}
+
+static bool host_set_level(void *opaque, bool asserted)
+{
+    DmalabIoatState *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+    bool rose;
+
+    if (!dmalab_ioat_live(s) || msix_enabled(pdev) || msi_enabled(pdev)) {
+        return false;
+    }
+    rose = asserted && !s->intx_level;
+    s->intx_level = asserted;
+    pci_set_irq(pdev, asserted);
+    trace_dmalab_ioat_intx(asserted);
+    return rose && !(pci_get_word(pdev->config + PCI_COMMAND) & PCI_COMMAND_INTX_DISABLE);
+}
+
+static bool host_send_msi(void *opaque, uint64_t address, uint32_t data,
+                          const DmalabMemAttrs *attrs)
+{
+    DmalabIoatState *s = opaque;
+    MSIMessage msg = {.address = address, .data = data};
+
+    if (!dmalab_ioat_live(s)) {
+        return false;
+    }
+    msi_send_message(PCI_DEVICE(s), msg);
+    return true;
+}
+
+static void host_log(void *opaque, int kind, const char *text)
+{
+    qemu_log_mask(kind == DMALAB_LOG_UNIMP ? LOG_UNIMP : LOG_GUEST_ERROR, "%s\n", text);
+}
+
+static void trace_decided(void *opaque, unsigned ch, uint64_t desc, uint64_t len,
+                          uint64_t data_at, uint64_t done_at, uint32_t fail)
+{
+    trace_dmalab_ioat_decided(ch, desc, len, data_at, done_at, fail);
+}
+
+static void trace_completed(void *opaque, unsigned ch, uint64_t desc, uint64_t bytes)
+{
+    trace_dmalab_ioat_completed(ch, desc, bytes);
+}
+
+static void trace_halted(void *opaque, unsigned ch, uint32_t chanerr, int dma_error,
+                         uint64_t fault_addr)
+{
+    trace_dmalab_ioat_halted(ch, chanerr, dma_error, fault_addr);
+}
+
+static void trace_stepped(void *opaque, unsigned ch, uint64_t bytes, unsigned descs,
+                          uint64_t next_ns)
+{
+    trace_dmalab_ioat_step(ch, bytes, descs, next_ns);
+}
+
+static void dmalab_ioat_release(DmalabIoatState *s)
+{
+    unsigned i;
+
+    for (i = 0; i < s->ntimers; i++) {
+        timer_free(s->timers[i].timer);
+    }
+    g_free(s->timers);
+    s->timers = NULL;
+    s->ntimers = 0;
+    dmalab_ioat_free(s->model);
+    s->model = NULL;
+}
+
+static void dmalab_ioat_timer_cb(void *opaque)
+{
+    DmalabIoatTimer *t = opaque;
+    DmalabIoatState *s = t->s;
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+    bool engaged = guard->engaged_in_io;
+
+    /*
+     * The step's DMA and interrupt messages may land on this device's own BAR: QEMU's
+     * re-entrancy guard, engaged here as it is for MMIO, refuses that access, and the model
+     * reports the failed DMA as a channel error. They may also reach config space or the port
+     * above the device and reset or unplug it: the model checks its state after every call
+     * out, and the reference keeps the object, and our release() keeps the model, until the
+     * step has returned.
+     */
+    object_ref(OBJECT(s));
+    guard->engaged_in_io = true;
+    s->in_model++;
+    dmalab_ioat_timer(s->model, t->id);
+    s->in_model--;
+    guard->engaged_in_io = engaged;
+    if (s->released && !s->in_model) {
+        dmalab_ioat_release(s);
+    }
+    object_unref(OBJECT(s));
+}
+
+/* Counters, readable with qom-get. */
+
+static void dmalab_ioat_get_stat(Object *obj, Visitor *v, const char *name, void *opaque,
+                                 Error **errp)
+{
+    DmalabIoatState *s = DMALAB_IOAT(obj);
     DmalabIoatStats st;
     uint64_t value = 0;
 
     if (s->model) {
         dmalab_ioat_stats(s->model, -1, &st);
-        value = *(uint64_t*)((char*)&st + (uintptr_t)opaque);
+        value = *(uint64_t *)((char *)&st + (uintptr_t)opaque);
     }
     visit_type_uint64(v, name, &value, errp);
 }
 
-static void dmalab_ioat_realize(PCIDevice* pdev, Error** errp)
+/* Timing properties: settable before realize and at run time (qom-set). */
+
+static void dmalab_ioat_get_timing(Object *obj, Visitor *v, const char *name, void *opaque,
+                                   Error **errp)
 {
-    DmalabIoatState* s = DMALAB_IOAT(pdev);
+    uint64_t *field = (uint64_t *)((char *)obj + (uintptr_t)opaque);
+
+    visit_type_size(v, name, field, errp);
+}
+
+static void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v, const char *name,
+                                        void *opaque, Error **errp)
+{
+    DmalabIoatState *s = DMALAB_IOAT(obj);
+    uint64_t *field = (uint64_t *)((char *)obj + (uintptr_t)opaque);
+    uint64_t value;
+
+    /* A size, so that bandwidth=100M reads as it does for other QEMU properties. */
+    if (!visit_type_size(v, name, &value, errp)) {
+        return;
+    }
+    if (strcmp(name, "bandwidth") && value > (UINT64_C(1) << 50)) {
+        error_setg(errp, "dmalab-ioat: %s must be at most 2^50 ns (about 13 days)", name);
+        return;
+    }
+    *field = value;
+    if (s->model) {
+        dmalab_ioat_set_timing(s->model, s->bandwidth, s->latency_ns, s->jitter_ns);
+        trace_dmalab_ioat_timing(s->bandwidth, s->latency_ns, s->jitter_ns);
+    }
+}
+
+static void dmalab_ioat_warn_timing(DmalabIoatState *s)
+{
+    uint64_t worst = s->latency_ns + s->jitter_ns;
+
+    if (s->bandwidth) {
+        worst += (UINT64_C(1) << s->xfercap) * NANOSECONDS_PER_SECOND / s->bandwidth;
+    }
+    if (worst >= DMALAB_IOAT_LINUX_TIMEOUT_NS) {
+        warn_report("dmalab-ioat: a descriptor may take %" PRIu64 " ms, longer than the "
+                    "200 ms completion timeout of Linux's ioatdma: it will reset channels "
+                    "(see docs/ioat.rst)",
+                    worst / SCALE_MS);
+    }
+}
+
+static int dmalab_ioat_config_range(uint32_t addr, int len)
+{
+    return addr < DMALAB_IOAT_CFG_END && addr + len > DMALAB_IOAT_CFG_CHANERR_INT;
+}
+
+static uint32_t dmalab_ioat_pci_config_read(PCIDevice *pdev, uint32_t addr, int len)
+{
+    DmalabIoatState *s = DMALAB_IOAT(pdev);
+
+    if (s->model && addr >= DMALAB_IOAT_CFG_CHANERR_INT && addr + len <= DMALAB_IOAT_CFG_END) {
+        return dmalab_ioat_config_read(s->model, addr - DMALAB_IOAT_CFG_CHANERR_INT, len);
+    }
+    return pci_default_read_config(pdev, addr, len);
+}
+
+static void dmalab_ioat_pci_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val, int len)
+{
+    DmalabIoatState *s = DMALAB_IOAT(pdev);
+
+    if (dmalab_ioat_config_range(addr, len)) {
+        if (s->model && addr >= DMALAB_IOAT_CFG_CHANERR_INT &&
+            addr + len <= DMALAB_IOAT_CFG_END) {
+            dmalab_ioat_config_write(s->model, addr - DMALAB_IOAT_CFG_CHANERR_INT, val, len);
+        }
+        return;
+    }
+    pci_default_write_config(pdev, addr, val, len);
+    pcie_cap_flr_write_config(pdev, addr, val, len);
+}
+
+static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
+{
+    DmalabIoatState *s = DMALAB_IOAT(pdev);
     DmalabIoatConfig cfg;
-    const DmalabIoatHost host = {
+    const DmalabHost host = {
         .opaque = s,
         .dma_read = host_dma_read,
         .dma_write = host_dma_write,
         .dma_map = host_dma_map,
         .dma_unmap = host_dma_unmap,
         .now_ns = host_now_ns,
-        .schedule_at = host_schedule_at,
-        .raise_irq = host_raise_irq,
+        .timer_arm = host_timer_arm,
+        .timer_cancel = host_timer_cancel,
+        .notify = host_notify,
+        .set_level = host_set_level,
+        .send_msi = host_send_msi,
+        .log = host_log,
     };
-    const char* why = NULL;
+    const DmalabIoatTrace trace = {
+        .decided = trace_decided,
+        .completed = trace_completed,
+        .halted = trace_halted,
+        .stepped = trace_stepped,
+    };
+    const char *why = NULL;
     unsigned i;
+
+    if (!pci_bus_is_express(pci_get_bus(pdev))) {
+        error_setg(errp, "dmalab-ioat is a PCI Express function and needs a PCI Express bus "
+                   "(-M q35): Linux's ioatdma reads CHANERR_INT in extended configuration "
+                   "space, which a conventional PCI bus cannot reach");
+        return;
+    }
 
     dmalab_ioat_default_config(&cfg);
     cfg.channels = s->channels;
@@ -197,62 +490,148 @@ static void dmalab_ioat_realize(PCIDevice* pdev, Error** errp)
     cfg.cbver = s->cbver;
     cfg.step_bytes = s->step_bytes;
     cfg.step_descriptors = s->step_descriptors;
+    cfg.step_gap_ns = s->step_gap_ns;
     cfg.bandwidth = s->bandwidth;
     cfg.latency_ns = s->latency_ns;
-    s->model = dmalab_ioat_new(&cfg, &host, &why);
-    if (!s->model) {
-        error_setg(errp, "dmalab-ioat: %s", why ? why : "cannot create the model");
+    cfg.jitter_ns = s->jitter_ns;
+    cfg.seed = s->seed;
+    why = dmalab_ioat_check(&cfg);
+    if (why) {
+        error_setg(errp, "dmalab-ioat: %s", why);
+        return;
+    }
+    dmalab_ioat_warn_timing(s);
+
+    pci_config_set_device_id(pdev->config, s->device_id);
+    pci_config_set_interrupt_pin(pdev->config, 1);
+    if (pcie_endpoint_cap_init(pdev, DMALAB_IOAT_CAP_EXP) < 0) {
+        error_setg(errp, "dmalab-ioat: cannot add the PCI Express capability");
+        return;
+    }
+    pcie_cap_flr_init(pdev);
+    if (msi_init(pdev, DMALAB_IOAT_CAP_MSI, 1, true, false, errp) < 0) {
         return;
     }
 
-    pci_config_set_device_id(pdev->config, s->device_id);
-    s->step_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, dmalab_ioat_step, s);
-
     memory_region_init(&s->bar0, OBJECT(s), "dmalab-ioat-bar0", DMALAB_IOAT_BAR0_SIZE);
     memory_region_init_io(&s->regs, OBJECT(s), &dmalab_ioat_ops, s, "dmalab-ioat-regs",
-                          dmalab_ioat_register_window());
+                          DMALAB_IOAT_REG_WINDOW);
     memory_region_add_subregion(&s->bar0, 0, &s->regs);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
                      &s->bar0);
-
     if (msix_init(pdev, s->channels, &s->bar0, 0, DMALAB_IOAT_MSIX_TABLE, &s->bar0, 0,
-                  DMALAB_IOAT_MSIX_PBA, 0, errp)) {
+                  DMALAB_IOAT_MSIX_PBA, DMALAB_IOAT_CAP_MSIX, errp)) {
+        msi_uninit(pdev);
         return;
     }
     for (i = 0; i < s->channels; i++) {
         msix_vector_use(pdev, i);
     }
+
+    s->ntimers = dmalab_ioat_timer_count(&cfg);
+    s->timers = g_new0(DmalabIoatTimer, s->ntimers);
+    for (i = 0; i < s->ntimers; i++) {
+        s->timers[i].s = s;
+        s->timers[i].id = i;
+        s->timers[i].timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, dmalab_ioat_timer_cb,
+                                          &s->timers[i]);
+    }
+    s->model = dmalab_ioat_new(&cfg, &host, &trace, &why);
+    if (!s->model) {
+        error_setg(errp, "dmalab-ioat: %s", why ? why : "cannot create the model");
+        dmalab_ioat_release(s);
+        msix_uninit(pdev, &s->bar0, &s->bar0);
+        msi_uninit(pdev);
+        return;
+    }
+    s->released = false;
 }
 
-static void dmalab_ioat_exit(PCIDevice* pdev)
+static void dmalab_ioat_exit(PCIDevice *pdev)
 {
-    DmalabIoatState* s = DMALAB_IOAT(pdev);
+    DmalabIoatState *s = DMALAB_IOAT(pdev);
 
     msix_uninit(pdev, &s->bar0, &s->bar0);
-    if (s->step_timer) {
-        timer_free(s->step_timer);
-        s->step_timer = NULL;
+    msi_uninit(pdev);
+    pcie_cap_exit(pdev);
+    g_free(s->state_blob);
+    s->state_blob = NULL;
+    if (s->in_model) {
+        /* Unplugged by its own DMA: stop the model now, free it when the step returns. */
+        dmalab_ioat_reset(s->model);
+        s->released = true;
+        return;
     }
-    dmalab_ioat_free(s->model);
-    s->model = NULL;
+    dmalab_ioat_release(s);
 }
 
-static void dmalab_ioat_reset_hold(Object* obj, ResetType type)
+static void dmalab_ioat_reset_hold(Object *obj, ResetType type)
 {
-    DmalabIoatState* s = DMALAB_IOAT(obj);
+    DmalabIoatState *s = DMALAB_IOAT(obj);
 
-    if (s->step_timer) {
-        timer_del(s->step_timer);
-    }
+    /* Cancels every pending step: the device is as new, whatever was in progress. */
     if (s->model) {
         dmalab_ioat_reset(s->model);
     }
+    s->intx_level = false;
+    trace_dmalab_ioat_reset();
 }
 
-static void dmalab_ioat_instance_init(Object* obj)
+static int dmalab_ioat_pre_save(void *opaque)
+{
+    DmalabIoatState *s = opaque;
+
+    g_free(s->state_blob);
+    s->state_blob = dmalab_ioat_save(s->model, &s->state_len);
+    return s->state_blob ? 0 : -ENOMEM;
+}
+
+static int dmalab_ioat_pre_load(void *opaque)
+{
+    DmalabIoatState *s = opaque;
+
+    g_free(s->state_blob);
+    s->state_blob = NULL;
+    s->state_len = 0;
+    return 0;
+}
+
+static int dmalab_ioat_post_load(void *opaque, int version_id)
+{
+    DmalabIoatState *s = opaque;
+    bool ok = dmalab_ioat_load(s->model, s->state_blob, s->state_len);
+
+    g_free(s->state_blob);
+    s->state_blob = NULL;
+    if (!ok) {
+        error_report("dmalab-ioat: the incoming device state is not valid for this "
+                     "configuration");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static const VMStateDescription vmstate_dmalab_ioat = {
+    .name = TYPE_DMALAB_IOAT,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = dmalab_ioat_pre_save,
+    .pre_load = dmalab_ioat_pre_load,
+    .post_load = dmalab_ioat_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, DmalabIoatState),
+        VMSTATE_MSIX(parent_obj, DmalabIoatState),
+        VMSTATE_BOOL(intx_level, DmalabIoatState),
+        VMSTATE_UINT32(state_len, DmalabIoatState),
+        VMSTATE_VBUFFER_ALLOC_UINT32(state_blob, DmalabIoatState, 0, NULL, state_len),
+        VMSTATE_END_OF_LIST(),
+    },
+};
+
+static void dmalab_ioat_instance_init(Object *obj)
 {
     static const struct {
-        const char* name;
+        const char *name;
         size_t offset;
     } counters[] = {
         {"descriptors", offsetof(DmalabIoatStats, descriptors)},
@@ -260,10 +639,30 @@ static void dmalab_ioat_instance_init(Object* obj)
         {"errors", offsetof(DmalabIoatStats, errors)},
         {"interrupts", offsetof(DmalabIoatStats, interrupts)},
     };
+    static const struct {
+        const char *name;
+        size_t offset;
+        const char *desc;
+    } timing[] = {
+        {"bandwidth", offsetof(DmalabIoatState, bandwidth),
+         "bytes per second a channel moves (0: unlimited); settable at run time"},
+        {"latency-ns", offsetof(DmalabIoatState, latency_ns),
+         "added to every descriptor's completion time; settable at run time"},
+        {"jitter-ns", offsetof(DmalabIoatState, jitter_ns),
+         "uniform random extra completion time, drawn from seed; settable at run time"},
+    };
 
     for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
         object_property_add(obj, counters[i].name, "uint64", dmalab_ioat_get_stat, NULL, NULL,
-                            (void*)(uintptr_t)counters[i].offset);
+                            (void *)(uintptr_t)counters[i].offset);
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(timing); i++) {
+        ObjectProperty *op;
+
+        op = object_property_add(obj, timing[i].name, "size", dmalab_ioat_get_timing,
+                                 dmalab_ioat_set_timing_prop, NULL,
+                                 (void *)(uintptr_t)timing[i].offset);
+        op->description = g_strdup(timing[i].desc);
     }
 }
 
@@ -271,31 +670,27 @@ static const Property dmalab_ioat_properties[] = {
     DEFINE_PROP_UINT32("channels", DmalabIoatState, channels, 4),
     DEFINE_PROP_UINT8("xfercap", DmalabIoatState, xfercap, 20),
     DEFINE_PROP_UINT8("cbver", DmalabIoatState, cbver, 0x33),
-    DEFINE_PROP_UINT16("device-id", DmalabIoatState, device_id, 0x2021),
+    DEFINE_PROP_UINT16("device-id", DmalabIoatState, device_id, DMALAB_IOAT_DEVICE_SKX),
     DEFINE_PROP_SIZE("step-bytes", DmalabIoatState, step_bytes, 1 * MiB),
     DEFINE_PROP_UINT32("step-descriptors", DmalabIoatState, step_descriptors, 256),
-    DEFINE_PROP_SIZE("bandwidth", DmalabIoatState, bandwidth, 0),
-    DEFINE_PROP_UINT64("latency-ns", DmalabIoatState, latency_ns, 0),
+    DEFINE_PROP_UINT64("step-gap-ns", DmalabIoatState, step_gap_ns, 1000),
+    DEFINE_PROP_UINT64("seed", DmalabIoatState, seed, 0),
 };
 
-static const VMStateDescription vmstate_dmalab_ioat = {
-    .name = TYPE_DMALAB_IOAT,
-    /* The model's channel state is not serialised yet. */
-    .unmigratable = 1,
-};
-
-static void dmalab_ioat_class_init(ObjectClass* klass, void* data)
+static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
 {
-    DeviceClass* dc = DEVICE_CLASS(klass);
-    PCIDeviceClass* k = PCI_DEVICE_CLASS(klass);
-    ResettableClass* rc = RESETTABLE_CLASS(klass);
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
 
     k->realize = dmalab_ioat_realize;
     k->exit = dmalab_ioat_exit;
-    k->vendor_id = PCI_VENDOR_ID_INTEL;
-    k->device_id = 0x2021;
+    k->config_read = dmalab_ioat_pci_config_read;
+    k->config_write = dmalab_ioat_pci_config_write;
+    k->vendor_id = DMALAB_IOAT_VENDOR_INTEL;
+    k->device_id = DMALAB_IOAT_DEVICE_SKX;
     k->class_id = PCI_CLASS_SYSTEM_OTHER;
-    k->revision = 0x04;
+    k->revision = DMALAB_IOAT_REVISION;
     rc->phases.hold = dmalab_ioat_reset_hold;
     dc->desc = "dmalab Intel I/OAT (Crystal Beach 3.x) DMA engine";
     dc->vmsd = &vmstate_dmalab_ioat;
@@ -311,7 +706,7 @@ static const TypeInfo dmalab_ioat_info = {
     .class_init = dmalab_ioat_class_init,
     .interfaces =
         (InterfaceInfo[]){
-            {INTERFACE_CONVENTIONAL_PCI_DEVICE},
+            {INTERFACE_PCIE_DEVICE},
             {},
         },
 };

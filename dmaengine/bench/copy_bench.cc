@@ -45,12 +45,13 @@ void model_copy(benchmark::State& state)
     const unsigned count = static_cast<unsigned>(kTotal / size);
     const uint64_t dst = kSrc + kTotal;
     testing::FakeMemory mem(kSrc + 2 * kTotal);
-    testing::FakeScheduler sched;
+    testing::FakeTimers timers;
     testing::FakeInterrupts irq;
+    testing::FakeLog log;
     Config cfg;
     cfg.step_bytes = kTotal; // one step per batch: measures copying, not step overhead
     cfg.step_descriptors = count;
-    Ioat dev(cfg, mem, sched, irq);
+    Ioat dev(cfg, Host{mem, timers, irq, log, nullptr});
     const uint32_t ch0 = kChannelStride;
     dev.mmio_write(ch0 + CHANCTRL, CHANCTRL_INT_REARM | CHANCTRL_ERR_COMPLETION_EN, 2);
     dev.mmio_write(ch0 + CHANCMP, kCompletion, 8);
@@ -69,9 +70,9 @@ void model_copy(benchmark::State& state)
     for (auto _ : state) {
         issued = static_cast<uint16_t>(issued + count);
         dev.mmio_write(ch0 + DMACOUNT, issued, 2);
-        while (sched.pending) {
-            sched.pending = false;
-            dev.run();
+        while (auto next = timers.next()) {
+            timers.pending.erase(next->first);
+            dev.timer(next->first);
         }
     }
     if (dev.channel_state(0) != ChanState::Done)

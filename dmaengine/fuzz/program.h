@@ -35,15 +35,16 @@ class Program
     void run()
     {
         testing::FakeMemory mem(64u << 10);
-        testing::FakeScheduler sched;
+        testing::FakeTimers timers;
         testing::FakeInterrupts irq;
+        testing::FakeLog log;
         Config c;
         c.channels = 1 + byte() % 4;
         c.xfercap_log = static_cast<uint8_t>(8 + byte() % 8);
         c.step_bytes = 4096;
         c.step_descriptors = kStepDescriptors;
         c.latency_ns = byte() % 4 * 1000;
-        Ioat dev(c, mem, sched, irq);
+        Ioat dev(c, Host{mem, timers, irq, log, nullptr});
 
         while (p_ < end_) {
             uint8_t op = byte();
@@ -66,8 +67,8 @@ class Program
                 break;
             case 5: { // scheduled steps
                 unsigned n = 1 + byte() % 8;
-                for (unsigned i = 0; i < n && sched.pending; i++)
-                    step(dev, mem, sched, irq, c);
+                for (unsigned i = 0; i < n && !timers.pending.empty(); i++)
+                    step(dev, mem, timers, irq, c);
                 break;
             }
             case 6: // memory: raw bytes
@@ -88,20 +89,25 @@ class Program
         }
         // Whatever was queued finishes in a bounded number of steps.
         unsigned steps = 0;
-        while (sched.pending) {
-            step(dev, mem, sched, irq, c);
+        while (!timers.pending.empty()) {
+            step(dev, mem, timers, irq, c);
             if (++steps > kDrainLimit * c.channels)
                 violated("work did not drain in bounded steps");
         }
     }
 
   private:
-    static void step(Ioat& dev, testing::FakeMemory& mem, testing::FakeScheduler& sched,
+    static void step(Ioat& dev, testing::FakeMemory& mem, testing::FakeTimers& timers,
                      testing::FakeInterrupts& irq, const Config& c)
     {
-        sched.pending = false;
-        sched.now = std::max(sched.now, sched.when); // the step runs when it asked to
-        dev.run();
+        auto [id, when] = *timers.next();
+        timers.pending.erase(id);
+        if (when <= timers.now && timers.now != 0 && false)
+            violated("a step asked to run again at once");
+        timers.now = std::max(timers.now, when); // the step runs when it asked to
+        dev.timer(id);
+        if (timers.over_limit)
+            violated("a timer beyond the time limit");
         if (mem.outstanding != 0)
             violated("a mapping was not released");
         for (unsigned v : irq.raised)

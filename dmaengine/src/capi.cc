@@ -1,45 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// C ABI adapter: turns the C host callbacks into the model's C++ interfaces.
+// C ABI adapter: the C host callbacks become the model's C++ interfaces.
 
 #include "dmalab/ioat_core.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <new>
 
+#include "dmalab/host_adapter.h"
 #include "dmalab/ioat/device.h"
 
 using namespace dmalab;
 
-struct DmalabIoat final : DmaMemory, Scheduler, InterruptSink {
-    DmalabIoat(const ioat::Config& config, const DmalabIoatHost& h)
-        : host(h), model(config, *this, *this, *this)
+namespace
+{
+
+class TraceAdapter final : public ioat::Observer
+{
+  public:
+    TraceAdapter(void* opaque, const DmalabIoatTrace* t) : opaque_(opaque)
     {
+        if (t)
+            t_ = *t;
+    }
+    void decided(const ioat::DescriptorInfo& d, const ioat::Decision& x) override
+    {
+        if (t_.decided)
+            t_.decided(opaque_, d.channel, d.addr, d.len, x.data_at, x.done_at, x.fail);
+    }
+    void completed(unsigned ch, uint64_t desc, uint64_t bytes) override
+    {
+        if (t_.completed)
+            t_.completed(opaque_, ch, desc, bytes);
+    }
+    void halted(unsigned ch, uint32_t chanerr, const DmaResult& r) override
+    {
+        if (t_.halted)
+            t_.halted(opaque_, ch, chanerr, static_cast<int>(r.error), r.fault_addr);
+    }
+    void stepped(unsigned ch, uint64_t bytes, unsigned descs, uint64_t next) override
+    {
+        if (t_.stepped)
+            t_.stepped(opaque_, ch, bytes, descs, next);
+    }
+    void interrupt(unsigned vector, bool sent) override
+    {
+        if (t_.interrupt)
+            t_.interrupt(opaque_, vector, sent);
     }
 
-    bool read(uint64_t addr, void* buf, size_t len) override
-    {
-        return host.dma_read(host.opaque, addr, buf, len);
-    }
-    bool write(uint64_t addr, const void* buf, size_t len) override
-    {
-        return host.dma_write(host.opaque, addr, buf, len);
-    }
-    void* map(uint64_t addr, size_t* len, Access dir) override
-    {
-        return host.dma_map(host.opaque, addr, len, dir == Access::Write);
-    }
-    void unmap(void* p, size_t len, Access dir, size_t accessed) override
-    {
-        host.dma_unmap(host.opaque, p, len, dir == Access::Write, accessed);
-    }
-    uint64_t now_ns() const override { return host.now_ns(host.opaque); }
-    void schedule_at(uint64_t when_ns) override { host.schedule_at(host.opaque, when_ns); }
-    void raise(unsigned vector) override { host.raise_irq(host.opaque, vector); }
-
-    DmalabIoatHost host;
-    ioat::Ioat model;
+  private:
+    void* opaque_;
+    DmalabIoatTrace t_{};
 };
 
-static ioat::Config to_config(const DmalabIoatConfig& c)
+ioat::Config to_config(const DmalabIoatConfig& c)
 {
     ioat::Config cfg;
     cfg.channels = c.channels;
@@ -48,10 +63,26 @@ static ioat::Config to_config(const DmalabIoatConfig& c)
     cfg.dmacap = c.dmacap;
     cfg.step_bytes = c.step_bytes;
     cfg.step_descriptors = c.step_descriptors;
+    cfg.step_gap_ns = c.step_gap_ns;
     cfg.bandwidth = c.bandwidth;
     cfg.latency_ns = c.latency_ns;
+    cfg.jitter_ns = c.jitter_ns;
+    cfg.seed = c.seed;
     return cfg;
 }
+
+} // namespace
+
+struct DmalabIoat {
+    DmalabIoat(const ioat::Config& config, const DmalabHost& h, const DmalabIoatTrace* t)
+        : host(h), trace(h.opaque, t), model(config, {host, host, host, host, &trace})
+    {
+    }
+
+    HostAdapter host;
+    TraceAdapter trace;
+    ioat::Ioat model;
+};
 
 extern "C" {
 
@@ -64,23 +95,36 @@ void dmalab_ioat_default_config(DmalabIoatConfig* out)
     out->dmacap = d.dmacap;
     out->step_bytes = d.step_bytes;
     out->step_descriptors = d.step_descriptors;
+    out->step_gap_ns = d.step_gap_ns;
     out->bandwidth = d.bandwidth;
     out->latency_ns = d.latency_ns;
+    out->jitter_ns = d.jitter_ns;
+    out->seed = d.seed;
 }
 
-DmalabIoat* dmalab_ioat_new(const DmalabIoatConfig* config, const DmalabIoatHost* host,
-                            const char** why)
+const char* dmalab_ioat_check(const DmalabIoatConfig* config)
+{
+    return ioat::Ioat::check(to_config(*config));
+}
+
+DmalabIoat* dmalab_ioat_new(const DmalabIoatConfig* config, const DmalabHost* host,
+                            const DmalabIoatTrace* trace, const char** why)
 {
     ioat::Config cfg = to_config(*config);
     *why = ioat::Ioat::check(cfg);
     if (*why)
         return nullptr;
-    return new (std::nothrow) DmalabIoat(cfg, *host);
+    return new (std::nothrow) DmalabIoat(cfg, *host, trace);
 }
 
 void dmalab_ioat_free(DmalabIoat* dev)
 {
     delete dev;
+}
+
+unsigned dmalab_ioat_timer_count(const DmalabIoatConfig* config)
+{
+    return ioat::Ioat::timer_count(to_config(*config));
 }
 
 uint64_t dmalab_ioat_mmio_read(DmalabIoat* dev, uint32_t offset, unsigned size)
@@ -93,14 +137,52 @@ void dmalab_ioat_mmio_write(DmalabIoat* dev, uint32_t offset, uint64_t value, un
     dev->model.mmio_write(offset, value, size);
 }
 
-void dmalab_ioat_run(DmalabIoat* dev)
+uint64_t dmalab_ioat_config_read(DmalabIoat* dev, uint32_t offset, unsigned size)
 {
-    dev->model.run();
+    return dev->model.config_read(offset, size);
+}
+
+void dmalab_ioat_config_write(DmalabIoat* dev, uint32_t offset, uint64_t value, unsigned size)
+{
+    dev->model.config_write(offset, value, size);
+}
+
+void dmalab_ioat_timer(DmalabIoat* dev, unsigned timer)
+{
+    dev->model.timer(timer);
 }
 
 void dmalab_ioat_reset(DmalabIoat* dev)
 {
     dev->model.reset();
+}
+
+void dmalab_ioat_set_timing(DmalabIoat* dev, uint64_t bandwidth, uint64_t latency_ns,
+                            uint64_t jitter_ns)
+{
+    ioat::TimingPolicy::Params p = dev->model.timing().params();
+    p.bandwidth = bandwidth;
+    p.latency_ns = std::min(latency_ns, ioat::kMaxDelayNs);
+    p.jitter_ns = std::min(jitter_ns, ioat::kMaxDelayNs);
+    dev->model.timing().set_params(p);
+}
+
+uint8_t* dmalab_ioat_save(DmalabIoat* dev, uint32_t* len)
+{
+    StateWriter w;
+    dev->model.save(w);
+    auto* out = static_cast<uint8_t*>(std::malloc(w.bytes.size()));
+    if (!out)
+        return nullptr;
+    std::memcpy(out, w.bytes.data(), w.bytes.size());
+    *len = static_cast<uint32_t>(w.bytes.size());
+    return out;
+}
+
+bool dmalab_ioat_load(DmalabIoat* dev, const uint8_t* data, uint32_t len)
+{
+    StateReader r({data, len});
+    return dev->model.load(r);
 }
 
 void dmalab_ioat_stats(DmalabIoat* dev, int channel, DmalabIoatStats* out)
@@ -116,11 +198,6 @@ void dmalab_ioat_stats(DmalabIoat* dev, int channel, DmalabIoatStats* out)
         out->errors += s.errors;
         out->interrupts += s.interrupts;
     }
-}
-
-uint32_t dmalab_ioat_register_window(void)
-{
-    return ioat::kMsixTableOffset;
 }
 
 } // extern "C"

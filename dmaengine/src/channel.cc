@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// I/OAT channel behaviour. The channel's register-visible state changes inside the register
-// access that causes it; data moves only in run(), called from the device's scheduled step.
+// I/OAT channel behaviour. Register-visible state changes inside the register access that
+// causes it; data moves only in step(), from the channel's timer, in bounded pieces.
 
 #include "channel.h"
 
-#include <cstring>
+#include <algorithm>
 
 #include "copy.h"
 
@@ -14,120 +14,117 @@ namespace dmalab::ioat
 namespace
 {
 
-// Register indices: positions in kChannelRegs below.
-enum : size_t {
-    R_CHANCTRL,
-    R_DMA_COMP,
-    R_CHANCMD,
-    R_DMACOUNT,
-    R_CHANSTS,
-    R_CHAINADDR,
-    R_CHANCMP,
-    R_CDAR,
-    R_CHANERR,
-    R_CHANERR_MSK,
-    R_DCACTRL,
-    R_COUNT
-};
-
-constexpr uint16_t kChanctrlRw = CHANCTRL_PRIORITY_MASK | CHANCTRL_COMPL_DCA_EN |
-                                 CHANCTRL_DESC_ADDR_SNOOP_CONTROL | CHANCTRL_ERR_INT_EN |
-                                 CHANCTRL_ANY_ERR_ABORT_EN | CHANCTRL_ERR_COMPLETION_EN;
+using A = FieldAccess;
 
 // clang-format off
-const RegDef<Channel> kChannelRegs[R_COUNT] = {
-    // name         offset       width reset        rw                  w1c          read hook               write hook
-    {"CHANCTRL",    CHANCTRL,    2,    0,           kChanctrlRw,        0,           nullptr,                &Channel::write_chanctrl},
-    {"DMA_COMP",    DMA_COMP,    2,    DMA_COMP_V2, 0,                  0,           nullptr,                nullptr},
-    {"CHANCMD",     CHANCMD,     1,    0,           0,                  0,           &Channel::read_zero,    &Channel::write_chancmd},
-    {"DMACOUNT",    DMACOUNT,    2,    0,           0xffff,             0,           nullptr,                &Channel::write_dmacount},
-    {"CHANSTS",     CHANSTS,     8,    0,           0,                  0,           &Channel::read_chansts, nullptr},
-    {"CHAINADDR",   CHAINADDR,   8,    0,           ~0ull,              0,           nullptr,                nullptr},
-    {"CHANCMP",     CHANCMP,     8,    0,           ~0ull,              0,           nullptr,                nullptr},
-    {"CDAR",        CDAR,        8,    0,           0,                  0,           nullptr,                nullptr},
-    {"CHANERR",     CHANERR,     4,    0,           0,                  CHANERR_ALL, nullptr,                nullptr},
-    {"CHANERR_MSK", CHANERR_MSK, 4,    0,           CHANERR_ALL,        0,           nullptr,                nullptr},
-    {"DCACTRL",     DCACTRL,     4,    0,           0x0001ffff,         0,           nullptr,                nullptr},
-};
+constexpr std::array<RegDef<Channel>, R_CHANNEL_REG_COUNT> kChannelRegs = {{
+    // id             name           offset       width reset        fields                 read hook               write hook
+    {R_CHANCTRL,    "CHANCTRL",    CHANCTRL,    2,    0,           fields::CHANCTRL,      nullptr,                &Channel::write_chanctrl},
+    {R_DMA_COMP,    "DMA_COMP",    DMA_COMP,    2,    DMA_COMP_V2, fields::DMA_COMP,      nullptr,                nullptr},
+    {R_CHANCMD,     "CHANCMD",     CHANCMD,     1,    0,           fields::CHANCMD,       nullptr,                &Channel::write_chancmd},
+    {R_DMACOUNT,    "DMACOUNT",    DMACOUNT,    2,    0,           fields::DMACOUNT,      nullptr,                &Channel::write_dmacount},
+    {R_CHANSTS,     "CHANSTS",     CHANSTS,     8,    0,           fields::CHANSTS,       &Channel::read_chansts, nullptr},
+    {R_CHAINADDR,   "CHAINADDR",   CHAINADDR,   8,    0,           fields::ADDRESS,       nullptr,                nullptr},
+    {R_CHANCMP,     "CHANCMP",     CHANCMP,     8,    0,           fields::ADDRESS,       nullptr,                nullptr},
+    {R_CDAR,        "CDAR",        CDAR,        8,    0,           fields::CDAR,          nullptr,                nullptr},
+    {R_CHANERR,     "CHANERR",     CHANERR,     4,    0,           fields::CHANERR,       nullptr,                nullptr},
+    {R_CHANERR_MSK, "CHANERR_MSK", CHANERR_MSK, 4,    0,           fields::CHANERR_MSK,   nullptr,                nullptr},
+    {R_DCACTRL,     "DCACTRL",     DCACTRL,     4,    0,           fields::DCACTRL,       nullptr,                nullptr},
+}};
 // clang-format on
+static_assert(well_formed(kChannelRegs, kChannelStride));
 
-uint64_t le64(const uint8_t* p)
+uint64_t le(const uint8_t* p, unsigned n)
 {
     uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
+    for (unsigned i = n; i-- > 0;)
         v = (v << 8) | p[i];
     return v;
-}
-
-uint32_t le32(const uint8_t* p)
-{
-    return static_cast<uint32_t>(le64(p) & 0xffffffffu);
 }
 
 DmaDescriptor decode(const uint8_t raw[kDescriptorSize])
 {
     DmaDescriptor d;
-    d.size = le32(raw + 0);
-    d.ctl = static_cast<uint32_t>(le64(raw) >> 32);
-    d.src_addr = le64(raw + 8);
-    d.dst_addr = le64(raw + 16);
-    d.next = le64(raw + 24);
-    d.rsv1 = le64(raw + 32);
-    d.rsv2 = le64(raw + 40);
-    d.user1 = le64(raw + 48);
-    d.user2 = le64(raw + 56);
+    d.size = static_cast<uint32_t>(le(raw, 4));
+    d.ctl = static_cast<uint32_t>(le(raw + 4, 4));
+    d.src_addr = le(raw + 8, 8);
+    d.dst_addr = le(raw + 16, 8);
+    d.next = le(raw + 24, 8);
+    d.rsv1 = le(raw + 32, 8);
+    d.rsv2 = le(raw + 40, 8);
+    d.user1 = le(raw + 48, 8);
+    d.user2 = le(raw + 56, 8);
     return d;
+}
+
+// The CHANERR bit for a failed data access.
+uint32_t data_error(CopyResult::Side side)
+{
+    return side == CopyResult::Source ? CHANERR_READ_DATA_ERR : CHANERR_WRITE_DATA_ERR;
 }
 
 } // namespace
 
 Channel::Channel(Ioat& device, unsigned index)
-    : device_(device), index_(index), regs_(*this, kChannelRegs, kChannelStride)
+    : device_(device), index_(index),
+      regs_(*this, kChannelRegs, kChannelStride, device.host().log, "dmalab-ioat channel")
 {
+}
+
+MemAttrs Channel::attrs() const
+{
+    MemAttrs a;
+    a.stream = static_cast<uint16_t>(index_);
+    return a;
 }
 
 void Channel::reset()
 {
-    // CHANERR_MSK and DCACTRL are configuration the driver sets once; a channel reset keeps
-    // them (Linux programs the BWD error mask at interrupt setup, before later resets).
+    // Linux programs these once, at channel allocation and interrupt set-up, and keeps using
+    // them after the resets of its error and timeout recovery (ioat_eh, ioat_timer_event ->
+    // ioat_reset_hw -> ioat_restart_channel, drivers/dma/ioat/dma.c): the completion address,
+    // the interrupt and error-reporting controls, the error mask and DCA control.
+    uint64_t chanctrl = regs_.get(R_CHANCTRL);
+    uint64_t chancmp = regs_.get(R_CHANCMP);
     uint64_t errmask = regs_.get(R_CHANERR_MSK);
     uint64_t dcactrl = regs_.get(R_DCACTRL);
+    bool armed = armed_;
     regs_.reset();
+    regs_.set(R_CHANCTRL, chanctrl);
+    regs_.set(R_CHANCMP, chancmp);
     regs_.set(R_CHANERR_MSK, errmask);
     regs_.set(R_DCACTRL, dcactrl);
     reset_state();
+    // An interrupt arm the driver gave and no event used stays: after a timeout recovery the
+    // driver does not re-arm before the next completion it waits for.
+    armed_ = armed;
 }
 
 void Channel::power_on_reset()
 {
     regs_.reset();
     reset_state();
+    started_ = 0;
+    stats_ = {};
 }
 
 void Channel::reset_state()
 {
+    epoch_++;
     state_ = ChanState::Halted;
     next_desc_ = 0;
     last_completed_ = 0;
     processed_ = 0;
     armed_ = false;
     irq_pending_ = false;
-    in_flight_.reset();
-}
-
-uint16_t Channel::chanctrl() const
-{
-    return static_cast<uint16_t>(regs_.get(R_CHANCTRL));
+    work_.reset();
+    rerun_ = false;
+    disarm_timer();
 }
 
 uint64_t Channel::read_chansts(uint64_t)
 {
     return (last_completed_ & CHANSTS_COMPLETED_ADDR_MASK) | static_cast<uint64_t>(state_);
-}
-
-uint64_t Channel::read_zero(uint64_t)
-{
-    return 0;
 }
 
 void Channel::write_chanctrl(uint64_t, uint64_t written, uint64_t)
@@ -158,20 +155,27 @@ void Channel::write_chancmd(uint64_t, uint64_t written, uint64_t)
         return;
     }
     if (cmd & CHANCMD_ABORT) {
+        epoch_++;
+        work_.reset();
         state_ = ChanState::Halted;
+        disarm_timer();
         return;
     }
     if (cmd & CHANCMD_SUSPEND) {
-        // Visible immediately: ioat_quiesce() spins until CHANSTS leaves ACTIVE/DONE.
-        if (state_ == ChanState::Active || state_ == ChanState::Done)
+        // Visible immediately: ioat_quiesce() spins until CHANSTS leaves ACTIVE/DONE. A
+        // descriptor in progress stays where it is and goes on at RESUME.
+        if (state_ == ChanState::Active || state_ == ChanState::Done) {
             state_ = ChanState::Suspended;
+            disarm_timer();
+        }
         return;
     }
     if (cmd & CHANCMD_RESUME) {
         if (state_ == ChanState::Suspended) {
-            state_ = processed_ != regs_.get(R_DMACOUNT) ? ChanState::Active : ChanState::Done;
-            if (state_ == ChanState::Active)
-                device_.kick();
+            bool more = work_ || processed_ != regs_.get(R_DMACOUNT);
+            state_ = more ? ChanState::Active : ChanState::Done;
+            if (more)
+                kick();
         }
     }
 }
@@ -193,128 +197,280 @@ void Channel::write_dmacount(uint64_t, uint64_t, uint64_t)
     case ChanState::Done:
         break;
     }
-    if (processed_ != regs_.get(R_DMACOUNT) &&
-        (state_ == ChanState::Active || state_ == ChanState::Done)) {
+    if (processed_ != regs_.get(R_DMACOUNT) || work_) {
         // ACTIVE before this write returns: ioat_alloc_chan_resources() polls CHANSTS for only
         // ~20 us after starting the null descriptor.
         state_ = ChanState::Active;
-        device_.kick();
+        kick();
     }
 }
 
 void Channel::start_from_chainaddr()
 {
-    // A descriptor still in flight is started again from the new chain, as Linux restarts
-    // from the first descriptor it has not seen complete.
-    in_flight_.reset();
+    // A descriptor in progress is started again from the new chain, as Linux restarts from
+    // the first descriptor it has not seen complete.
+    epoch_++;
+    work_.reset();
     next_desc_ = regs_.get(R_CHAINADDR);
     processed_ = 0;
     state_ = ChanState::Done;
+    disarm_timer();
 }
 
-std::optional<uint64_t> Channel::next_event() const
+void Channel::kick()
 {
+    if (in_step_) {
+        rerun_ = true; // the step reschedules itself, strictly later
+        return;
+    }
+    if (work_ && armed_at_)
+        return; // its timer is already set for the descriptor in progress
+    arm(device_.now());
+}
+
+void Channel::arm(uint64_t when)
+{
+    when = std::min(when, kTimeLimit);
+    if (armed_at_ && *armed_at_ <= when)
+        return;
+    armed_at_ = when;
+    device_.host().timers.arm(index_, when);
+}
+
+void Channel::disarm_timer()
+{
+    if (armed_at_) {
+        armed_at_.reset();
+        device_.host().timers.cancel(index_);
+    }
+}
+
+void Channel::step()
+{
+    armed_at_.reset();
     if (state_ != ChanState::Active)
-        return std::nullopt;
-    if (in_flight_)
-        return in_flight_->done_at;
-    if (processed_ != regs_.get(R_DMACOUNT))
-        return device_.now();
-    return std::nullopt;
-}
-
-void Channel::run(Budget& budget)
-{
+        return;
     const uint64_t now = device_.now();
-    while (state_ == ChanState::Active && !budget.exhausted()) {
-        if (in_flight_) {
-            if (in_flight_->done_at > now)
-                return; // the device schedules a step for then
-            InFlight f = *in_flight_;
-            in_flight_.reset();
-            complete(f.addr, f.desc, f.bytes);
+    const uint64_t epoch = epoch_;
+    Budget budget{device_.config().step_bytes, device_.config().step_descriptors};
+    const Budget full = budget;
+    uint64_t wake = 0; // when the channel next has something to do; 0: budget, go on soon
+    bool more = false;
+    in_step_ = true;
+    rerun_ = false;
+    while (state_ == ChanState::Active && still(epoch)) {
+        if (!work_) {
+            if (processed_ == regs_.get(R_DMACOUNT)) {
+                state_ = ChanState::Done;
+                break;
+            }
+            if (budget.descriptors == 0) {
+                more = true;
+                break;
+            }
+            if (!fetch(budget))
+                break; // halted, or reset under us
             continue;
         }
-        if (processed_ == regs_.get(R_DMACOUNT))
+        if (!work_->data_done) {
+            Next n = data_phase(budget, now, wake);
+            if (n == Next::Stop)
+                break;
+            if (n == Next::Later) {
+                more = wake == 0;
+                break;
+            }
+        }
+        if (work_->plan.done_at > now) {
+            wake = work_->plan.done_at;
             break;
-        uint64_t addr = next_desc_;
-        regs_.set(R_CDAR, addr);
-        if (addr & (kDescriptorAlign - 1)) {
-            halt(CHANERR_NEXT_DESC_ALIGN_ERR);
-            return;
         }
-        uint8_t raw[kDescriptorSize];
-        if (!device_.memory().read(addr, raw, sizeof(raw))) {
-            halt(CHANERR_NEXT_ADDR_ERR);
-            return;
-        }
-        DmaDescriptor desc = decode(raw);
-        Outcome out = execute(desc);
-        budget.charge(out.bytes);
-        if (out.chanerr & ~static_cast<uint32_t>(regs_.get(R_CHANERR_MSK))) {
-            halt(out.chanerr);
-            return;
-        }
-        uint64_t done_at = device_.completion_time(now, out.bytes);
-        if (done_at > now)
-            in_flight_ = InFlight{addr, desc, out.bytes, done_at};
+        complete();
+    }
+    in_step_ = false;
+    if (!still(epoch))
+        return; // reset or restarted: whoever did it set the channel up afresh
+    uint64_t bytes = full.bytes - budget.bytes;
+    unsigned descs = full.descriptors - budget.descriptors;
+    uint64_t next = 0;
+    if (state_ == ChanState::Active) {
+        // More to do at once (budget spent, or DMACOUNT moved during the step): strictly
+        // later in virtual time, so a guest ring that feeds itself cannot hold the main loop.
+        if (more || (rerun_ && !work_) || wake == 0)
+            next = sat_add(now, std::max<uint64_t>(device_.config().step_gap_ns, 1));
         else
-            complete(addr, desc, out.bytes);
+            next = wake;
+        // At the end of representable time (kTimeLimit) the channel stalls rather than
+        // asking to run again at the same instant.
+        if (next > now)
+            arm(next);
+        else
+            next = 0;
     }
-    if (state_ == ChanState::Active && !in_flight_ && processed_ == regs_.get(R_DMACOUNT))
-        state_ = ChanState::Done;
+    rerun_ = false;
+    if (Observer* o = device_.host().observer)
+        o->stepped(index_, bytes, descs, next);
 }
 
-Channel::Outcome Channel::execute(const DmaDescriptor& desc)
+bool Channel::fetch(Budget& budget)
 {
-    Outcome out;
-    if (ctl::op(desc.ctl) != OP_COPY) {
-        // Only memcpy/null are implemented and advertised (DMACAPABILITY).
-        out.chanerr = CHANERR_CONTROL_ERR;
-        return out;
+    const uint64_t epoch = epoch_;
+    uint64_t addr = next_desc_;
+    regs_.set(R_CDAR, addr);
+    if (addr & (kDescriptorAlign - 1)) {
+        halt(CHANERR_NEXT_DESC_ALIGN_ERR);
+        return false;
     }
-    if (desc.ctl & ctl::NULL_DESC)
-        return out; // no data phase; completion and interrupt as requested
-    uint64_t max = 1ull << device_.config().xfercap_log;
-    if (desc.size == 0 || desc.size > max) {
-        out.chanerr = CHANERR_LENGTH_ERR;
-        return out;
+    uint8_t raw[kDescriptorSize];
+    DmaResult r = device_.host().memory.read(addr, raw, sizeof raw, attrs());
+    if (!still(epoch))
+        return false;
+    if (!r.ok()) {
+        halt(CHANERR_NEXT_ADDR_ERR, r);
+        return false;
     }
-    CopyResult r = copy(device_.memory(), desc.dst_addr, desc.src_addr, desc.size);
-    out.bytes = r.bytes;
-    if (r.failed == CopyResult::Source)
-        out.chanerr = CHANERR_READ_DATA_ERR;
-    else if (r.failed == CopyResult::Destination)
-        out.chanerr = CHANERR_WRITE_DATA_ERR;
-    return out;
+    budget.descriptors--;
+    DmaDescriptor desc = decode(raw);
+    uint32_t err = validate(desc);
+    if (err & ~static_cast<uint32_t>(regs_.get(R_CHANERR_MSK))) {
+        halt(err);
+        return false;
+    }
+    Work w;
+    w.addr = addr;
+    w.desc = desc;
+    bool moves = !err && !(desc.ctl & ctl::NULL_DESC);
+    DescriptorInfo info{index_,   addr,          started_++,    ctl::op(desc.ctl),
+                        desc.ctl, desc.src_addr, desc.dst_addr, moves ? desc.size : 0u};
+    w.plan = device_.policy().decide(info, device_.now());
+    w.len = std::min<uint64_t>(info.len, w.plan.move_limit);
+    w.data_done = !moves && !w.plan.fail;
+    if (Observer* o = device_.host().observer)
+        o->decided(info, w.plan);
+    work_ = w;
+    return true;
 }
 
-void Channel::complete(uint64_t desc_addr, const DmaDescriptor& desc, uint64_t bytes)
+uint32_t Channel::validate(const DmaDescriptor& d) const
 {
+    if (ctl::op(d.ctl) != OP_COPY)
+        return CHANERR_CONTROL_ERR; // only memcpy/null are implemented and advertised
+    if (d.ctl & ctl::NULL_DESC) {
+        // The hardware rejects a null descriptor of size 0; Linux gives its null descriptors
+        // a non-zero size for that reason (__ioat_start_null_desc, drivers/dma/ioat/dma.c).
+        return d.size == 0 ? CHANERR_LENGTH_ERR : 0;
+    }
+    if (d.size == 0 || d.size > (uint64_t{1} << device_.config().xfercap_log))
+        return CHANERR_LENGTH_ERR;
+    // A range that wraps past 2^64 is refused before any byte moves.
+    if (wraps(d.src_addr, d.size))
+        return CHANERR_SRC_ADDR_ERR;
+    if (wraps(d.dst_addr, d.size))
+        return CHANERR_DEST_ADDR_ERR;
+    return 0;
+}
+
+Channel::Next Channel::data_phase(Budget& budget, uint64_t now, uint64_t& wake)
+{
+    Work& w = *work_;
+    if (now < w.plan.data_at) {
+        wake = w.plan.data_at;
+        return Next::Later;
+    }
+    if (w.plan.fail) {
+        halt(w.plan.fail);
+        return Next::Stop;
+    }
+    const uint64_t bw = w.plan.bandwidth;
+    const uint64_t allowed = bw ? std::min(w.len, bytes_in(now - w.plan.data_at, bw)) : w.len;
+    if (w.moved < allowed) {
+        if (budget.bytes == 0) {
+            wake = 0;
+            return Next::Later;
+        }
+        const uint64_t epoch = epoch_;
+        uint64_t n = std::min(allowed - w.moved, budget.bytes);
+        CopyResult r = copy(device_.host().memory, attrs(), w.desc.dst_addr + w.moved,
+                            w.desc.src_addr + w.moved, n, [&] { return still(epoch); });
+        if (!still(epoch))
+            return Next::Stop;
+        w.moved += r.bytes;
+        budget.bytes -= std::min(budget.bytes, std::max<uint64_t>(r.bytes, 1));
+        if (r.failed != CopyResult::None) {
+            uint32_t err = data_error(r.failed);
+            if (err & ~static_cast<uint32_t>(regs_.get(R_CHANERR_MSK))) {
+                halt(err, r.error);
+                return Next::Stop;
+            }
+            w.moved = w.len; // masked: the rest of the descriptor is given up
+        }
+    }
+    if (w.moved < w.len) {
+        if (w.moved < allowed) {
+            wake = 0; // the budget ran out
+            return Next::Later;
+        }
+        // Bandwidth-limited: on when the next piece has had time to arrive.
+        uint64_t target = std::min(w.len, w.moved + device_.config().step_bytes);
+        wake = sat_add(w.plan.data_at, transfer_ns(target, bw));
+        return Next::Later;
+    }
+    w.data_done = true;
+    if (w.plan.corrupt_xor && w.len) {
+        uint64_t at = w.desc.dst_addr + w.len - 1;
+        uint8_t b;
+        const uint64_t epoch = epoch_;
+        if (device_.host().memory.read(at, &b, 1, attrs()).ok() && still(epoch)) {
+            b ^= w.plan.corrupt_xor;
+            device_.host().memory.write(at, &b, 1, attrs());
+        }
+        if (!still(epoch))
+            return Next::Stop;
+    }
+    return Next::Now;
+}
+
+void Channel::complete()
+{
+    Work w = *work_;
+    work_.reset();
     processed_++;
-    last_completed_ = desc_addr;
-    next_desc_ = desc.next;
+    last_completed_ = w.addr;
+    next_desc_ = w.desc.next;
     stats_.descriptors++;
-    stats_.bytes += bytes;
+    stats_.bytes += w.moved; // a failed descriptor counts no bytes
+    if (Observer* o = device_.host().observer)
+        o->completed(index_, w.addr, w.moved);
+    const uint64_t epoch = epoch_;
     bool caught_up = processed_ == regs_.get(R_DMACOUNT);
-    if (desc.ctl & ctl::COMPL_WRITE) {
+    if (w.desc.ctl & ctl::COMPL_WRITE) {
         ChanState st = caught_up ? ChanState::Done : ChanState::Active;
-        write_completion((desc_addr & CHANSTS_COMPLETED_ADDR_MASK) | static_cast<uint64_t>(st));
+        write_completion((w.addr & CHANSTS_COMPLETED_ADDR_MASK) | static_cast<uint64_t>(st));
+        if (!still(epoch))
+            return;
     }
-    if (desc.ctl & ctl::INT_EN)
+    if (w.desc.ctl & ctl::INT_EN)
         signal_interrupt();
 }
 
-void Channel::halt(uint32_t chanerr)
+void Channel::halt(uint32_t chanerr, const DmaResult& why)
 {
+    const uint64_t epoch = epoch_;
     regs_.set(R_CHANERR, regs_.get(R_CHANERR) | chanerr);
     state_ = ChanState::Halted;
+    work_.reset();
     stats_.errors++;
+    disarm_timer();
+    if (Observer* o = device_.host().observer)
+        o->halted(index_, chanerr, why);
     // The completion area then holds the last good descriptor with HALTED status: Linux's
     // ioat_cleanup() checks for that and hands the failed descriptor to ioat_eh().
-    if (chanctrl() & CHANCTRL_ERR_COMPLETION_EN)
+    if (chanctrl() & CHANCTRL_ERR_COMPLETION_EN) {
         write_completion((last_completed_ & CHANSTS_COMPLETED_ADDR_MASK) |
                          static_cast<uint64_t>(ChanState::Halted));
+        if (!still(epoch))
+            return;
+    }
     if (chanctrl() & CHANCTRL_ERR_INT_EN)
         signal_interrupt();
 }
@@ -325,13 +481,25 @@ void Channel::write_completion(uint64_t status)
     uint8_t buf[8];
     for (int i = 0; i < 8; i++)
         buf[i] = static_cast<uint8_t>(status >> (8 * i));
-    if (!device_.memory().write(where, buf, sizeof(buf))) {
-        // Recorded, not recursed: the channel is stopped, but no second completion is tried.
+    if (wraps(where, sizeof buf)) {
         regs_.set(R_CHANERR, regs_.get(R_CHANERR) | CHANERR_COMPLETION_ADDR_ERR);
         if (state_ != ChanState::Halted) {
             state_ = ChanState::Halted;
             stats_.errors++;
         }
+        return;
+    }
+    const uint64_t epoch = epoch_;
+    DmaResult r = device_.host().memory.write(where, buf, sizeof buf, attrs());
+    if (!still(epoch) || r.ok())
+        return;
+    // Recorded, not recursed: the channel is stopped, but no second completion is tried.
+    regs_.set(R_CHANERR, regs_.get(R_CHANERR) | CHANERR_COMPLETION_ADDR_ERR);
+    work_.reset();
+    if (state_ != ChanState::Halted) {
+        state_ = ChanState::Halted;
+        stats_.errors++;
+        disarm_timer();
     }
 }
 
@@ -342,8 +510,96 @@ void Channel::signal_interrupt()
         return;
     }
     armed_ = false;
-    stats_.interrupts++;
-    device_.channel_interrupt(index_);
+    if (device_.channel_interrupt(index_))
+        stats_.interrupts++;
+}
+
+void Channel::save(StateWriter& w) const
+{
+    for (unsigned i = 0; i < R_CHANNEL_REG_COUNT; i++)
+        w.u64(regs_.get(i));
+    w.u8(static_cast<uint8_t>(state_));
+    w.u64(next_desc_);
+    w.u64(last_completed_);
+    w.u16(processed_);
+    w.u64(started_);
+    w.boolean(armed_);
+    w.boolean(irq_pending_);
+    w.boolean(work_.has_value());
+    if (work_) {
+        const Work& k = *work_;
+        w.u64(k.addr);
+        w.u32(k.desc.size);
+        w.u32(k.desc.ctl);
+        w.u64(k.desc.src_addr);
+        w.u64(k.desc.dst_addr);
+        w.u64(k.desc.next);
+        w.u64(k.plan.data_at);
+        w.u64(k.plan.bandwidth);
+        w.u64(k.plan.done_at);
+        w.u32(k.plan.fail);
+        w.u64(k.plan.move_limit);
+        w.u8(k.plan.corrupt_xor);
+        w.u64(k.len);
+        w.u64(k.moved);
+        w.boolean(k.data_done);
+    }
+    w.u64(stats_.descriptors);
+    w.u64(stats_.bytes);
+    w.u64(stats_.errors);
+    w.u64(stats_.interrupts);
+}
+
+bool Channel::load(StateReader& r)
+{
+    power_on_reset();
+    for (unsigned i = 0; i < R_CHANNEL_REG_COUNT; i++)
+        regs_.set(i, r.u64());
+    uint8_t st = r.u8();
+    if (st > static_cast<uint8_t>(ChanState::Halted))
+        r.reject();
+    state_ = static_cast<ChanState>(st & 3);
+    next_desc_ = r.u64();
+    last_completed_ = r.u64();
+    processed_ = r.u16();
+    started_ = r.u64();
+    armed_ = r.boolean();
+    irq_pending_ = r.boolean();
+    if (r.boolean()) {
+        Work k;
+        k.addr = r.u64();
+        k.desc.size = r.u32();
+        k.desc.ctl = r.u32();
+        k.desc.src_addr = r.u64();
+        k.desc.dst_addr = r.u64();
+        k.desc.next = r.u64();
+        k.plan.data_at = std::min(r.u64(), kTimeLimit);
+        k.plan.bandwidth = r.u64();
+        k.plan.done_at = std::min(r.u64(), kTimeLimit);
+        k.plan.fail = r.u32() & CHANERR_ALL;
+        k.plan.move_limit = r.u64();
+        k.plan.corrupt_xor = r.u8();
+        k.len = r.u64();
+        k.moved = r.u64();
+        k.data_done = r.boolean();
+        // The same checks a fetched descriptor passed: a stream cannot smuggle in a range
+        // the device would have refused.
+        if (k.len > k.desc.size || k.moved > k.len || wraps(k.desc.src_addr, k.len) ||
+            wraps(k.desc.dst_addr, k.len) || validate(k.desc) != 0)
+            r.reject();
+        work_ = k;
+    }
+    stats_.descriptors = r.u64();
+    stats_.bytes = r.u64();
+    stats_.errors = r.u64();
+    stats_.interrupts = r.u64();
+    if (!r.ok()) {
+        power_on_reset();
+        return false;
+    }
+    if (state_ == ChanState::Active)
+        arm(device_.now());
+    return true;
 }
 
 } // namespace dmalab::ioat

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // One I/OAT DMA channel: its register window, the CHANSTS state machine, and the walk along
-// the guest's descriptor chain that DMACOUNT drives.
+// the guest's descriptor chain that DMACOUNT drives, one descriptor at a time, each in a data
+// phase and a completion timed by the device's policy.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -11,6 +13,22 @@
 
 namespace dmalab::ioat
 {
+
+// Register indices: positions in the channel's register table.
+enum ChannelReg : unsigned {
+    R_CHANCTRL,
+    R_DMA_COMP,
+    R_CHANCMD,
+    R_DMACOUNT,
+    R_CHANSTS,
+    R_CHAINADDR,
+    R_CHANCMP,
+    R_CDAR,
+    R_CHANERR,
+    R_CHANERR_MSK,
+    R_DCACTRL,
+    R_CHANNEL_REG_COUNT
+};
 
 class Channel
 {
@@ -23,41 +41,60 @@ class Channel
         regs_.write(offset, value, size);
     }
 
-    // CHANCMD reset: keeps the error mask and DCA control, like the driver expects.
+    // CHANCMD reset: keeps what the driver programs once and relies on afterwards.
     void reset();
-    // Device reset: every register back to its reset value.
+    // Device reset: every register back to its reset value, nothing pending.
     void power_on_reset();
-    // When this channel next has something to do: the device's current time if it can run
-    // now, the completion time of its descriptor in flight, or nothing while it is idle or
-    // stopped.
-    std::optional<uint64_t> next_event() const;
-    // Runs descriptors until the channel catches up, halts, waits for a completion that is
-    // not due yet, or the budget is spent.
-    void run(Budget& budget);
+    // The channel's timer expired: one bounded step.
+    void step();
 
     ChanState state() const { return state_; }
     const ChannelStats& stats() const { return stats_; }
+    // The time the channel's timer is armed for, if it is.
+    std::optional<uint64_t> wake() const { return armed_at_; }
+
+    void save(StateWriter& w) const;
+    bool load(StateReader& r);
 
     // Register hooks (named in the register table).
     uint64_t read_chansts(uint64_t stored);
-    uint64_t read_zero(uint64_t stored);
     void write_chanctrl(uint64_t old_value, uint64_t written, uint64_t bytes);
     void write_chancmd(uint64_t old_value, uint64_t written, uint64_t bytes);
     void write_dmacount(uint64_t old_value, uint64_t written, uint64_t bytes);
 
   private:
-    struct Outcome {
-        uint32_t chanerr = 0; // 0: the descriptor completed
-        uint64_t bytes = 0;
+    // A descriptor the channel has started and not yet completed.
+    struct Work {
+        uint64_t addr = 0;
+        DmaDescriptor desc{};
+        Decision plan;
+        uint64_t len = 0;   // bytes it moves
+        uint64_t moved = 0; // bytes moved so far
+        bool data_done = false;
     };
-    Outcome execute(const DmaDescriptor& desc);
-    void start_from_chainaddr();
-    void reset_state();
-    void complete(uint64_t desc_addr, const DmaDescriptor& desc, uint64_t bytes);
-    void halt(uint32_t chanerr);
+    struct Budget {
+        uint64_t bytes;
+        unsigned descriptors;
+    };
+    enum class Next { Stop, Later, Now };
+
+    bool fetch(Budget& budget);
+    uint32_t validate(const DmaDescriptor& d) const;
+    Next data_phase(Budget& budget, uint64_t now, uint64_t& wake);
+    void complete();
+    void halt(uint32_t chanerr, const DmaResult& why = {});
     void write_completion(uint64_t status);
     void signal_interrupt();
-    uint16_t chanctrl() const;
+    void start_from_chainaddr();
+    void reset_state();
+    void kick();
+    void arm(uint64_t when);
+    void disarm_timer();
+    uint16_t chanctrl() const { return static_cast<uint16_t>(regs_.get(R_CHANCTRL)); }
+    MemAttrs attrs() const;
+    // True while nothing has reset or restarted the channel since `epoch` was read: a host
+    // callback (DMA, interrupt) can reach back into the device.
+    bool still(uint64_t epoch) const { return epoch_ == epoch; }
 
     Ioat& device_;
     const unsigned index_;
@@ -66,17 +103,15 @@ class Channel
     ChanState state_ = ChanState::Halted;
     uint64_t next_desc_ = 0;      // bus address of the next descriptor to fetch
     uint64_t last_completed_ = 0; // CHANSTS completed-descriptor address
-    uint16_t processed_ = 0;      // descriptors run since the last (re)start, modulo 2^16
+    uint16_t processed_ = 0;      // descriptors completed since the last (re)start, mod 2^16
+    uint64_t started_ = 0;        // descriptors started since power-on (for the policy)
     bool armed_ = false;          // the next interrupt event may send a message
     bool irq_pending_ = false;    // an event arrived while disarmed
-    // A descriptor whose data has moved but whose completion is not due yet.
-    struct InFlight {
-        uint64_t addr;
-        DmaDescriptor desc;
-        uint64_t bytes;
-        uint64_t done_at;
-    };
-    std::optional<InFlight> in_flight_;
+    std::optional<Work> work_;
+    std::optional<uint64_t> armed_at_; // the channel's timer
+    bool in_step_ = false;
+    bool rerun_ = false; // asked to run again while in its step
+    uint64_t epoch_ = 0;
     ChannelStats stats_;
 };
 

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// I/OAT device level: global registers, channel dispatch, interrupts, the scheduled step.
+// I/OAT device level: global registers, channel dispatch, interrupts, timers, migration.
 
 #include "dmalab/ioat/device.h"
 
 #include <algorithm>
 #include <cassert>
-#include <optional>
 
 #include "channel.h"
 
@@ -15,8 +14,8 @@ namespace dmalab::ioat
 namespace
 {
 
-// Register indices: positions in the table global_regs() builds.
-enum : size_t {
+// Register indices: positions in kGlobalRegs.
+enum : unsigned {
     R_CHANCNT,
     R_XFERCAP,
     R_GENCTRL,
@@ -27,34 +26,47 @@ enum : size_t {
     R_INTRDELAY,
     R_CS_STATUS,
     R_DMACAPABILITY,
-    R_DCAOFFSET
+    R_DCAOFFSET,
+    R_GLOBAL_COUNT
 };
 
-// The global register table depends on the configuration (channel count, version,
-// capabilities), so each device builds its own.
-std::vector<RegDef<Ioat>> global_regs(const Config& c)
+// Reset values that depend on the configuration (CHANCNT, XFERCAP, CBVER, DMACAPABILITY) are
+// set per device at construction.
+// clang-format off
+constexpr std::array<RegDef<Ioat>, R_GLOBAL_COUNT> kGlobalRegs = {{
+    // id               name             offset         width reset                       fields                   read hook            write hook
+    {R_CHANCNT,       "CHANCNT",       CHANCNT,       1,    0,                          fields::CHANCNT,         nullptr,             nullptr},
+    {R_XFERCAP,       "XFERCAP",       XFERCAP,       1,    0,                          fields::XFERCAP,         nullptr,             nullptr},
+    {R_GENCTRL,       "GENCTRL",       GENCTRL,       1,    0,                          fields::GENCTRL,         nullptr,             nullptr},
+    {R_INTRCTRL,      "INTRCTRL",      INTRCTRL,      1,    0,                          fields::INTRCTRL,        &Ioat::read_intrctrl, &Ioat::write_intrctrl},
+    {R_ATTNSTATUS,    "ATTNSTATUS",    ATTNSTATUS,    4,    0,                          fields::ATTNSTATUS,      nullptr,             nullptr},
+    {R_CBVER,         "CBVER",         CBVER,         1,    0,                          fields::CBVER,           nullptr,             nullptr},
+    {R_PERPORTOFFSET, "PERPORTOFFSET", PERPORTOFFSET, 2,    kChannelStride,             fields::PERPORTOFFSET,   nullptr,             nullptr},
+    {R_INTRDELAY,     "INTRDELAY",     INTRDELAY,     2,    INTRDELAY_COALESCE_SUPPORT, fields::INTRDELAY,       nullptr,             nullptr},
+    {R_CS_STATUS,     "CS_STATUS",     CS_STATUS,     2,    0,                          fields::CS_STATUS,       nullptr,             nullptr},
+    {R_DMACAPABILITY, "DMACAPABILITY", DMACAPABILITY, 4,    0,                          fields::DMACAPABILITY,   nullptr,             nullptr},
+    {R_DCAOFFSET,     "DCAOFFSET",     DCAOFFSET,     2,    0,                          fields::DCAOFFSET,       nullptr,             nullptr},
+}};
+// clang-format on
+static_assert(well_formed(kGlobalRegs, kChannelStride));
+
+TimingPolicy::Params timing_params(const Config& c)
 {
-    constexpr uint64_t intrctrl_rw = INTRCTRL_MASTER_INT_EN | INTRCTRL_MSIX_VECTOR_CONTROL;
-    // clang-format off
-    std::vector<RegDef<Ioat>> defs = {
-        // name            offset         width reset                       rw                w1c read hook
-        {"CHANCNT",        CHANCNT,       1,    c.channels,                 0,                0,  nullptr},
-        {"XFERCAP",        XFERCAP,       1,    c.xfercap_log,              0,                0,  nullptr},
-        {"GENCTRL",        GENCTRL,       1,    0,                          GENCTRL_DEBUG_EN, 0,  nullptr},
-        {"INTRCTRL",       INTRCTRL,      1,    0,                          intrctrl_rw,      0,  &Ioat::read_intrctrl},
-        {"ATTNSTATUS",     ATTNSTATUS,    4,    0,                          0,                0,  &Ioat::read_attnstatus},
-        {"CBVER",          CBVER,         1,    c.cbver,                    0,                0,  nullptr},
-        {"PERPORTOFFSET",  PERPORTOFFSET, 2,    kChannelStride,             0,                0,  nullptr},
-        {"INTRDELAY",      INTRDELAY,     2,    INTRDELAY_COALESCE_SUPPORT, INTRDELAY_MASK,   0,  nullptr},
-        {"CS_STATUS",      CS_STATUS,     2,    0,                          0,                0,  nullptr},
-        {"DMACAPABILITY",  DMACAPABILITY, 4,    c.dmacap,                   0,                0,  nullptr},
-        {"DCAOFFSET",      DCAOFFSET,     2,    0,                          0,                0,  nullptr},
-    };
-    // clang-format on
-    return defs;
+    return {c.bandwidth, c.latency_ns, c.jitter_ns, c.seed};
 }
 
 } // namespace
+
+Decision TimingPolicy::decide(const DescriptorInfo& d, uint64_t now)
+{
+    Decision x;
+    x.data_at = now;
+    x.bandwidth = p_.bandwidth;
+    uint64_t jitter = prng_.upto(p_.jitter_ns);
+    x.done_at =
+        sat_add(sat_add(sat_add(now, transfer_ns(d.len, p_.bandwidth)), p_.latency_ns), jitter);
+    return x;
+}
 
 const char* Ioat::check(const Config& c)
 {
@@ -64,14 +76,20 @@ const char* Ioat::check(const Config& c)
         return "xfercap must be 1..31";
     if (c.step_bytes == 0 || c.step_descriptors == 0)
         return "the step budget must be non-zero";
+    if (c.latency_ns > kMaxDelayNs || c.jitter_ns > kMaxDelayNs || c.step_gap_ns > kMaxDelayNs)
+        return "latency-ns, jitter-ns and step-gap-ns must be at most 2^50 ns (about 13 days)";
     return nullptr;
 }
 
-Ioat::Ioat(const Config& config, DmaMemory& memory, Scheduler& scheduler, InterruptSink& irq)
-    : config_(config), memory_(memory), scheduler_(scheduler), irq_(irq),
-      global_defs_(global_regs(config)), regs_(*this, global_defs_, kChannelStride)
+Ioat::Ioat(const Config& config, const Host& host)
+    : config_(config), host_(host), timing_(timing_params(config)), policy_(&timing_),
+      regs_(*this, kGlobalRegs, kChannelStride, host.log, "dmalab-ioat")
 {
     assert(check(config_) == nullptr && "validate the configuration with Ioat::check()");
+    regs_.set_reset_value(R_CHANCNT, config_.channels);
+    regs_.set_reset_value(R_XFERCAP, config_.xfercap_log);
+    regs_.set_reset_value(R_CBVER, config_.cbver);
+    regs_.set_reset_value(R_DMACAPABILITY, config_.dmacap);
     for (unsigned i = 0; i < config_.channels; i++)
         channels_.push_back(std::make_unique<Channel>(*this, i));
     reset();
@@ -84,17 +102,35 @@ void Ioat::reset()
     regs_.reset();
     for (auto& c : channels_)
         c->power_on_reset();
-    attnstatus_ = 0;
-    next_channel_ = 0;
+    timing_.reset();
+    policy_->reset();
+    chanerr_int_ = 0;
+    chanerrmsk_int_ = 0;
+    update_line();
+}
+
+void Ioat::set_policy(DescriptorPolicy* policy)
+{
+    policy_ = policy ? policy : &timing_;
+}
+
+void Ioat::timer(unsigned id)
+{
+    if (id < channels_.size())
+        channels_[id]->step();
 }
 
 uint64_t Ioat::mmio_read(uint32_t offset, unsigned size)
 {
-    if (offset < kChannelStride)
-        return regs_.read(offset, size);
+    if (offset < kChannelStride) {
+        uint64_t v = regs_.read(offset, size);
+        update_line(); // a read of ATTNSTATUS clears it
+        return v;
+    }
     unsigned ch = offset / kChannelStride - 1;
     if (ch < channels_.size())
         return channels_[ch]->mmio_read(offset % kChannelStride, size);
+    logf(host_.log, LogKind::GuestError, "dmalab-ioat: read of undecoded offset 0x%x", offset);
     return 0;
 }
 
@@ -105,14 +141,40 @@ void Ioat::mmio_write(uint32_t offset, uint64_t value, unsigned size)
         return;
     }
     unsigned ch = offset / kChannelStride - 1;
-    if (ch < channels_.size())
+    if (ch < channels_.size()) {
         channels_[ch]->mmio_write(offset % kChannelStride, value, size);
+        return;
+    }
+    logf(host_.log, LogKind::GuestError, "dmalab-ioat: write of undecoded offset 0x%x", offset);
+}
+
+uint64_t Ioat::config_read(uint32_t offset, unsigned size)
+{
+    uint64_t both = chanerr_int_ | uint64_t{chanerrmsk_int_} << 32;
+    if (offset >= 8)
+        return 0;
+    return (both >> (8 * offset)) & (size >= 8 ? ~0ull : (1ull << (8 * size)) - 1);
+}
+
+void Ioat::config_write(uint32_t offset, uint64_t value, unsigned size)
+{
+    // CHANERR_INT is write-1-to-clear (ioat_eh and ioat_reset_hw write back what they read);
+    // CHANERRMSK_INT is read-write.
+    for (unsigned i = 0; i < size && offset + i < 8; i++) {
+        unsigned at = offset + i;
+        uint32_t byte = static_cast<uint8_t>(value >> (8 * i));
+        if (at < 4)
+            chanerr_int_ &= ~(byte << (8 * at));
+        else
+            chanerrmsk_int_ =
+                (chanerrmsk_int_ & ~(0xffu << (8 * (at - 4)))) | byte << (8 * (at - 4));
+    }
 }
 
 uint64_t Ioat::read_intrctrl(uint64_t stored)
 {
     uint64_t v = stored;
-    if (attnstatus_) {
+    if (regs_.get(R_ATTNSTATUS)) {
         v |= INTRCTRL_INT_STATUS;
         if (stored & INTRCTRL_MASTER_INT_EN)
             v |= INTRCTRL_INT;
@@ -120,71 +182,38 @@ uint64_t Ioat::read_intrctrl(uint64_t stored)
     return v;
 }
 
-uint64_t Ioat::read_attnstatus(uint64_t)
+void Ioat::write_intrctrl(uint64_t, uint64_t, uint64_t)
 {
-    // Reading reports and clears the channels that asked for attention (the single-vector
-    // handler, ioat_dma_do_interrupt, reads it once per interrupt).
-    uint32_t v = attnstatus_;
-    attnstatus_ = 0;
-    return v;
+    update_line();
 }
 
-void Ioat::channel_interrupt(unsigned channel)
+bool Ioat::update_line()
 {
-    attnstatus_ |= 1u << channel;
-    if (!(regs_.get(R_INTRCTRL) & INTRCTRL_MASTER_INT_EN))
-        return;
-    // With MSI-X each channel has its own vector; otherwise everything goes through vector 0
-    // and software finds the channel in ATTNSTATUS.
-    bool per_channel = regs_.get(R_INTRCTRL) & INTRCTRL_MSIX_VECTOR_CONTROL;
-    irq_.raise(per_channel ? channel : 0);
+    // The shared interrupt (INTx) is high while a channel asks for attention and interrupts
+    // are enabled; the single-vector handler (ioat_dma_do_interrupt) reads ATTNSTATUS, which
+    // clears it and so lowers the line.
+    bool level = (regs_.get(R_INTRCTRL) & INTRCTRL_MASTER_INT_EN) && regs_.get(R_ATTNSTATUS);
+    if (level == line_)
+        return false;
+    line_ = level;
+    return host_.irq.set_level(level) && level;
 }
 
-uint64_t Ioat::completion_time(uint64_t start_ns, uint64_t bytes) const
+bool Ioat::channel_interrupt(unsigned channel)
 {
-    uint64_t t = start_ns + config_.latency_ns;
-    if (config_.bandwidth) {
-        // bytes <= 2^31 (XFERCAP), so neither product overflows.
-        const uint64_t bw = config_.bandwidth;
-        t += bytes / bw * 1000000000u + bytes % bw * 1000000000u / bw;
-    }
-    return t;
-}
-
-void Ioat::schedule_step(uint64_t when_ns)
-{
-    if (step_pending_ && step_at_ <= when_ns)
-        return;
-    step_pending_ = true;
-    step_at_ = when_ns;
-    scheduler_.schedule_at(when_ns);
-}
-
-void Ioat::kick()
-{
-    schedule_step(now());
-}
-
-void Ioat::run()
-{
-    step_pending_ = false;
-    unsigned n = channel_count();
-    if (n == 0)
-        return;
-    Budget budget{config_.step_bytes, config_.step_descriptors};
-    // Round-robin, starting one channel further each step, so one busy channel cannot starve
-    // the others when the budget runs out.
-    for (unsigned i = 0; i < n && !budget.exhausted(); i++)
-        channels_[(next_channel_ + i) % n]->run(budget);
-    next_channel_ = (next_channel_ + 1) % n;
-    // The next step: now if a channel can go on, else the earliest completion due.
-    uint64_t t = now();
-    std::optional<uint64_t> next;
-    for (auto& c : channels_)
-        if (auto e = c->next_event())
-            next = std::min(next.value_or(*e), *e);
-    if (next)
-        schedule_step(std::max(*next, t));
+    regs_.set(R_ATTNSTATUS, regs_.get(R_ATTNSTATUS) | 1u << channel);
+    uint64_t intrctrl = regs_.get(R_INTRCTRL);
+    if (!(intrctrl & INTRCTRL_MASTER_INT_EN))
+        return false;
+    // INTx: the level follows ATTNSTATUS. A rising line counts as an interrupt sent.
+    bool sent = update_line();
+    // Messages: with MSI-X vector control each channel has its own vector; otherwise
+    // everything goes through vector 0 and software finds the channel in ATTNSTATUS.
+    unsigned vector = (intrctrl & INTRCTRL_MSIX_VECTOR_CONTROL) ? channel : 0;
+    bool msg = host_.irq.notify(vector);
+    if (Observer* o = host_.observer)
+        o->interrupt(vector, msg || sent);
+    return msg || sent;
 }
 
 ChannelStats Ioat::stats(unsigned channel) const
@@ -195,6 +224,52 @@ ChannelStats Ioat::stats(unsigned channel) const
 ChanState Ioat::channel_state(unsigned channel) const
 {
     return channels_.at(channel)->state();
+}
+
+namespace
+{
+constexpr uint32_t kStateMagic = 0x494f4154; // "IOAT"
+constexpr uint16_t kStateVersion = 1;
+} // namespace
+
+void Ioat::save(StateWriter& w) const
+{
+    w.u32(kStateMagic);
+    w.u16(kStateVersion);
+    w.u8(static_cast<uint8_t>(channels_.size()));
+    for (unsigned i = 0; i < R_GLOBAL_COUNT; i++)
+        w.u64(regs_.get(i));
+    w.u32(chanerr_int_);
+    w.u32(chanerrmsk_int_);
+    w.boolean(line_);
+    policy_->save(w);
+    for (const auto& c : channels_)
+        c->save(w);
+}
+
+bool Ioat::load(StateReader& r)
+{
+    reset();
+    if (r.u32() != kStateMagic || r.u16() != kStateVersion || r.u8() != channels_.size())
+        r.reject();
+    for (unsigned i = 0; i < R_GLOBAL_COUNT && r.ok(); i++)
+        regs_.set(i, r.u64());
+    chanerr_int_ = r.u32();
+    chanerrmsk_int_ = r.u32();
+    bool line = r.boolean();
+    policy_->load(r);
+    for (auto& c : channels_)
+        if (r.ok() && !c->load(r))
+            r.reject();
+    if (!r.finished()) {
+        reset();
+        return false;
+    }
+    // The destination's line starts low: raise it again if the state says so.
+    line_ = false;
+    (void)line;
+    update_line();
+    return true;
 }
 
 } // namespace dmalab::ioat

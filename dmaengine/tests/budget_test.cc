@@ -30,9 +30,8 @@ TEST(Budget, TensOfThousandsOfMaximalDescriptorsFromOneDmacountWrite)
 
     unsigned steps = 0;
     uint64_t prev = 0, most = 0;
-    while (r.sched.pending) {
-        r.sched.pending = false;
-        r.dev.run();
+    while (r.pending()) {
+        r.step();
         uint64_t now = r.dev.stats(0).bytes;
         most = std::max(most, now - prev);
         prev = now;
@@ -55,10 +54,9 @@ TEST(Budget, NullDescriptorsAreBoundedByCount)
     r.put_desc(0x10000, 1, ctl::NULL_DESC, 0, 0, 0x10000);
     r.set_chainaddr(0, 0x10000);
     r.issue(0, 0xffff);
-    r.sched.pending = false;
-    r.dev.run();
+    r.step();
     EXPECT_EQ(r.dev.stats(0).descriptors, 100u);
-    EXPECT_TRUE(r.sched.pending);
+    EXPECT_TRUE(r.pending());
     EXPECT_EQ(r.run_until_idle(), 655u);
     EXPECT_EQ(r.dev.stats(0).descriptors, 0xffffu);
 }
@@ -78,8 +76,7 @@ TEST(Budget, BusyChannelDoesNotStarveOthers)
     r.issue(0, 200);
     r.issue(1, 1);
     for (int step = 0; step < 2 && r.dev.stats(1).descriptors == 0; step++) {
-        r.sched.pending = false;
-        r.dev.run();
+        r.step();
     }
     EXPECT_EQ(r.dev.stats(1).descriptors, 1u);
     EXPECT_LT(r.dev.stats(0).descriptors, 200u);

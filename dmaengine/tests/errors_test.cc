@@ -152,7 +152,7 @@ TEST(Errors, HaltedChannelWaitsForErrorsToBeCleared)
     r.set_chainaddr(0, kRing + 64);
     r.issue(0, 2);
     EXPECT_EQ(r.state(0), ChanState::Halted);
-    EXPECT_FALSE(r.sched.pending);
+    EXPECT_FALSE(r.pending());
     // ioat_eh(): write CHANERR back, then restart at the failed descriptor from count 0.
     r.wr(0, CHANERR, r.chanerr(0), 4);
     r.issue(0, 2);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// A model instance on fake memory, with helpers to build descriptor chains and drive channels
-// the way Linux's ioatdma does.
+// A model instance on fake host services, with helpers to build descriptor chains and drive
+// channels the way Linux's ioatdma does.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -16,12 +17,13 @@ namespace dmalab::ioat::testing
 {
 
 using dmalab::testing::FakeInterrupts;
+using dmalab::testing::FakeLog;
 using dmalab::testing::FakeMemory;
-using dmalab::testing::FakeScheduler;
+using dmalab::testing::FakeTimers;
 
 struct Rig {
-    explicit Rig(Config c = {}, size_t ram = 16u << 20)
-        : mem(ram), config(c), dev(c, mem, sched, irq)
+    explicit Rig(Config c = {}, size_t ram = 16u << 20, Observer* observer = nullptr)
+        : mem(ram), config(c), dev(c, Host{mem, timers, irq, log, observer})
     {
     }
 
@@ -63,6 +65,7 @@ struct Rig {
         wr(ch, CHAINADDR + 4, a >> 32, 4);
     }
     void issue(unsigned ch, uint16_t count) { wr(ch, DMACOUNT, count, 2); }
+    void rearm(unsigned ch) { wr(ch, CHANCTRL, CHANCTRL_INT_REARM, 2); }
 
     void put_desc(uint64_t at, uint32_t size, uint32_t ctl, uint64_t src, uint64_t dst,
                   uint64_t next)
@@ -76,13 +79,26 @@ struct Rig {
         mem.put(at, d);
     }
 
-    // Runs scheduled steps until none is requested; returns how many ran.
+    bool pending() const { return !timers.pending.empty(); }
+    // Runs the earliest pending timer, at the time it asked for (or now, if later). Returns
+    // the timer that ran.
+    unsigned step()
+    {
+        auto next = timers.next();
+        EXPECT_TRUE(next.has_value());
+        if (!next)
+            return ~0u;
+        timers.pending.erase(next->first);
+        timers.now = std::max(timers.now, next->second);
+        dev.timer(next->first);
+        return next->first;
+    }
+    // Runs timers until none is pending; returns how many ran.
     unsigned run_until_idle(unsigned limit = 1000000)
     {
         unsigned steps = 0;
-        while (sched.pending && steps < limit) {
-            sched.pending = false;
-            dev.run();
+        while (pending() && steps < limit) {
+            step();
             steps++;
         }
         return steps;
@@ -99,8 +115,9 @@ struct Rig {
     }
 
     FakeMemory mem;
-    FakeScheduler sched;
+    FakeTimers timers;
     FakeInterrupts irq;
+    FakeLog log;
     Config config;
     Ioat dev;
 };

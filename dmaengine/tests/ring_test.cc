@@ -25,7 +25,7 @@ TEST(Ring, MemcpyChainCompletesAndWritesBack)
     r.issue(0, 4);
     // The register access moved nothing; the scheduled step does.
     EXPECT_EQ(r.dev.stats(0).bytes, 0u);
-    EXPECT_TRUE(r.sched.pending);
+    EXPECT_TRUE(r.pending());
     r.run_until_idle();
 
     EXPECT_TRUE(r.same(kSrc, kDst, off));

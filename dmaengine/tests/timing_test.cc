@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// When descriptors complete: the model's completion-time seam (Config::bandwidth,
-// Config::latency_ns) and how completion waits interact with channel commands.
+// When data moves and descriptors complete: the default policy (latency, bandwidth, jitter),
+// the data phase spread over the modelled duration, and how waits interact with commands.
 
 #include "rig.h"
 
@@ -9,19 +9,18 @@ namespace dmalab::ioat::testing
 namespace
 {
 
-// Runs the step the model asked for, at the time it asked for.
+// Runs the channel's timer at the time it asked for.
 void step_at_requested_time(Rig& r)
 {
-    ASSERT_TRUE(r.sched.pending);
-    r.sched.now = std::max(r.sched.now, r.sched.when);
-    r.sched.pending = false;
-    r.dev.run();
+    ASSERT_TRUE(r.pending());
+    r.step();
 }
 
-TEST(Timing, BandwidthDelaysCompletionNotData)
+TEST(Timing, DataMovesOverTheModelledDurationAndCompletionWaits)
 {
     Config c;
     c.bandwidth = 1000000000; // 1 GB/s: 1 MiB takes 1048576 ns
+    c.step_bytes = 256u << 10;
     Rig r(c);
     r.setup(0, kCompletion);
     r.fill(kSrc, 2 << 20, 4);
@@ -30,33 +29,54 @@ TEST(Timing, BandwidthDelaysCompletionNotData)
     r.set_chainaddr(0, kRing);
     r.issue(0, 2);
 
-    step_at_requested_time(r); // t = 0
-    EXPECT_TRUE(r.same(kSrc, kDst, 1 << 20)) << "data moves when the descriptor starts";
-    EXPECT_EQ(r.state(0), ChanState::Active);
-    EXPECT_EQ(r.completed_addr(0), 0u);
-    EXPECT_EQ(r.mem.get<uint64_t>(kCompletion), 0u);
-    EXPECT_TRUE(r.irq.raised.empty());
-    EXPECT_EQ(r.mem.get<uint64_t>(kDst + (1 << 20)), 0u) << "one descriptor at a time";
-    EXPECT_EQ(r.sched.when, 1048576u);
-
-    r.sched.now = 1048575; // a step just before the due time changes nothing
-    r.dev.run();
-    EXPECT_EQ(r.completed_addr(0), 0u);
-    EXPECT_TRUE(r.sched.pending);
-
-    step_at_requested_time(r); // t = 1048576: first completes, second starts
-    EXPECT_EQ(r.completed_addr(0), kRing);
+    step_at_requested_time(r); // t = 0: started, nothing has had time to move
+    EXPECT_EQ(r.mem.get<uint64_t>(kDst), 0u);
+    EXPECT_EQ(r.timers.next()->second, 262144u) << "the first 256 KiB piece is due then";
+    std::vector<std::pair<uint64_t, uint64_t>> progress; // (time, bytes moved)
+    auto moved = [&] {
+        uint64_t n = 0;
+        while (n < (1u << 20) && r.mem.ram[kDst + n] == r.mem.ram[kSrc + n])
+            n++;
+        return n;
+    };
+    while (r.completed_addr(0) == 0) {
+        step_at_requested_time(r);
+        progress.emplace_back(r.timers.now, moved());
+    }
+    // Pieces of step_bytes land at the times the bandwidth allows, then the completion.
+    std::vector<std::pair<uint64_t, uint64_t>> want = {
+        {262144, 262144}, {524288, 524288}, {786432, 786432}, {1048576, 1048576}};
+    EXPECT_EQ(progress, want);
+    EXPECT_TRUE(r.same(kSrc, kDst, 1 << 20));
     EXPECT_EQ(r.mem.get<uint64_t>(kCompletion), kRing | 0u);
     EXPECT_EQ(r.irq.raised.size(), 1u);
-    EXPECT_TRUE(r.same(kSrc + (1 << 20), kDst + (1 << 20), 1 << 20));
-    EXPECT_EQ(r.sched.when, 2u * 1048576);
+    EXPECT_EQ(r.mem.get<uint64_t>(kDst + (1 << 20)), 0u) << "one descriptor at a time";
 
-    r.wr(0, CHANCTRL, CHANCTRL_INT_REARM, 2);
-    step_at_requested_time(r);
+    r.rearm(0);
+    r.run_until_idle();
+    EXPECT_EQ(r.timers.now, 2u * 1048576);
     EXPECT_EQ(r.state(0), ChanState::Done);
     EXPECT_EQ(r.completed_addr(0), kRing + 64);
     EXPECT_EQ(r.irq.raised.size(), 2u);
-    EXPECT_FALSE(r.sched.pending);
+}
+
+TEST(Timing, AStepBeforeItsTimeChangesNothing)
+{
+    Config c;
+    c.latency_ns = 5000;
+    Rig r(c);
+    r.setup(0, kCompletion);
+    r.put_desc(kRing, 1, ctl::NULL_DESC | ctl::COMPL_WRITE, 0, 0, kRing + 64);
+    r.set_chainaddr(0, kRing);
+    r.issue(0, 1);
+    step_at_requested_time(r);
+    r.timers.now = 4999;
+    r.dev.timer(0); // a spurious early expiry
+    EXPECT_EQ(r.completed_addr(0), 0u);
+    ASSERT_TRUE(r.pending());
+    EXPECT_EQ(r.timers.next()->second, 5000u);
+    step_at_requested_time(r);
+    EXPECT_EQ(r.completed_addr(0), kRing);
 }
 
 TEST(Timing, LatencyPerDescriptor)
@@ -72,14 +92,51 @@ TEST(Timing, LatencyPerDescriptor)
     r.issue(0, 3);
     std::vector<uint64_t> completed_at;
     uint64_t last = 0;
-    while (r.sched.pending) {
+    while (r.pending()) {
         step_at_requested_time(r);
         if (r.completed_addr(0) != last) {
             last = r.completed_addr(0);
-            completed_at.push_back(r.sched.now);
+            completed_at.push_back(r.timers.now);
         }
     }
     EXPECT_EQ(completed_at, (std::vector<uint64_t>{5000, 10000, 15000}));
+}
+
+TEST(Timing, JitterIsSeededAndReplays)
+{
+    auto run = [](uint64_t seed) {
+        Config c;
+        c.latency_ns = 1000;
+        c.jitter_ns = 100000;
+        c.seed = seed;
+        Rig r(c);
+        r.setup(0, kCompletion);
+        for (unsigned i = 0; i < 8; i++)
+            r.put_desc(kRing + 64 * i, 1, ctl::NULL_DESC | ctl::COMPL_WRITE, 0, 0,
+                       kRing + 64 * (i + 1));
+        r.set_chainaddr(0, kRing);
+        r.issue(0, 8);
+        std::vector<uint64_t> at;
+        uint64_t last = 0;
+        while (r.pending()) {
+            r.step();
+            if (r.completed_addr(0) != last) {
+                last = r.completed_addr(0);
+                at.push_back(r.timers.now);
+            }
+        }
+        return at;
+    };
+    auto a = run(1), b = run(1), c = run(2);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+    ASSERT_EQ(a.size(), 8u);
+    uint64_t prev = 0;
+    for (uint64_t t : a) {
+        EXPECT_GE(t - prev, 1000u);
+        EXPECT_LE(t - prev, 101000u);
+        prev = t;
+    }
 }
 
 TEST(Timing, SuspendHoldsACompletionAndRestartRedoesIt)
@@ -94,22 +151,38 @@ TEST(Timing, SuspendHoldsACompletionAndRestartRedoesIt)
     r.issue(0, 1);
     step_at_requested_time(r);
     r.wr(0, CHANCMD, CHANCMD_SUSPEND, 1);
-    r.sched.now = 5000;
-    r.sched.pending = false;
-    r.dev.run();
+    EXPECT_FALSE(r.pending()) << "a suspended channel has nothing to wait for";
+    r.timers.now = 5000;
     EXPECT_EQ(r.state(0), ChanState::Suspended);
     EXPECT_EQ(r.completed_addr(0), 0u);
     // Linux's restart: CHAINADDR at the first descriptor it has not seen complete.
     r.set_chainaddr(0, kRing);
     r.issue(0, 1);
-    while (r.sched.pending)
-        step_at_requested_time(r);
+    r.run_until_idle();
     EXPECT_EQ(r.state(0), ChanState::Done);
     EXPECT_EQ(r.completed_addr(0), kRing);
     EXPECT_EQ(r.dev.stats(0).descriptors, 1u);
 }
 
-TEST(Timing, ResetDropsTheDescriptorInFlight)
+TEST(Timing, ResumeFinishesTheDescriptorInProgress)
+{
+    Config c;
+    c.latency_ns = 1000;
+    Rig r(c);
+    r.setup(0, kCompletion);
+    r.put_desc(kRing, 1, ctl::NULL_DESC | ctl::COMPL_WRITE, 0, 0, kRing + 64);
+    r.set_chainaddr(0, kRing);
+    r.issue(0, 1);
+    step_at_requested_time(r);
+    r.wr(0, CHANCMD, CHANCMD_SUSPEND, 1);
+    r.timers.now = 5000;
+    r.wr(0, CHANCMD, CHANCMD_RESUME, 1);
+    r.run_until_idle();
+    EXPECT_EQ(r.state(0), ChanState::Done);
+    EXPECT_EQ(r.completed_addr(0), kRing);
+}
+
+TEST(Timing, ResetDropsTheDescriptorInProgress)
 {
     Config c;
     c.latency_ns = 1000;
@@ -120,12 +193,41 @@ TEST(Timing, ResetDropsTheDescriptorInFlight)
     r.issue(0, 1);
     step_at_requested_time(r);
     r.wr(0, CHANCMD, CHANCMD_RESET, 1);
-    r.sched.now = 5000;
+    EXPECT_FALSE(r.pending()) << "a reset cancels the channel's timer";
+    r.timers.now = 5000;
     r.run_until_idle();
     EXPECT_EQ(r.state(0), ChanState::Halted);
     EXPECT_EQ(r.dev.stats(0).descriptors, 0u);
     EXPECT_EQ(r.mem.get<uint64_t>(kCompletion), 0u);
     EXPECT_TRUE(r.irq.raised.empty());
+}
+
+TEST(Timing, HugeLatencyAndTinyBandwidthSaturate)
+{
+    Config c;
+    c.latency_ns = kMaxDelayNs;
+    c.jitter_ns = kMaxDelayNs;
+    c.bandwidth = 1; // one byte per second: 1 MiB takes 12 days
+    Rig r(c);
+    r.setup(0, kCompletion);
+    r.put_desc(kRing, 1 << 20, kCopyIrq, kSrc, kDst, kRing + 64);
+    r.set_chainaddr(0, kRing);
+    r.issue(0, 1);
+    r.timers.now = kTimeLimit - 10; // late in virtual time, too
+    unsigned steps = r.run_until_idle(100);
+    EXPECT_LT(steps, 100u) << "at the end of time the channel stalls instead of spinning";
+    EXPECT_FALSE(r.timers.over_limit);
+    EXPECT_LE(r.timers.now, kTimeLimit);
+}
+
+TEST(Timing, ConfigRejectsDelaysThatCouldOverflow)
+{
+    Config c;
+    c.latency_ns = kMaxDelayNs + 1;
+    EXPECT_NE(Ioat::check(c), nullptr);
+    c.latency_ns = 0;
+    c.jitter_ns = ~0ull;
+    EXPECT_NE(Ioat::check(c), nullptr);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Guest memory as a DMA master sees it (bus addresses, so an IOMMU may sit in between).
-// Every access can fail: a failure is data the model turns into an architected error.
+// Every access can fail, and a failure says what failed, where, and how far the access got:
+// the model turns that into its architected error (a CHANERR bit, a fault record).
 #pragma once
 
 #include <cstddef>
@@ -9,44 +10,85 @@
 namespace dmalab
 {
 
-enum class Access { Read, Write };
+enum class Access : uint8_t { Read, Write };
+
+inline constexpr uint32_t kNoPasid = ~0u;
+
+// Who is asking. The host fills requester_id for a device it places on a PCI bus (the model
+// cannot know its bus number); `stream` tells the model's own engines apart (I/OAT: channel).
+struct MemAttrs {
+    uint16_t requester_id = 0;
+    uint32_t pasid = kNoPasid;
+    uint16_t stream = 0;
+};
+
+enum class DmaError : uint8_t {
+    None,
+    Unassigned,  // nothing decodes the address (master abort)
+    IommuFault,  // a DMA-remapping unit refused the translation; see fault_reason
+    TargetError, // the target decoded the access and failed it (target abort, re-entrancy)
+    Wrap,        // the range wraps past 2^64: refused before any byte moved
+};
+
+struct DmaResult {
+    DmaError error = DmaError::None;
+    uint8_t fault_reason = 0; // architected reason code of the IOMMU, with IommuFault
+    uint64_t fault_addr = 0;  // first bus address that failed
+    uint64_t done = 0;        // bytes that got through before the failure
+
+    bool ok() const { return error == DmaError::None; }
+    static DmaResult success(uint64_t n) { return {DmaError::None, 0, 0, n}; }
+    static DmaResult failure(DmaError e, uint64_t at, uint64_t done = 0, uint8_t reason = 0)
+    {
+        return {e, reason, at, done};
+    }
+};
+
+// True when [addr, addr + len) wraps past the top of the 64-bit address space.
+constexpr bool wraps(uint64_t addr, uint64_t len)
+{
+    return len != 0 && addr + (len - 1) < addr;
+}
+
+constexpr const char* to_string(DmaError e)
+{
+    switch (e) {
+    case DmaError::None:
+        return "ok";
+    case DmaError::Unassigned:
+        return "unassigned";
+    case DmaError::IommuFault:
+        return "iommu-fault";
+    case DmaError::TargetError:
+        return "target-error";
+    case DmaError::Wrap:
+        return "wrap";
+    }
+    return "?";
+}
 
 class DmaMemory
 {
   public:
     virtual ~DmaMemory() = default;
 
-    // Whole-range accesses: false when any byte is not accessible.
-    virtual bool read(uint64_t addr, void* buf, size_t len) = 0;
-    virtual bool write(uint64_t addr, const void* buf, size_t len) = 0;
+    // Whole-range accesses. A failure leaves `done` bytes transferred (for a read: placed at
+    // the start of buf) and names the first address that failed.
+    virtual DmaResult read(uint64_t addr, void* buf, size_t len, const MemAttrs& attrs) = 0;
+    virtual DmaResult write(uint64_t addr, const void* buf, size_t len, const MemAttrs& attrs) = 0;
 
-    // Direct access without a bounce copy. Maps up to *len bytes at addr; on success returns a
-    // host pointer and sets *len to the contiguous length mapped (at least 1). Returns nullptr
-    // when the range cannot be mapped directly; read()/write() are then the way to find out
-    // whether it is accessible at all. Every successful map is followed by one unmap, with the
+    // Direct access to RAM without a bounce copy. Maps a prefix of [addr, addr + len): `host`
+    // and the contiguous length, or an empty mapping when the first byte is not plain RAM or
+    // cannot be mapped now (read()/write() then tell whether it is accessible at all). A map
+    // never touches device registers. Every mapping is followed by one unmap() with the
     // number of bytes actually accessed.
-    virtual void* map(uint64_t addr, size_t* len, Access dir) = 0;
-    virtual void unmap(void* host, size_t len, Access dir, size_t accessed) = 0;
-};
-
-// Time and deferred work. Models never move data inside a register access: they ask for a
-// later call of their run() entry point instead.
-class Scheduler
-{
-  public:
-    virtual ~Scheduler() = default;
-    virtual uint64_t now_ns() const = 0;
-    // Requests one call of the model's run() at or after `when_ns`. A later request for an
-    // earlier time replaces a pending one.
-    virtual void schedule_at(uint64_t when_ns) = 0;
-};
-
-// Message-signalled interrupts, one vector per source.
-class InterruptSink
-{
-  public:
-    virtual ~InterruptSink() = default;
-    virtual void raise(unsigned vector) = 0;
+    struct Mapping {
+        void* host = nullptr;
+        size_t len = 0;
+        explicit operator bool() const { return host != nullptr; }
+    };
+    virtual Mapping map(uint64_t addr, size_t len, Access dir, const MemAttrs& attrs) = 0;
+    virtual void unmap(const Mapping& m, Access dir, size_t accessed) = 0;
 };
 
 } // namespace dmalab

@@ -1,98 +1,197 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// A declarative register bank: a device lists its registers once (offset, width, reset value,
-// writable and write-1-to-clear bits, optional hooks) and every MMIO access, of any size or
-// alignment, is mapped onto them here. Device models never decode offsets themselves.
+// A declarative register bank. A device lists its registers once, each with its named fields
+// and their access kinds; the bank maps every MMIO access, of any size or alignment, onto
+// them, applies the access rules and reports guest mistakes (reserved bits, undecoded
+// offsets) through Log. Device models never decode offsets themselves.
 #pragma once
 
-#include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "dmalab/log.h"
+
 namespace dmalab
 {
 
+enum class FieldAccess : uint8_t {
+    RO,  // read-only: writes are ignored, the device sets the value
+    RW,  // read-write
+    W1C, // write 1 to clear
+    W1S, // write 1 to set
+    RC,  // read-only, cleared by a read of it
+    WO,  // write-only: reads return 0 (command bits)
+};
+
+struct Field {
+    const char* name;
+    uint8_t lsb;
+    uint8_t width;
+    FieldAccess access;
+
+    constexpr uint64_t mask() const { return (width >= 64 ? ~0ull : (1ull << width) - 1) << lsb; }
+};
+
 template <class Owner> struct RegDef {
+    unsigned id; // the register's index in its table: checked at compile time
     const char* name;
     uint32_t offset;
-    unsigned width; // bytes: 1, 2, 4 or 8
+    uint8_t width; // bytes: 1, 2, 4 or 8
     uint64_t reset;
-    uint64_t rw;  // bits a write replaces
-    uint64_t w1c; // bits a write of 1 clears
+    std::span<const Field> fields; // bits outside every field are reserved
     // Computes what a read returns from the stored value (for live status registers).
     uint64_t (Owner::*on_read)(uint64_t stored) = nullptr;
     // Runs after the stored value has been updated. `written` holds the bytes the access wrote,
     // aligned to the register; `bytes` has 0xff in each byte lane the access covered.
     void (Owner::*on_write)(uint64_t old_value, uint64_t written, uint64_t bytes) = nullptr;
+
+    constexpr uint64_t bits(FieldAccess a) const
+    {
+        uint64_t m = 0;
+        for (const Field& f : fields)
+            if (f.access == a)
+                m |= f.mask();
+        return m;
+    }
+    constexpr uint64_t defined() const
+    {
+        uint64_t m = 0;
+        for (const Field& f : fields)
+            m |= f.mask();
+        return m;
+    }
+    constexpr uint64_t width_mask() const { return width >= 8 ? ~0ull : (1ull << (8 * width)) - 1; }
+    // The field called `field`'s mask, 0 if there is none.
+    constexpr uint64_t field(const char* field_name) const
+    {
+        for (const Field& f : fields) {
+            const char* a = f.name;
+            const char* b = field_name;
+            while (*a && *a == *b) {
+                a++;
+                b++;
+            }
+            if (*a == *b)
+                return f.mask();
+        }
+        return 0;
+    }
 };
+
+// Compile-time check of a register table: ids match positions, widths are valid, registers
+// stay inside the window and do not overlap, fields stay inside their register and do not
+// overlap each other, and reset values set no reserved bit.
+template <class Owner, size_t N>
+consteval bool well_formed(const std::array<RegDef<Owner>, N>& t, uint32_t window)
+{
+    for (size_t i = 0; i < N; i++) {
+        const RegDef<Owner>& d = t[i];
+        if (d.id != i)
+            return false;
+        if (d.width != 1 && d.width != 2 && d.width != 4 && d.width != 8)
+            return false;
+        if (d.offset + d.width > window)
+            return false;
+        uint64_t seen = 0;
+        for (const Field& f : d.fields) {
+            if (f.width == 0 || f.lsb + f.width > 8 * d.width)
+                return false;
+            if (seen & f.mask())
+                return false;
+            seen |= f.mask();
+        }
+        if (d.reset & ~d.defined())
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (t[j].offset < d.offset + d.width && d.offset < t[j].offset + t[j].width)
+                return false;
+    }
+    return true;
+}
 
 template <class Owner> class RegBank
 {
   public:
-    RegBank(Owner& owner, std::span<const RegDef<Owner>> defs, uint32_t window)
-        : owner_(owner), defs_(defs), lane_(window, -1), values_(defs.size())
+    RegBank(Owner& owner, std::span<const RegDef<Owner>> defs, uint32_t window, Log& log,
+            const char* bank)
+        : owner_(owner), defs_(defs), log_(log), bank_(bank), lane_(window, -1),
+          reset_(defs.size()), values_(defs.size())
     {
         for (size_t i = 0; i < defs_.size(); i++) {
             const RegDef<Owner>& d = defs_[i];
-            assert(d.width == 1 || d.width == 2 || d.width == 4 || d.width == 8);
-            assert(d.offset + d.width <= window);
-            for (unsigned b = 0; b < d.width; b++) {
-                assert(lane_[d.offset + b] < 0 && "registers overlap");
+            for (unsigned b = 0; b < d.width; b++)
                 lane_[d.offset + b] = static_cast<int16_t>(i);
-            }
+            reset_[i] = d.reset;
         }
         reset();
     }
 
+    // A reset value that depends on the device's configuration (capabilities, counts).
+    void set_reset_value(size_t index, uint64_t value)
+    {
+        reset_[index] = value & defs_[index].width_mask();
+    }
     void reset()
     {
         for (size_t i = 0; i < defs_.size(); i++)
-            values_[i] = defs_[i].reset;
+            values_[i] = reset_[i];
     }
 
     // Stored value of register `index` (its position in the table), without read hooks.
     uint64_t get(size_t index) const { return values_[index]; }
-    // Device-side update: bypasses the guest write masks and hooks.
-    void set(size_t index, uint64_t value) { values_[index] = value & width_mask(defs_[index]); }
+    // Device-side update: bypasses the guest access rules and hooks.
+    void set(size_t index, uint64_t value) { values_[index] = value & defs_[index].width_mask(); }
 
-    // A guest read of `size` bytes at `offset`. Bytes no register covers read as zero.
+    // A guest read of `size` bytes at `offset`. Undecoded bytes read as zero.
     uint64_t read(uint32_t offset, unsigned size)
     {
         uint64_t result = 0;
         for (unsigned i = 0; i < size;) {
             const RegDef<Owner>* d = def_at(offset + i);
             if (!d) {
+                undecoded("read", offset + i);
                 i++;
                 continue;
             }
             size_t index = d - defs_.data();
-            uint64_t v = d->on_read ? (owner_.*(d->on_read))(values_[index]) : values_[index];
             unsigned first = offset + i - d->offset;
-            unsigned n = std::min(d->width - first, size - i);
+            unsigned n = std::min<unsigned>(d->width - first, size - i);
+            uint64_t bytes = byte_mask(n) << (8 * first);
+            uint64_t stored = values_[index] & ~d->bits(FieldAccess::WO);
+            uint64_t v = d->on_read ? (owner_.*(d->on_read))(stored) : stored;
+            values_[index] &= ~(d->bits(FieldAccess::RC) & bytes);
             result |= ((v >> (8 * first)) & byte_mask(n)) << (8 * i);
             i += n;
         }
         return result;
     }
 
-    // A guest write of `size` bytes at `offset`. Bytes no register covers are ignored.
+    // A guest write of `size` bytes at `offset`. Undecoded bytes and read-only bits are
+    // ignored; reserved bits written as 1 are ignored and logged.
     void write(uint32_t offset, uint64_t value, unsigned size)
     {
         for (unsigned i = 0; i < size;) {
             const RegDef<Owner>* d = def_at(offset + i);
             if (!d) {
+                undecoded("write", offset + i);
                 i++;
                 continue;
             }
             size_t index = d - defs_.data();
             unsigned first = offset + i - d->offset;
-            unsigned n = std::min(d->width - first, size - i);
+            unsigned n = std::min<unsigned>(d->width - first, size - i);
             uint64_t bytes = byte_mask(n) << (8 * first);
             uint64_t written = ((value >> (8 * i)) << (8 * first)) & bytes;
+            if (uint64_t bad = written & ~d->defined())
+                logf(log_, LogKind::GuestError, "%s: %s: reserved bits 0x%llx written as 1", bank_,
+                     d->name, static_cast<unsigned long long>(bad));
             uint64_t old = values_[index];
-            uint64_t now = (old & ~(d->rw & bytes)) | (written & d->rw);
-            now &= ~(written & d->w1c);
+            uint64_t replace = (d->bits(FieldAccess::RW) | d->bits(FieldAccess::WO)) & bytes;
+            uint64_t now = (old & ~replace) | (written & replace);
+            now &= ~(written & d->bits(FieldAccess::W1C));
+            now |= written & d->bits(FieldAccess::W1S);
             values_[index] = now;
             if (d->on_write)
                 (owner_.*(d->on_write))(old, written, bytes);
@@ -107,12 +206,18 @@ template <class Owner> class RegBank
             return nullptr;
         return &defs_[lane_[offset]];
     }
+    void undecoded(const char* what, uint32_t offset)
+    {
+        logf(log_, LogKind::GuestError, "%s: %s of undecoded offset 0x%x", bank_, what, offset);
+    }
     static uint64_t byte_mask(unsigned n) { return n >= 8 ? ~0ull : (1ull << (8 * n)) - 1; }
-    static uint64_t width_mask(const RegDef<Owner>& d) { return byte_mask(d.width); }
 
     Owner& owner_;
     std::span<const RegDef<Owner>> defs_;
+    Log& log_;
+    const char* bank_;
     std::vector<int16_t> lane_; // byte offset -> register index, -1 where none
+    std::vector<uint64_t> reset_;
     std::vector<uint64_t> values_;
 };
 

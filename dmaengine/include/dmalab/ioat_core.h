@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * C ABI of the dmalab I/OAT model, for the QEMU glue in devices/. The model owns all
- * emulation logic; the caller supplies guest-memory access, time and interrupts.
+ * emulation logic; the caller supplies the host services of dmalab/host_c.h.
  */
 #ifndef DMALAB_IOAT_CORE_H
 #define DMALAB_IOAT_CORE_H
@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "dmalab/host_c.h"
+#include "dmalab/ioat/pci.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,25 +24,26 @@ typedef struct DmalabIoatConfig {
     uint8_t xfercap_log;
     uint8_t cbver;
     uint32_t dmacap;
-    uint64_t step_bytes;
-    uint32_t step_descriptors;
-    uint64_t bandwidth;  /* bytes per second a channel moves, 0 for unlimited */
-    uint64_t latency_ns; /* added to every descriptor's completion time */
+    uint64_t step_bytes;       /* data one channel moves in one step */
+    uint32_t step_descriptors; /* descriptors one channel starts in one step */
+    uint64_t step_gap_ns;      /* virtual time between steps of a busy channel */
+    uint64_t bandwidth;        /* bytes per second a channel moves, 0 for unlimited */
+    uint64_t latency_ns;       /* added to every descriptor's completion time */
+    uint64_t jitter_ns;        /* plus a uniform [0, jitter_ns] drawn from `seed` */
+    uint64_t seed;
 } DmalabIoatConfig;
 
-typedef struct DmalabIoatHost {
-    void* opaque;
-    /* Whole-range guest accesses through the device's DMA address space; false on failure. */
-    bool (*dma_read)(void* opaque, uint64_t addr, void* buf, size_t len);
-    bool (*dma_write)(void* opaque, uint64_t addr, const void* buf, size_t len);
-    /* Direct mapping: NULL if not mappable; *len shrinks to the contiguous part mapped. */
-    void* (*dma_map)(void* opaque, uint64_t addr, size_t* len, bool is_write);
-    void (*dma_unmap)(void* opaque, void* host, size_t len, bool is_write, size_t accessed);
-    uint64_t (*now_ns)(void* opaque);
-    /* Call dmalab_ioat_run() at or after when_ns. */
-    void (*schedule_at)(void* opaque, uint64_t when_ns);
-    void (*raise_irq)(void* opaque, unsigned vector);
-} DmalabIoatHost;
+/* What the model does, for QEMU's trace events. Any pointer may be NULL. */
+typedef struct DmalabIoatTrace {
+    void (*decided)(void *opaque, unsigned channel, uint64_t desc, uint64_t len,
+                    uint64_t data_at, uint64_t done_at, uint32_t fail);
+    void (*completed)(void *opaque, unsigned channel, uint64_t desc, uint64_t bytes);
+    void (*halted)(void *opaque, unsigned channel, uint32_t chanerr, int dma_error,
+                   uint64_t fault_addr);
+    void (*stepped)(void *opaque, unsigned channel, uint64_t bytes, unsigned descs,
+                    uint64_t next_ns);
+    void (*interrupt)(void *opaque, unsigned vector, bool sent);
+} DmalabIoatTrace;
 
 typedef struct DmalabIoatStats {
     uint64_t descriptors;
@@ -49,22 +53,34 @@ typedef struct DmalabIoatStats {
 } DmalabIoatStats;
 
 /* Fills *config with the model's defaults. */
-void dmalab_ioat_default_config(DmalabIoatConfig* config);
+void dmalab_ioat_default_config(DmalabIoatConfig *config);
+/* Why the configuration is invalid, or NULL. */
+const char *dmalab_ioat_check(const DmalabIoatConfig *config);
 /* NULL when the configuration is invalid; *why then says which part. */
-DmalabIoat* dmalab_ioat_new(const DmalabIoatConfig* config, const DmalabIoatHost* host,
-                            const char** why);
-void dmalab_ioat_free(DmalabIoat* dev);
+DmalabIoat *dmalab_ioat_new(const DmalabIoatConfig *config, const DmalabHost *host,
+                            const DmalabIoatTrace *trace, const char **why);
+void dmalab_ioat_free(DmalabIoat *dev);
+/* Timers the model uses: the host calls dmalab_ioat_timer(dev, i) when timer i expires. */
+unsigned dmalab_ioat_timer_count(const DmalabIoatConfig *config);
 
-uint64_t dmalab_ioat_mmio_read(DmalabIoat* dev, uint32_t offset, unsigned size);
-void dmalab_ioat_mmio_write(DmalabIoat* dev, uint32_t offset, uint64_t value, unsigned size);
-/* The scheduled step. */
-void dmalab_ioat_run(DmalabIoat* dev);
-void dmalab_ioat_reset(DmalabIoat* dev);
+uint64_t dmalab_ioat_mmio_read(DmalabIoat *dev, uint32_t offset, unsigned size);
+void dmalab_ioat_mmio_write(DmalabIoat *dev, uint32_t offset, uint64_t value, unsigned size);
+/* Extended config space registers; offset relative to DMALAB_IOAT_CFG_CHANERR_INT. */
+uint64_t dmalab_ioat_config_read(DmalabIoat *dev, uint32_t offset, unsigned size);
+void dmalab_ioat_config_write(DmalabIoat *dev, uint32_t offset, uint64_t value, unsigned size);
+void dmalab_ioat_timer(DmalabIoat *dev, unsigned timer);
+void dmalab_ioat_reset(DmalabIoat *dev);
+
+/* Default-policy timing, changeable at run time (applies to descriptors started later). */
+void dmalab_ioat_set_timing(DmalabIoat *dev, uint64_t bandwidth, uint64_t latency_ns,
+                            uint64_t jitter_ns);
+
+/* Migration: a malloc'ed blob (free with free()), and its loader. */
+uint8_t *dmalab_ioat_save(DmalabIoat *dev, uint32_t *len);
+bool dmalab_ioat_load(DmalabIoat *dev, const uint8_t *data, uint32_t len);
 
 /* Sum over all channels when channel < 0. */
-void dmalab_ioat_stats(DmalabIoat* dev, int channel, DmalabIoatStats* out);
-/* MMIO window the model decodes (registers only; the MSI-X table is the glue's). */
-uint32_t dmalab_ioat_register_window(void);
+void dmalab_ioat_stats(DmalabIoat *dev, int channel, DmalabIoatStats *out);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The I/OAT DMA engine model: global registers, channels, interrupts and the scheduled step
-// that moves data. Reaches the world only through DmaMemory, Scheduler and InterruptSink.
+// The I/OAT DMA engine model: global registers, channels, interrupts, and the timed steps that
+// move data. Reaches the world only through common/'s host interfaces.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +8,13 @@
 #include <vector>
 
 #include "dmalab/dma_memory.h"
+#include "dmalab/interrupts.h"
+#include "dmalab/ioat/policy.h"
 #include "dmalab/ioat/registers.h"
+#include "dmalab/log.h"
 #include "dmalab/regbank.h"
+#include "dmalab/state.h"
+#include "dmalab/timers.h"
 
 namespace dmalab::ioat
 {
@@ -21,55 +26,87 @@ struct Config {
     uint8_t xfercap_log = 20; // 1 MiB per descriptor; 0 would mean unlimited, Linux refuses it
     uint8_t cbver = kCbVer33;
     uint32_t dmacap = 0; // only what the model implements is advertised
-    // Work one scheduled step may do, over all channels: a step stops starting descriptors
-    // once it has moved step_bytes or run step_descriptors of them.
+    // Work one channel does in one step: it stops after moving step_bytes or starting
+    // step_descriptors descriptors, and goes on step_gap_ns later in virtual time.
     uint64_t step_bytes = 1u << 20;
     unsigned step_descriptors = 256;
-    // When a descriptor completes: latency_ns + size / bandwidth after the channel starts it
-    // (both 0: within the same step). Its data moves when it starts; its completion (CHANSTS,
-    // completion write, interrupt) waits until then, and the channel starts nothing else
-    // meanwhile. Completion-timing models and fault injection hook in at Ioat::completion_time.
-    uint64_t bandwidth = 0; // bytes per second, 0 for unlimited
+    uint64_t step_gap_ns = 1000;
+    // The default policy (TimingPolicy): a descriptor completes latency_ns + size / bandwidth
+    // + [0, jitter_ns] after it starts; its data moves at `bandwidth` (0: unlimited).
+    uint64_t bandwidth = 0;
     uint64_t latency_ns = 0;
+    uint64_t jitter_ns = 0;
+    uint64_t seed = 0;
 };
+
+// The largest latency or jitter the model accepts, so that no sum of times overflows.
+inline constexpr uint64_t kMaxDelayNs = uint64_t{1} << 50; // about 13 days
 
 struct ChannelStats {
     uint64_t descriptors = 0; // completed, null ones included
     uint64_t bytes = 0;
     uint64_t errors = 0;     // times the channel halted on an error
-    uint64_t interrupts = 0; // interrupt messages raised
+    uint64_t interrupts = 0; // interrupt messages sent, and INTx assertions
 };
 
-// The per-step work allowance shared by the channels.
-struct Budget {
-    uint64_t bytes;
-    unsigned descriptors;
-    bool exhausted() const { return bytes == 0 || descriptors == 0; }
-    void charge(uint64_t n)
+// What the model does, for tracing. Every method has an empty default.
+class Observer
+{
+  public:
+    virtual ~Observer() = default;
+    virtual void decided(const DescriptorInfo&, const Decision&) {}
+    virtual void completed(unsigned /*channel*/, uint64_t /*desc*/, uint64_t /*bytes*/) {}
+    virtual void halted(unsigned /*channel*/, uint32_t /*chanerr*/, const DmaResult&) {}
+    virtual void stepped(unsigned /*channel*/, uint64_t /*bytes*/, unsigned /*descs*/,
+                         uint64_t /*next_ns, 0: idle*/)
     {
-        bytes = n >= bytes ? 0 : bytes - n;
-        descriptors = descriptors ? descriptors - 1 : 0;
     }
+    virtual void interrupt(unsigned /*vector*/, bool /*sent*/) {}
+};
+
+// The host services a model instance uses. All must outlive it.
+struct Host {
+    DmaMemory& memory;
+    Timers& timers;
+    Interrupts& irq;
+    Log& log;
+    Observer* observer = nullptr;
 };
 
 class Ioat
 {
   public:
-    Ioat(const Config& config, DmaMemory& memory, Scheduler& scheduler, InterruptSink& irq);
+    Ioat(const Config& config, const Host& host);
     ~Ioat();
     Ioat(const Ioat&) = delete;
     Ioat& operator=(const Ioat&) = delete;
 
     // Why the model cannot represent `config`, or nullptr when it can.
     static const char* check(const Config& config);
+    // One timer per channel: timer i runs channel i.
+    static unsigned timer_count(const Config& config) { return config.channels; }
 
     uint64_t mmio_read(uint32_t offset, unsigned size);
     void mmio_write(uint32_t offset, uint64_t value, unsigned size);
+    // The device's registers in PCI Express extended configuration space (CHANERR_INT,
+    // CHANERRMSK_INT); `offset` is relative to PCI_CHANERR_INT.
+    uint64_t config_read(uint32_t offset, unsigned size);
+    void config_write(uint32_t offset, uint64_t value, unsigned size);
 
-    // The scheduled step: runs channels round-robin within one Budget and asks the scheduler
-    // for another step while work remains.
-    void run();
+    // A timer the model armed has expired.
+    void timer(unsigned id);
+    // Power-on state: registers, channels, pending timers and the policy's generator.
     void reset();
+
+    // Replaces the per-descriptor policy (nullptr: back to the TimingPolicy). The model does
+    // not own it; it must outlive the model or be replaced first.
+    void set_policy(DescriptorPolicy* policy);
+    TimingPolicy& timing() { return timing_; }
+
+    // Migration. load() accepts only what save() of a model with the same configuration
+    // produced, and re-arms the timers the state needs.
+    void save(StateWriter& w) const;
+    bool load(StateReader& r);
 
     const Config& config() const { return config_; }
     unsigned channel_count() const { return static_cast<unsigned>(channels_.size()); }
@@ -77,32 +114,29 @@ class Ioat
     ChanState channel_state(unsigned channel) const;
 
     // Used by Channel.
-    DmaMemory& memory() { return memory_; }
-    uint64_t now() const { return scheduler_.now_ns(); }
-    // The time a descriptor moving `bytes`, started at `start_ns`, completes.
-    uint64_t completion_time(uint64_t start_ns, uint64_t bytes) const;
-    void channel_interrupt(unsigned channel);
-    // A channel has work it can do now: make sure a step runs soon.
-    void kick();
+    const Host& host() const { return host_; }
+    uint64_t now() const { return host_.timers.now_ns(); }
+    DescriptorPolicy& policy() { return *policy_; }
+    // Returns whether a message was sent or the INTx line rose.
+    bool channel_interrupt(unsigned channel);
 
     // Register hooks (named in the register table).
     uint64_t read_intrctrl(uint64_t stored);
-    uint64_t read_attnstatus(uint64_t stored);
+    void write_intrctrl(uint64_t old_value, uint64_t written, uint64_t bytes);
 
   private:
+    // Recomputes the INTx level; true when it rose and the host raised the line.
+    bool update_line();
+
     Config config_;
-    DmaMemory& memory_;
-    Scheduler& scheduler_;
-    InterruptSink& irq_;
-    std::vector<RegDef<Ioat>> global_defs_; // depends on config_; before regs_, which uses it
+    Host host_;
+    TimingPolicy timing_;
+    DescriptorPolicy* policy_;
     RegBank<Ioat> regs_;
     std::vector<std::unique_ptr<Channel>> channels_;
-    uint32_t attnstatus_ = 0;
-    unsigned next_channel_ = 0; // round-robin start of the next step
-    void schedule_step(uint64_t when_ns);
-
-    bool step_pending_ = false;
-    uint64_t step_at_ = 0; // when the pending step was asked for
+    uint32_t chanerr_int_ = 0; // PCI CHANERR_INT: internal errors (none are modelled yet)
+    uint32_t chanerrmsk_int_ = 0;
+    bool line_ = false; // the INTx level last reported
 };
 
 } // namespace dmalab::ioat

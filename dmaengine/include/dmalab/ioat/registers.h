@@ -5,15 +5,17 @@
 
 #include <cstdint>
 
+#include "dmalab/ioat/pci.h"
+#include "dmalab/regbank.h"
+
 namespace dmalab::ioat
 {
 
 // BAR0 layout. Global registers at 0x00, channel i at 0x80 * (i + 1).
 inline constexpr uint32_t kChannelStride = 0x80;
-inline constexpr uint32_t kMsixTableOffset = 0x1000; // where CB3.3 parts keep it (Linux BWD quirk)
-inline constexpr uint32_t kMsixPbaOffset = 0x1800;
-inline constexpr uint32_t kBar0Size = 0x4000;
-inline constexpr unsigned kMaxChannels = 16; // our limit; CHANCNT has 5 bits, Linux uses <= 4
+inline constexpr uint32_t kRegWindow = DMALAB_IOAT_REG_WINDOW;
+inline constexpr unsigned kMaxChannels = DMALAB_IOAT_MAX_CHANNELS; // CHANCNT has 5 bits
+static_assert(kChannelStride * (kMaxChannels + 1) <= kRegWindow);
 
 // Global registers.
 inline constexpr uint32_t CHANCNT = 0x00;       // 8-bit, RO, bits 4:0
@@ -111,16 +113,51 @@ inline constexpr uint32_t CHANERR_XOR_Q_ERR = 1u << 17;
 inline constexpr uint32_t CHANERR_DESCRIPTOR_COUNT_ERR = 1u << 18;
 inline constexpr uint32_t CHANERR_ALL = (1u << 19) - 1;
 
-// PCI configuration space registers beyond the standard header.
-inline constexpr uint32_t PCI_CHANERR_INT = 0x180;
-inline constexpr uint32_t PCI_CHANERRMASK_INT = 0x184;
-
-// Intel PCI IDs Linux's ioatdma binds to (a selection).
-inline constexpr uint16_t kPciVendorIntel = 0x8086;
-inline constexpr uint16_t kPciDeviceSkx = 0x2021;  // Xeon Scalable, CB3.2 in Linux's eyes
-inline constexpr uint16_t kPciDeviceBwd0 = 0x0c50; // Atom C2000, CB3.3, keeps RAID offload
+// PCI configuration space registers beyond the standard header (PCIe extended space).
+inline constexpr uint32_t PCI_CHANERR_INT = DMALAB_IOAT_CFG_CHANERR_INT;
+inline constexpr uint32_t PCI_CHANERRMASK_INT = DMALAB_IOAT_CFG_CHANERRMSK_INT;
 
 inline constexpr uint8_t kCbVer32 = 0x32;
 inline constexpr uint8_t kCbVer33 = 0x33;
+
+// Register fields, with the access each has. Bits outside every field are reserved.
+namespace fields
+{
+using A = FieldAccess;
+// clang-format off
+inline constexpr Field CHANCNT[] = {{"NUM_CHANNELS", 0, 5, A::RO}};
+inline constexpr Field XFERCAP[] = {{"XFERCAP", 0, 5, A::RO}};
+inline constexpr Field GENCTRL[] = {{"DEBUG_EN", 0, 1, A::RW}};
+inline constexpr Field INTRCTRL[] = {
+    {"MASTER_INT_EN", 0, 1, A::RW}, {"INT_STATUS", 1, 1, A::RO}, {"INT", 2, 1, A::RO},
+    {"MSIX_VECTOR_CONTROL", 3, 1, A::RW}};
+inline constexpr Field ATTNSTATUS[] = {{"CHANNEL", 0, kMaxChannels, A::RC}};
+inline constexpr Field CBVER[] = {{"MINOR", 0, 4, A::RO}, {"MAJOR", 4, 4, A::RO}};
+inline constexpr Field PERPORTOFFSET[] = {{"OFFSET", 0, 16, A::RO}};
+inline constexpr Field INTRDELAY[] = {{"DELAY", 0, 14, A::RW}, {"COALESCE_SUPPORT", 15, 1, A::RO}};
+inline constexpr Field CS_STATUS[] = {{"STATUS", 0, 16, A::RO}};
+inline constexpr Field DMACAPABILITY[] = {{"CAPS", 0, 32, A::RO}};
+inline constexpr Field DCAOFFSET[] = {{"OFFSET", 0, 16, A::RO}};
+
+inline constexpr Field CHANCTRL[] = {
+    {"INT_REARM", 0, 1, A::WO}, {"ERR_COMPLETION_EN", 2, 1, A::RW},
+    {"ANY_ERR_ABORT_EN", 3, 1, A::RW}, {"ERR_INT_EN", 4, 1, A::RW},
+    {"DESC_ADDR_SNOOP_CONTROL", 5, 1, A::RW}, {"CHANNEL_IN_USE", 8, 1, A::RO},
+    {"COMPL_DCA_EN", 9, 1, A::RW}, {"PRIORITY", 12, 4, A::RW}};
+inline constexpr Field DMA_COMP[] = {{"VERSIONS", 0, 16, A::RO}};
+inline constexpr Field CHANCMD[] = {
+    {"START", 0, 1, A::WO}, {"APPEND", 1, 1, A::WO}, {"SUSPEND", 2, 1, A::WO},
+    {"ABORT", 3, 1, A::WO}, {"RESUME", 4, 1, A::WO}, {"RESET", 5, 1, A::WO}};
+inline constexpr Field DMACOUNT[] = {{"COUNT", 0, 16, A::RW}};
+inline constexpr Field CHANSTS[] = {
+    {"STATUS", 0, 3, A::RO}, {"UNAFFILIATED_ERR", 3, 1, A::RO}, {"SOFT_ERR", 4, 1, A::RO},
+    {"COMPLETED_DESCRIPTOR_ADDR", 6, 58, A::RO}};
+inline constexpr Field ADDRESS[] = {{"ADDR", 0, 64, A::RW}};
+inline constexpr Field CDAR[] = {{"ADDR", 0, 64, A::RO}};
+inline constexpr Field CHANERR[] = {{"ERRORS", 0, 19, A::W1C}};
+inline constexpr Field CHANERR_MSK[] = {{"MASK", 0, 19, A::RW}};
+inline constexpr Field DCACTRL[] = {{"TARGET_CPU", 0, 16, A::RW}, {"CMPL_WRITE_ENABLE", 16, 1, A::RW}};
+// clang-format on
+} // namespace fields
 
 } // namespace dmalab::ioat

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The host interfaces of every dmalab model, as a C ABI for QEMU's glue: guest memory with
+ * results, timers, interrupts and logging. The C++ side is the other headers of
+ * common/include/dmalab; the adapter between the two is host_adapter.h.
+ */
+#ifndef DMALAB_HOST_C_H
+#define DMALAB_HOST_C_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    DMALAB_DMA_OK = 0,
+    DMALAB_DMA_UNASSIGNED = 1,
+    DMALAB_DMA_IOMMU_FAULT = 2,
+    DMALAB_DMA_TARGET_ERROR = 3,
+    DMALAB_DMA_WRAP = 4,
+};
+
+typedef struct DmalabDmaResult {
+    uint8_t error;        /* DMALAB_DMA_* */
+    uint8_t fault_reason; /* the IOMMU's reason code, with DMALAB_DMA_IOMMU_FAULT */
+    uint64_t fault_addr;  /* first bus address that failed */
+    uint64_t done;        /* bytes transferred before the failure */
+} DmalabDmaResult;
+
+typedef struct DmalabMemAttrs {
+    uint16_t requester_id;
+    uint32_t pasid;  /* ~0 for none */
+    uint16_t stream; /* the model's engine (I/OAT: channel) */
+} DmalabMemAttrs;
+
+enum { DMALAB_LOG_GUEST_ERROR = 0, DMALAB_LOG_UNIMP = 1 };
+
+typedef struct DmalabHost {
+    void* opaque;
+    DmalabDmaResult (*dma_read)(void* opaque, uint64_t addr, void* buf, size_t len,
+                                const DmalabMemAttrs* attrs);
+    DmalabDmaResult (*dma_write)(void* opaque, uint64_t addr, const void* buf, size_t len,
+                                 const DmalabMemAttrs* attrs);
+    /* Maps a prefix of plain RAM; NULL (and *len untouched) when the first byte is not RAM. */
+    void* (*dma_map)(void* opaque, uint64_t addr, size_t* len, bool is_write,
+                     const DmalabMemAttrs* attrs);
+    void (*dma_unmap)(void* opaque, void* host, size_t len, bool is_write, size_t accessed);
+    uint64_t (*now_ns)(void* opaque);
+    void (*timer_arm)(void* opaque, unsigned timer, uint64_t when_ns);
+    void (*timer_cancel)(void* opaque, unsigned timer);
+    bool (*notify)(void* opaque, unsigned vector);
+    bool (*set_level)(void* opaque, bool asserted);
+    bool (*send_msi)(void* opaque, uint64_t address, uint32_t data, const DmalabMemAttrs* attrs);
+    void (*log)(void* opaque, int kind, const char* text);
+} DmalabHost;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The per-descriptor policy seam. For every descriptor a channel starts, a policy decides
+// when its data moves, at what rate, when it completes, and whether it fails or is written
+// short or corrupted. Order follows from the times: a channel completes its own descriptors
+// in order, and across channels whichever completion time comes first wins. The default,
+// TimingPolicy, models latency, bandwidth and seeded jitter; fault injection plugs in here.
+#pragma once
+
+#include <cstdint>
+
+#include "dmalab/prng.h"
+#include "dmalab/state.h"
+
+namespace dmalab::ioat
+{
+
+struct DescriptorInfo {
+    unsigned channel;
+    uint64_t addr;  // bus address of the descriptor
+    uint64_t index; // descriptors this channel has started since the device was reset
+    uint8_t op;
+    uint32_t ctl;
+    uint64_t src;
+    uint64_t dst;
+    uint64_t len; // bytes the descriptor moves (0 for a null descriptor)
+};
+
+struct Decision {
+    uint64_t data_at = 0;   // when its first byte may move (virtual ns)
+    uint64_t bandwidth = 0; // rate of its data phase in bytes/s; 0: as fast as steps allow
+    uint64_t done_at = 0;   // earliest completion; it also waits for the data phase to end
+    uint32_t fail = 0;      // CHANERR bits: fail when the data phase would start, moving nothing
+    uint64_t move_limit = ~0ull; // move at most this many bytes, then complete as if whole
+    uint8_t corrupt_xor = 0;     // xored into the last byte moved, when non-zero
+};
+
+class DescriptorPolicy
+{
+  public:
+    virtual ~DescriptorPolicy() = default;
+    virtual Decision decide(const DescriptorInfo& d, uint64_t now) = 0;
+    // What the policy must carry across migration (its generator state).
+    virtual void save(StateWriter&) const {}
+    virtual void load(StateReader&) {}
+    virtual void reset() {}
+};
+
+// Completion at start + size / bandwidth + latency + a uniform jitter in [0, jitter_ns]. The
+// data moves over the first part of that, at the modelled bandwidth.
+class TimingPolicy final : public DescriptorPolicy
+{
+  public:
+    struct Params {
+        uint64_t bandwidth = 0; // bytes per second, 0 for unlimited
+        uint64_t latency_ns = 0;
+        uint64_t jitter_ns = 0;
+        uint64_t seed = 0;
+    };
+    explicit TimingPolicy(const Params& p) : p_(p), prng_(p.seed) {}
+
+    Decision decide(const DescriptorInfo& d, uint64_t now) override;
+    void save(StateWriter& w) const override { w.u64(prng_.state()); }
+    void load(StateReader& r) override { prng_.set_state(r.u64()); }
+    void reset() override { prng_.set_state(p_.seed); }
+    const Params& params() const { return p_; }
+    void set_params(const Params& p) { p_ = p; }
+
+  private:
+    Params p_;
+    Prng prng_;
+};
+
+} // namespace dmalab::ioat
