@@ -5,6 +5,7 @@
 // offsets) through Log. Device models never decode offsets themselves.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstdint>
@@ -148,10 +149,11 @@ template <class Owner> class RegBank
     uint64_t read(uint32_t offset, unsigned size)
     {
         uint64_t result = 0;
+        bool missed = false;
         for (unsigned i = 0; i < size;) {
             const RegDef<Owner>* d = def_at(offset + i);
             if (!d) {
-                undecoded("read", offset + i);
+                missed = true;
                 i++;
                 continue;
             }
@@ -165,6 +167,8 @@ template <class Owner> class RegBank
             result |= ((v >> (8 * first)) & byte_mask(n)) << (8 * i);
             i += n;
         }
+        if (missed)
+            undecoded("read", offset, size);
         return result;
     }
 
@@ -172,10 +176,11 @@ template <class Owner> class RegBank
     // ignored; reserved bits written as 1 are ignored and logged.
     void write(uint32_t offset, uint64_t value, unsigned size)
     {
+        bool missed = false;
         for (unsigned i = 0; i < size;) {
             const RegDef<Owner>* d = def_at(offset + i);
             if (!d) {
-                undecoded("write", offset + i);
+                missed = true;
                 i++;
                 continue;
             }
@@ -197,6 +202,8 @@ template <class Owner> class RegBank
                 (owner_.*(d->on_write))(old, written, bytes);
             i += n;
         }
+        if (missed)
+            undecoded("write", offset, size);
     }
 
   private:
@@ -206,9 +213,10 @@ template <class Owner> class RegBank
             return nullptr;
         return &defs_[lane_[offset]];
     }
-    void undecoded(const char* what, uint32_t offset)
+    void undecoded(const char* what, uint32_t offset, unsigned size)
     {
-        logf(log_, LogKind::GuestError, "%s: %s of undecoded offset 0x%x", bank_, what, offset);
+        logf(log_, LogKind::GuestError, "%s: %u-byte %s at 0x%x reaches undecoded bytes", bank_,
+             size, what, offset);
     }
     static uint64_t byte_mask(unsigned n) { return n >= 8 ? ~0ull : (1ull << (8 * n)) - 1; }
 

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Interrupt styles (MSI-X per channel, one message, INTx level with ATTNSTATUS), what the
+// interrupt counter counts, and what a channel reset keeps.
+
+#include "rig.h"
+
+namespace dmalab::ioat::testing
+{
+namespace
+{
+
+// Runs the `n`th null descriptor of a chain at `ring` (n from 1), as Linux appends them.
+void one_null(Rig& r, unsigned ch, uint64_t ring, uint16_t n = 1)
+{
+    uint64_t at = ring + 64 * (n - 1);
+    r.put_desc(at, 1, ctl::NULL_DESC | ctl::INT_EN | ctl::COMPL_WRITE, 0, 0, at + 64);
+    if (n == 1)
+        r.set_chainaddr(ch, ring);
+    r.issue(ch, n);
+    r.run_until_idle();
+}
+
+// What ioat_dma_setup_interrupts() leaves for the INTx and MSI styles: master enable, no
+// per-channel vectors.
+void shared_vector(Rig& r, unsigned ch)
+{
+    r.setup(ch, kCompletion + 64 * ch);
+    r.dev.mmio_write(INTRCTRL, INTRCTRL_MASTER_INT_EN, 1);
+}
+
+TEST(Interrupts, IntxLevelFollowsAttnstatus)
+{
+    Rig r;
+    r.irq.messages = false;
+    r.irq.intx = true;
+    shared_vector(r, 1);
+    one_null(r, 1, kRing);
+    EXPECT_TRUE(r.irq.level);
+    EXPECT_EQ(r.dev.stats(1).interrupts, 1u);
+    // What ioat_dma_do_interrupt reads: INTRCTRL shows the status, ATTNSTATUS the channel.
+    EXPECT_EQ(r.dev.mmio_read(INTRCTRL, 1),
+              INTRCTRL_MASTER_INT_EN | INTRCTRL_INT_STATUS | INTRCTRL_INT);
+    EXPECT_EQ(r.dev.mmio_read(ATTNSTATUS, 4), 1u << 1);
+    EXPECT_FALSE(r.irq.level) << "reading ATTNSTATUS clears it and lowers the line";
+    EXPECT_EQ(r.dev.mmio_read(ATTNSTATUS, 4), 0u);
+    EXPECT_EQ(r.dev.mmio_read(INTRCTRL, 1), INTRCTRL_MASTER_INT_EN);
+    // The next completion raises it again once re-armed.
+    r.rearm(1);
+    one_null(r, 1, kRing, 2);
+    EXPECT_TRUE(r.irq.level);
+    EXPECT_EQ(r.irq.rises, 2u);
+    EXPECT_EQ(r.dev.stats(1).interrupts, 2u);
+}
+
+TEST(Interrupts, MasterDisableHoldsTheLineLowAndCountsNothing)
+{
+    Rig r;
+    r.irq.messages = false;
+    r.irq.intx = true;
+    shared_vector(r, 0);
+    r.dev.mmio_write(INTRCTRL, 0, 1);
+    one_null(r, 0, kRing);
+    EXPECT_FALSE(r.irq.level);
+    EXPECT_EQ(r.dev.stats(0).interrupts, 0u);
+    // Enabling with attention pending raises it.
+    r.dev.mmio_write(INTRCTRL, INTRCTRL_MASTER_INT_EN, 1);
+    EXPECT_TRUE(r.irq.level);
+}
+
+TEST(Interrupts, SingleMessageUsesVectorZero)
+{
+    Rig r;
+    shared_vector(r, 2);
+    one_null(r, 2, kRing);
+    EXPECT_EQ(r.irq.raised, std::vector<unsigned>{0});
+    EXPECT_EQ(r.dev.mmio_read(ATTNSTATUS, 4), 1u << 2);
+    EXPECT_EQ(r.dev.stats(2).interrupts, 1u);
+}
+
+TEST(Interrupts, MaskedOrDisabledMessagesAreNotCounted)
+{
+    Rig r;
+    r.irq.messages = false; // MSI-X vector masked, or no message interrupts enabled
+    r.setup(0, kCompletion);
+    one_null(r, 0, kRing);
+    EXPECT_EQ(r.dev.stats(0).descriptors, 1u);
+    EXPECT_EQ(r.dev.stats(0).interrupts, 0u);
+}
+
+TEST(Interrupts, ChannelResetKeepsWhatLinuxProgrammedOnce)
+{
+    // ioat_alloc_chan_resources writes CHANCTRL (with INT_REARM) once; the resets of
+    // ioat_eh and ioat_timer_event do not write it again (drivers/dma/ioat/dma.c).
+    Rig r;
+    r.setup(0, kCompletion);
+    r.wr(0, CHANERR_MSK, CHANERR_XOR_P_OR_CRC_ERR, 4);
+    r.wr(0, DCACTRL, 0x1ffff, 4);
+    r.wr(0, CHANCMD, CHANCMD_RESET, 1);
+    EXPECT_EQ(r.rd(0, CHANCTRL, 2), uint64_t{CHANCTRL_ERR_INT_EN | CHANCTRL_ANY_ERR_ABORT_EN |
+                                             CHANCTRL_ERR_COMPLETION_EN});
+    EXPECT_EQ(r.rd(0, CHANERR_MSK, 4), CHANERR_XOR_P_OR_CRC_ERR);
+    EXPECT_EQ(r.rd(0, DCACTRL, 4), 0x1ffffu);
+    EXPECT_EQ(r.state(0), ChanState::Halted) << "ioat_restart_channel waits for !ACTIVE/IDLE";
+    one_null(r, 0, kRing);
+    EXPECT_EQ(r.irq.raised, std::vector<unsigned>{0}) << "still armed: the interrupt arrives";
+    EXPECT_EQ(r.mem.get<uint64_t>(kCompletion), kRing | 1u);
+}
+
+TEST(Interrupts, AttnstatusNamesOnlyChannelsThatExist)
+{
+    Config c;
+    c.channels = 2;
+    Rig r(c);
+    r.dev.mmio_write(ATTNSTATUS, ~0ull, 4); // RC: writes do nothing
+    EXPECT_EQ(r.dev.mmio_read(ATTNSTATUS, 4), 0u);
+}
+
+TEST(Interrupts, ChanerrIntIsWriteOneToClearAndTheMaskReadWrite)
+{
+    Rig r;
+    EXPECT_EQ(r.dev.config_read(0, 4), 0u);
+    r.dev.config_write(4, 0x12345678, 4);
+    EXPECT_EQ(r.dev.config_read(4, 4), 0x12345678u);
+    EXPECT_EQ(r.dev.config_read(6, 2), 0x1234u);
+    r.dev.config_write(0, ~0u, 4);
+    EXPECT_EQ(r.dev.config_read(0, 4), 0u);
+    r.dev.reset();
+    EXPECT_EQ(r.dev.config_read(4, 4), 0u);
+}
+
+} // namespace
+} // namespace dmalab::ioat::testing
