@@ -20,6 +20,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("DMALAB_BUILD", REPO / "build"))
+# The models' unit tests again, built with AddressSanitizer and UBSan (no QEMU).
+SAN_BUILD = Path(str(BUILD) + "-san")
 
 APT_SOURCES = Path("/etc/apt/sources.list.d/dmalab.sources")
 APT_SOURCES_TEXT = """\
@@ -40,6 +42,8 @@ PACKAGES = [
     # toolchain and dmalab's own build
     "build-essential", "g++", "pkg-config", "ninja-build", "patch", "xz-utils", "dpkg-dev",
     "clang-format", "libgtest-dev", "libgmock-dev", "libbenchmark-dev",
+    # device tests: QEMU under valgrind for the hostile-guest qtests
+    "valgrind",
     # QEMU's build dependencies (minimal x86_64 TCG build)
     "libglib2.0-dev", "libpixman-1-dev", "libcapstone-dev", "libfdt-dev", "libslirp-dev",
     "flex", "bison", "python3-venv",
@@ -129,14 +133,30 @@ def demo():
     return rc
 
 
+def sanitizer_build():
+    if not (SAN_BUILD / "build.ninja").exists():
+        run(["meson", "setup", SAN_BUILD, REPO, "-Dqemu=disabled",
+             "-Db_sanitize=address,undefined", "-Db_lundef=false", "-Dbuildtype=debug"])
+    run(["ninja", "-C", SAN_BUILD])
+
+
 def test():
     build()
-    rc = subprocess.run(["meson", "test", "-C", str(BUILD), "--print-errorlogs",
-                         "--suite", "unit", "--suite", "qemu", "--suite", "guest-unit",
-                         "--suite", "guest"]).returncode
+    sanitizer_build()
+    rc = 0
+    for folder, suites in ((SAN_BUILD, ["unit"]),
+                           (BUILD, ["unit", "qemu", "qtest", "guest-unit", "guest"])):
+        args = ["meson", "test", "-C", str(folder), "--print-errorlogs"]
+        for s in suites:
+            args += ["--suite", s]
+        say("$ " + " ".join(args))
+        rc = subprocess.run(args, env=dict(os.environ, UBSAN_OPTIONS="halt_on_error=1:"
+                                           "print_stacktrace=1")).returncode or rc
     # One plain closing line for whoever reads the end of the output (CI does).
-    results = [json.loads(l)["result"] for l in
-               (BUILD / "meson-logs" / "testlog.json").read_text().splitlines() if l.strip()]
+    results = [json.loads(l)["result"]
+               for folder in (SAN_BUILD, BUILD)
+               for l in (folder / "meson-logs" / "testlog.json").read_text().splitlines()
+               if l.strip()]
     passed = sum(r in ("OK", "EXPECTEDFAIL") for r in results)
     skipped = sum(r == "SKIP" for r in results)
     print(f"{passed} passed, {len(results) - passed - skipped} failed, {skipped} skipped")
