@@ -46,8 +46,47 @@ class PropertyErrors(unittest.TestCase):
     def test_zero_step_budget(self):
         self.assertRefused("dmalab-ioat,step-bytes=0", "the step budget must be non-zero")
 
+    def test_delays_that_could_overflow_virtual_time(self):
+        self.assertRefused("dmalab-ioat,latency-ns=%d" % (1 << 51), "2^50")
+        self.assertRefused("dmalab-ioat,jitter-ns=%d" % (1 << 51), "2^50")
+        self.assertRefused("dmalab-ioat,step-gap-ns=%d" % (1 << 51), "2^50")
+
+    def test_conventional_pci_bus_is_refused_naming_q35(self):
+        res = subprocess.run([QEMU, "-M", "pc", "-accel", "tcg", "-nographic", "-nodefaults",
+                              "-S", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+                              "-device", "dmalab-ioat"],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(res.returncode, 1, res.stderr)
+        self.assertIn("PCI Express", res.stderr)
+        self.assertIn("-M q35", res.stderr)
+
+
+class Warnings(unittest.TestCase):
+    def test_delay_beyond_linux_timeout_warns(self):
+        replies, res = qmp_session("dmalab-ioat,latency-ns=300000000")
+        self.assertIn("completion timeout", res.stderr)
+        self.assertIn("300 ms", res.stderr)
+
+    def test_default_timing_does_not_warn(self):
+        replies, res = qmp_session("dmalab-ioat")
+        self.assertNotIn("warning", res.stderr)
+
 
 class Qmp(unittest.TestCase):
+    def test_timing_is_settable_at_run_time_and_bounded(self):
+        path = "/machine/peripheral/ioat0"
+        replies, res = qmp_session(
+            "dmalab-ioat,id=ioat0",
+            {"execute": "qom-set", "arguments": {"path": path, "property": "latency-ns",
+                                                 "value": 5000}},
+            {"execute": "qom-get", "arguments": {"path": path, "property": "latency-ns"}},
+            {"execute": "qom-set", "arguments": {"path": path, "property": "latency-ns",
+                                                 "value": 1 << 51}},
+            {"execute": "qom-get", "arguments": {"path": path, "property": "latency-ns"}})
+        self.assertEqual(replies[1].get("return"), 5000, res.stderr)
+        self.assertIn("2^50", replies[2]["error"]["desc"])
+        self.assertEqual(replies[3].get("return"), 5000)
+
     def test_counters_start_at_zero(self):
         path = "/machine/peripheral/ioat0"
         cmds = [{"execute": "qom-get", "arguments": {"path": path, "property": p}}
