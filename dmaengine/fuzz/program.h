@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Reads an arbitrary byte string as what a guest could do to an I/OAT device: register writes
-// and reads of any size and value, descriptor and data bytes in memory, holes in memory, and
-// scheduled steps. Shared by the libFuzzer target and the robustness unit test; it checks the
-// invariants that must hold whatever the guest does.
+// Reads an arbitrary byte string as what a guest (and the host around it) could do to an
+// I/OAT device: register and config writes and reads of any size and value, descriptor and
+// data bytes in memory, holes, DMA windows onto the device's own registers and onto its reset,
+// device resets mid-ring, timing and policy changes (delays, failures, short and corrupt
+// writes), save/load round trips, and timer expiries. Shared by the libFuzzer target and the
+// robustness unit test; it checks the invariants that must hold whatever happens.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 #include "../../common/testing/fake_memory.h"
@@ -16,16 +19,44 @@
 namespace dmalab::ioat::fuzz
 {
 
-// Every step completes or starts at least one descriptor (or halts a channel), and a channel
-// has at most 65535 descriptors issued: twice that many steps per channel drain anything.
 inline constexpr unsigned kStepDescriptors = 16;
-inline constexpr unsigned kDrainLimit = 2 * 65536 + 16;
+inline constexpr uint64_t kStepBytes = 4096;
+inline constexpr uint8_t kMaxXfercap = 15;
+// A channel has at most 65535 descriptors issued; each takes at most a fetch step, one step
+// per kStepBytes of data and a completion step.
+inline constexpr uint64_t kDrainLimit = 65536ull * (3 + (1u << kMaxXfercap) / kStepBytes);
+inline constexpr uint64_t kWindow = 0xf000; // device windows, inside the fake's RAM range
 
 [[noreturn]] inline void violated(const char* what)
 {
     std::fprintf(stderr, "invariant violated: %s\n", what);
     std::abort();
 }
+
+// A policy driven by the input: delays, failures, short and corrupt writes.
+class FuzzPolicy final : public DescriptorPolicy
+{
+  public:
+    explicit FuzzPolicy(uint64_t seed) : prng_(seed) {}
+    Decision decide(const DescriptorInfo& d, uint64_t now) override
+    {
+        Decision x;
+        uint64_t r = prng_.next();
+        x.data_at = now + (r & 0xfff);
+        x.bandwidth = (r >> 12) & 1 ? 1 + ((r >> 13) & 0xfffffff) : 0;
+        x.done_at = x.data_at + ((r >> 41) & 0x3fff);
+        if ((r >> 55) % 16 == 0)
+            x.fail = static_cast<uint32_t>(1u << ((r >> 59) % 19));
+        if ((r >> 60) % 8 == 0)
+            x.move_limit = d.len / 2;
+        if ((r >> 63) & 1)
+            x.corrupt_xor = static_cast<uint8_t>(r);
+        return x;
+    }
+
+  private:
+    Prng prng_;
+};
 
 class Program
 {
@@ -40,15 +71,22 @@ class Program
         testing::FakeLog log;
         Config c;
         c.channels = 1 + byte() % 4;
-        c.xfercap_log = static_cast<uint8_t>(8 + byte() % 8);
-        c.step_bytes = 4096;
+        c.xfercap_log = static_cast<uint8_t>(8 + byte() % (kMaxXfercap - 7));
+        c.step_bytes = kStepBytes;
         c.step_descriptors = kStepDescriptors;
         c.latency_ns = byte() % 4 * 1000;
+        uint8_t bw = byte();
+        c.bandwidth = bw % 4 == 0 ? 0 : uint64_t{bw} << 20;
+        c.jitter_ns = byte() % 4 * 500;
+        c.seed = byte();
+        irq.intx = byte() & 1;
+        irq.messages = !irq.intx;
         Ioat dev(c, Host{mem, timers, irq, log, nullptr});
+        FuzzPolicy policy(c.seed);
 
         while (p_ < end_) {
             uint8_t op = byte();
-            switch (op % 10) {
+            switch (op % 16) {
             case 0:
             case 1:
             case 2: { // register write, any size, any value
@@ -65,7 +103,7 @@ class Program
             case 4:
                 dev.mmio_read(u16() % 0x400, 1u << (byte() % 4));
                 break;
-            case 5: { // scheduled steps
+            case 5: { // timer expiries
                 unsigned n = 1 + byte() % 8;
                 for (unsigned i = 0; i < n && !timers.pending.empty(); i++)
                     step(dev, mem, timers, irq, c);
@@ -79,16 +117,55 @@ class Program
                 break;
             case 8: // a hole where the device cannot reach
                 if (mem.holes.size() < 4)
-                    mem.add_hole(u16(), 1 + byte() * 64u);
+                    mem.add_hole(u16(), 1 + byte() * 64u, byte() & 1);
                 break;
             case 9:
                 mem.map_limit = 1 + u16();
                 mem.mappable = byte() & 1;
                 break;
+            case 10: // the device's own registers, reachable by its own DMA (no guard)
+                if (mem.windows.size() < 2)
+                    mem.add_window(
+                        {kWindow, 0x400, [&dev](uint64_t off, const uint8_t* d, size_t n) {
+                             uint64_t v = 0;
+                             for (size_t i = 0; i < n && i < 8; i++)
+                                 v |= uint64_t{d[i]} << (8 * i);
+                             dev.mmio_write(static_cast<uint32_t>(off), v,
+                                            1u << (n >= 8   ? 3
+                                                   : n >= 4 ? 2
+                                                   : n >= 2 ? 1
+                                                            : 0));
+                         }});
+                break;
+            case 11: // DMA that resets the whole device (an FLR through config space)
+                if (mem.windows.size() < 2)
+                    mem.add_window({kWindow + 0x800, 0x100,
+                                    [&dev](uint64_t, const uint8_t*, size_t) { dev.reset(); }});
+                break;
+            case 12:
+                dev.reset();
+                break;
+            case 13:
+                dev.config_write(byte() % 8, u64(), 1u << (byte() % 3));
+                dev.config_read(byte() % 8, 1u << (byte() % 3));
+                break;
+            case 14:
+                round_trip(dev, mem, c);
+                break;
+            case 15: // policy and timing changes at run time
+                if (byte() & 1) {
+                    dev.set_policy(&policy);
+                } else {
+                    dev.set_policy(nullptr);
+                    dev.timing().set_params(
+                        {uint64_t{byte()} << 16, byte() * 100u, byte() * 10u, byte()});
+                }
+                break;
             }
         }
         // Whatever was queued finishes in a bounded number of steps.
-        unsigned steps = 0;
+        dev.set_policy(nullptr);
+        uint64_t steps = 0;
         while (!timers.pending.empty()) {
             step(dev, mem, timers, irq, c);
             if (++steps > kDrainLimit * c.channels)
@@ -102,12 +179,13 @@ class Program
     {
         auto [id, when] = *timers.next();
         timers.pending.erase(id);
-        if (when <= timers.now && timers.now != 0 && false)
-            violated("a step asked to run again at once");
         timers.now = std::max(timers.now, when); // the step runs when it asked to
         dev.timer(id);
         if (timers.over_limit)
-            violated("a timer beyond the time limit");
+            violated("a timer armed beyond the time limit");
+        auto again = timers.pending.find(id);
+        if (again != timers.pending.end() && again->second <= timers.now)
+            violated("a step asked to run again at the same instant");
         if (mem.outstanding != 0)
             violated("a mapping was not released");
         for (unsigned v : irq.raised)
@@ -119,6 +197,29 @@ class Program
             if ((sts & CHANSTS_STATUS_MASK) > static_cast<uint64_t>(ChanState::Halted))
                 violated("CHANSTS state out of range");
         }
+    }
+
+    // Migration: what a model saves, a fresh one loads and saves identically.
+    static void round_trip(Ioat& dev, testing::FakeMemory& mem, const Config& c)
+    {
+        StateWriter w;
+        dev.save(w);
+        testing::FakeTimers timers;
+        testing::FakeInterrupts irq;
+        testing::FakeLog log;
+        Ioat other(c, Host{mem, timers, irq, log, nullptr});
+        StateReader r(w.bytes);
+        if (!other.load(r))
+            violated("a model refused its own state");
+        StateWriter w2;
+        other.save(w2);
+        if (w.bytes != w2.bytes)
+            violated("state changed in a save/load round trip");
+        // And garbage is refused without harm.
+        std::vector<uint8_t> cut(w.bytes.begin(), w.bytes.begin() + w.bytes.size() / 2);
+        StateReader bad(cut);
+        if (other.load(bad))
+            violated("a truncated state was accepted");
     }
 
     uint8_t byte() { return p_ < end_ ? *p_++ : 0; }

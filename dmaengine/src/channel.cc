@@ -445,15 +445,22 @@ void Channel::complete()
     bool caught_up = processed_ == regs_.get(R_DMACOUNT);
     if (w.desc.ctl & ctl::COMPL_WRITE) {
         ChanState st = caught_up ? ChanState::Done : ChanState::Active;
-        write_completion((w.addr & CHANSTS_COMPLETED_ADDR_MASK) | static_cast<uint64_t>(st));
+        bool ok =
+            write_completion((w.addr & CHANSTS_COMPLETED_ADDR_MASK) | static_cast<uint64_t>(st));
         if (!still(epoch))
             return;
+        if (!ok) {
+            // The status cannot be written where software looks for it: halt, with the error
+            // interrupt if enabled, and no second try at the same address.
+            halt(CHANERR_COMPLETION_ADDR_ERR, {}, false);
+            return;
+        }
     }
     if (w.desc.ctl & ctl::INT_EN)
         signal_interrupt();
 }
 
-void Channel::halt(uint32_t chanerr, const DmaResult& why)
+void Channel::halt(uint32_t chanerr, const DmaResult& why, bool write_status)
 {
     const uint64_t epoch = epoch_;
     regs_.set(R_CHANERR, regs_.get(R_CHANERR) | chanerr);
@@ -464,43 +471,29 @@ void Channel::halt(uint32_t chanerr, const DmaResult& why)
     if (Observer* o = device_.host().observer)
         o->halted(index_, chanerr, why);
     // The completion area then holds the last good descriptor with HALTED status: Linux's
-    // ioat_cleanup() checks for that and hands the failed descriptor to ioat_eh().
-    if (chanctrl() & CHANCTRL_ERR_COMPLETION_EN) {
-        write_completion((last_completed_ & CHANSTS_COMPLETED_ADDR_MASK) |
-                         static_cast<uint64_t>(ChanState::Halted));
+    // ioat_cleanup() checks for that and hands the failed descriptor to ioat_eh(). If that
+    // write fails too, CHANERR says so, and the error interrupt still goes out.
+    if (write_status && (chanctrl() & CHANCTRL_ERR_COMPLETION_EN)) {
+        bool ok = write_completion((last_completed_ & CHANSTS_COMPLETED_ADDR_MASK) |
+                                   static_cast<uint64_t>(ChanState::Halted));
         if (!still(epoch))
             return;
+        if (!ok)
+            regs_.set(R_CHANERR, regs_.get(R_CHANERR) | CHANERR_COMPLETION_ADDR_ERR);
     }
     if (chanctrl() & CHANCTRL_ERR_INT_EN)
         signal_interrupt();
 }
 
-void Channel::write_completion(uint64_t status)
+bool Channel::write_completion(uint64_t status)
 {
     uint64_t where = regs_.get(R_CHANCMP);
     uint8_t buf[8];
     for (int i = 0; i < 8; i++)
         buf[i] = static_cast<uint8_t>(status >> (8 * i));
-    if (wraps(where, sizeof buf)) {
-        regs_.set(R_CHANERR, regs_.get(R_CHANERR) | CHANERR_COMPLETION_ADDR_ERR);
-        if (state_ != ChanState::Halted) {
-            state_ = ChanState::Halted;
-            stats_.errors++;
-        }
-        return;
-    }
-    const uint64_t epoch = epoch_;
-    DmaResult r = device_.host().memory.write(where, buf, sizeof buf, attrs());
-    if (!still(epoch) || r.ok())
-        return;
-    // Recorded, not recursed: the channel is stopped, but no second completion is tried.
-    regs_.set(R_CHANERR, regs_.get(R_CHANERR) | CHANERR_COMPLETION_ADDR_ERR);
-    work_.reset();
-    if (state_ != ChanState::Halted) {
-        state_ = ChanState::Halted;
-        stats_.errors++;
-        disarm_timer();
-    }
+    if (wraps(where, sizeof buf))
+        return false;
+    return device_.host().memory.write(where, buf, sizeof buf, attrs()).ok();
 }
 
 void Channel::signal_interrupt()
@@ -584,8 +577,9 @@ bool Channel::load(StateReader& r)
         k.data_done = r.boolean();
         // The same checks a fetched descriptor passed: a stream cannot smuggle in a range
         // the device would have refused.
+        // (A descriptor whose error CHANERR_MSK masked moves nothing: len 0.)
         if (k.len > k.desc.size || k.moved > k.len || wraps(k.desc.src_addr, k.len) ||
-            wraps(k.desc.dst_addr, k.len) || validate(k.desc) != 0)
+            wraps(k.desc.dst_addr, k.len) || (k.len && validate(k.desc) != 0))
             r.reject();
         work_ = k;
     }

@@ -82,8 +82,9 @@ class Channel
     uint32_t validate(const DmaDescriptor& d) const;
     Next data_phase(Budget& budget, uint64_t now, uint64_t& wake);
     void complete();
-    void halt(uint32_t chanerr, const DmaResult& why = {});
-    void write_completion(uint64_t status);
+    void halt(uint32_t chanerr, const DmaResult& why = {}, bool write_status = true);
+    // False when the status could not be written (wrapping or unreachable address).
+    bool write_completion(uint64_t status);
     void signal_interrupt();
     void start_from_chainaddr();
     void reset_state();

@@ -242,7 +242,8 @@ void Ioat::save(StateWriter& w) const
     w.u32(chanerr_int_);
     w.u32(chanerrmsk_int_);
     w.boolean(line_);
-    policy_->save(w);
+    // The model's own policy; one set with set_policy() migrates with whoever owns it.
+    timing_.save(w);
     for (const auto& c : channels_)
         c->save(w);
 }
@@ -257,7 +258,7 @@ bool Ioat::load(StateReader& r)
     chanerr_int_ = r.u32();
     chanerrmsk_int_ = r.u32();
     bool line = r.boolean();
-    policy_->load(r);
+    timing_.load(r);
     for (auto& c : channels_)
         if (r.ok() && !c->load(r))
             r.reject();

@@ -29,7 +29,8 @@ TEST(Robustness, RandomGuestPrograms)
 // A guest that builds a valid self-looping chain and issues the maximum count: bounded steps.
 TEST(Robustness, SelfLoopWithMaximalCount)
 {
-    std::vector<uint8_t> prog = {0, 0, 1}; // one channel, small xfercap, 1 us per descriptor
+    // One channel, small xfercap, 1 us per descriptor, default timing, MSI-X.
+    std::vector<uint8_t> prog = {0, 0, 1, 0, 0, 0, 0};
     auto put16 = [&](uint16_t v) {
         prog.push_back(static_cast<uint8_t>(v));
         prog.push_back(static_cast<uint8_t>(v >> 8));

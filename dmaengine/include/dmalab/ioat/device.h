@@ -104,7 +104,8 @@ class Ioat
     TimingPolicy& timing() { return timing_; }
 
     // Migration. load() accepts only what save() of a model with the same configuration
-    // produced, and re-arms the timers the state needs.
+    // produced, and re-arms the timers the state needs. A policy set with set_policy() is
+    // not part of the state: its owner migrates it.
     void save(StateWriter& w) const;
     bool load(StateReader& r);
 
