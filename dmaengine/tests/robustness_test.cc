@@ -47,7 +47,7 @@ TEST(Robustness, SelfLoopWithMaximalCount)
     // CHAINADDR = 0x1000, DMACOUNT = 0xffff on channel 0.
     prog.push_back(0), put16(0x80 + CHAINADDR), prog.push_back(3), put64(0x1000);
     prog.push_back(0), put16(0x80 + DMACOUNT), prog.push_back(1), put64(0xffff);
-    Program(prog.data(), prog.size()).run();
+    Program(prog.data(), prog.size(), true).run();
 }
 
 } // namespace
