@@ -67,6 +67,7 @@ struct DmalabIoatState {
     uint64_t step_bytes;
     uint32_t step_descriptors;
     uint64_t step_gap_ns;
+    bool sync_start;
     uint64_t bandwidth;
     uint64_t latency_ns;
     uint64_t jitter_ns;
@@ -78,11 +79,37 @@ static bool dmalab_ioat_live(DmalabIoatState *s)
     return s->model && !s->released && qdev_is_realized(DEVICE(s));
 }
 
+static void dmalab_ioat_release(DmalabIoatState *s);
+
+/*
+ * Around every call into the model that can call back out (DMA, interrupts): those may
+ * reach config space or the port above the device and reset or unplug it. The model checks
+ * its state after every call out; the reference keeps the object, and the deferred release
+ * keeps the model, until the call has returned.
+ */
+static void dmalab_ioat_enter(DmalabIoatState *s)
+{
+    object_ref(OBJECT(s));
+    s->in_model++;
+}
+
+static void dmalab_ioat_leave(DmalabIoatState *s)
+{
+    s->in_model--;
+    if (s->released && !s->in_model) {
+        dmalab_ioat_release(s);
+    }
+    object_unref(OBJECT(s));
+}
+
 static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
 {
     DmalabIoatState *s = opaque;
-    uint64_t val = dmalab_ioat_mmio_read(s->model, addr, size);
+    uint64_t val = 0;
 
+    if (s->model && !s->released) {
+        val = dmalab_ioat_mmio_read(s->model, addr, size);
+    }
     trace_dmalab_ioat_mmio_read(addr, size, val);
     return val;
 }
@@ -92,7 +119,13 @@ static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val, unsigned 
     DmalabIoatState *s = opaque;
 
     trace_dmalab_ioat_mmio_write(addr, size, val);
+    if (!s->model || s->released) {
+        return;
+    }
+    /* With sync-start, a doorbell write runs the channel's first step right here. */
+    dmalab_ioat_enter(s);
     dmalab_ioat_mmio_write(s->model, addr, val, size);
+    dmalab_ioat_leave(s);
 }
 
 static const MemoryRegionOps dmalab_ioat_ops = {
@@ -340,21 +373,13 @@ static void dmalab_ioat_timer_cb(void *opaque)
     /*
      * The step's DMA and interrupt messages may land on this device's own BAR: QEMU's
      * re-entrancy guard, engaged here as it is for MMIO, refuses that access, and the model
-     * reports the failed DMA as a channel error. They may also reach config space or the port
-     * above the device and reset or unplug it: the model checks its state after every call
-     * out, and the reference keeps the object, and our release() keeps the model, until the
-     * step has returned.
+     * reports the failed DMA as a channel error.
      */
-    object_ref(OBJECT(s));
+    dmalab_ioat_enter(s);
     guard->engaged_in_io = true;
-    s->in_model++;
     dmalab_ioat_timer(s->model, t->id);
-    s->in_model--;
     guard->engaged_in_io = engaged;
-    if (s->released && !s->in_model) {
-        dmalab_ioat_release(s);
-    }
-    object_unref(OBJECT(s));
+    dmalab_ioat_leave(s);
 }
 
 /* Counters, readable with qom-get. */
@@ -491,6 +516,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     cfg.step_bytes = s->step_bytes;
     cfg.step_descriptors = s->step_descriptors;
     cfg.step_gap_ns = s->step_gap_ns;
+    cfg.sync_start = s->sync_start;
     cfg.bandwidth = s->bandwidth;
     cfg.latency_ns = s->latency_ns;
     cfg.jitter_ns = s->jitter_ns;
@@ -674,6 +700,7 @@ static const Property dmalab_ioat_properties[] = {
     DEFINE_PROP_SIZE("step-bytes", DmalabIoatState, step_bytes, 1 * MiB),
     DEFINE_PROP_UINT32("step-descriptors", DmalabIoatState, step_descriptors, 256),
     DEFINE_PROP_UINT64("step-gap-ns", DmalabIoatState, step_gap_ns, 1000),
+    DEFINE_PROP_BOOL("sync-start", DmalabIoatState, sync_start, true),
     DEFINE_PROP_UINT64("seed", DmalabIoatState, seed, 0),
 };
 

@@ -64,6 +64,7 @@ ioat::Config to_config(const DmalabIoatConfig& c)
     cfg.step_bytes = c.step_bytes;
     cfg.step_descriptors = c.step_descriptors;
     cfg.step_gap_ns = c.step_gap_ns;
+    cfg.sync_start = c.sync_start;
     cfg.bandwidth = c.bandwidth;
     cfg.latency_ns = c.latency_ns;
     cfg.jitter_ns = c.jitter_ns;
@@ -96,6 +97,7 @@ void dmalab_ioat_default_config(DmalabIoatConfig* out)
     out->step_bytes = d.step_bytes;
     out->step_descriptors = d.step_descriptors;
     out->step_gap_ns = d.step_gap_ns;
+    out->sync_start = d.sync_start;
     out->bandwidth = d.bandwidth;
     out->latency_ns = d.latency_ns;
     out->jitter_ns = d.jitter_ns;

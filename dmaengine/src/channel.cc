@@ -225,6 +225,13 @@ void Channel::kick()
     }
     if (work_ && armed_at_)
         return; // its timer is already set for the descriptor in progress
+    if (device_.config().sync_start && !work_) {
+        // The first bounded step runs inside the doorbell write, saving the host's
+        // round trip to its timer; further work still waits for the timer.
+        disarm_timer();
+        step();
+        return;
+    }
     arm(device_.now());
 }
 

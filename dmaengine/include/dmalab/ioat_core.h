@@ -27,6 +27,7 @@ typedef struct DmalabIoatConfig {
     uint64_t step_bytes;       /* data one channel moves in one step */
     uint32_t step_descriptors; /* descriptors one channel starts in one step */
     uint64_t step_gap_ns;      /* virtual time between steps of a busy channel */
+    bool sync_start;           /* first step inside the doorbell write */
     uint64_t bandwidth;        /* bytes per second a channel moves, 0 for unlimited */
     uint64_t latency_ns;       /* added to every descriptor's completion time */
     uint64_t jitter_ns;        /* plus a uniform [0, jitter_ns] drawn from `seed` */
