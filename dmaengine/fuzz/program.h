@@ -140,7 +140,7 @@ class Program
                     mem.add_hole(u16(), 1 + byte() * 64u, byte() & 1);
                 break;
             case 9:
-                mem.map_limit = 1 + u16();
+                mem.map_limit = 64 + u16(); // 1-byte mappings only make runs slow
                 mem.mappable = byte() & 1;
                 break;
             case 10: // the device's own registers, reachable by its own DMA (no guard)
