@@ -34,7 +34,11 @@ def ecam(bdf, off):
 
 
 class Hostile(unittest.TestCase):
+    """Each case with sync-start on: the first step runs inside the doorbell MMIO write."""
+    SYNC = "on"
+
     def start(self, device="dmalab-ioat", args=()):
+        device += ",sync-start=" + self.SYNC
         self.io = Ioat(QEMU, device=device, args=args, wrapper=wrapper(), timeout=120)
         self.qt = self.io.qt
         return self.io
@@ -202,6 +206,12 @@ class Hostile(unittest.TestCase):
         while io.state(0) == ACTIVE:
             self.qt.clock_step(100_000)
         self.assertEqual(done(), 0xFFFF)
+
+
+class HostileFromTimer(Hostile):
+    """The same with sync-start off: every step runs from the channel's timer, under the
+    re-entrancy guard the device engages itself."""
+    SYNC = "off"
 
 
 def main():
