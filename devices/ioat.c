@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * dmalab-ioat: QEMU glue for the dmalab Intel I/OAT (Crystal Beach 3.x) DMA engine model.
+ * dmalab-ioat: QEMU glue for the dmalab Intel I/OAT (Crystal Beach 3.x) DMA
+ * engine model.
  *
- * Everything the device does lives in the C++ model (dmaengine/); this file only connects it
- * to QEMU: a PCI Express function with BAR0 and its MSI-X table, MSI and INTx, PCI DMA (so an
- * IOMMU in front of the device applies), one virtual-clock timer per channel, properties,
- * counters, migration and trace points.
+ * Everything the device does lives in the C++ model (dmaengine/); this file
+ * only connects it to QEMU: a PCI Express function with BAR0 and its MSI-X
+ * table, MSI and INTx, PCI DMA (so an IOMMU in front of the device applies),
+ * one virtual-clock timer per channel, properties, counters, migration and
+ * trace points.
  */
 
 #include "qemu/osdep.h"
@@ -36,7 +38,10 @@ OBJECT_DECLARE_SIMPLE_TYPE(DmalabIoatState, DMALAB_IOAT)
 #define DMALAB_IOAT_CAP_MSI 0x80
 #define DMALAB_IOAT_CAP_MSIX 0x90
 
-/* Linux's ioatdma gives up on a descriptor after its completion timeout (200 ms, completion_timeout in dma.c). */
+/*
+ * Linux's ioatdma gives up on a descriptor after its completion timeout (200
+ * ms, completion_timeout in dma.c).
+ */
 #define DMALAB_IOAT_LINUX_TIMEOUT_NS (200 * SCALE_MS)
 
 typedef struct DmalabIoatTimer {
@@ -53,8 +58,8 @@ struct DmalabIoatState {
     DmalabIoatTimer *timers;
     unsigned ntimers;
     DmalabIoat *model;
-    unsigned in_model;  /* nesting of timer steps running the model */
-    bool released;      /* unrealized while a step ran: free when it returns */
+    unsigned in_model; /* nesting of timer steps running the model */
+    bool released;     /* unrealized while a step ran: free when it returns */
     bool intx_level;
     uint8_t *state_blob; /* the model's state, during migration */
     uint32_t state_len;
@@ -82,10 +87,11 @@ static bool dmalab_ioat_live(DmalabIoatState *s)
 static void dmalab_ioat_release(DmalabIoatState *s);
 
 /*
- * Around every call into the model that can call back out (DMA, interrupts): those may
- * reach config space or the port above the device and reset or unplug it. The model checks
- * its state after every call out; the reference keeps the object, and the deferred release
- * keeps the model, until the call has returned.
+ * Around every call into the model that can call back out (DMA, interrupts):
+ * those may reach config space or the port above the device and reset or unplug
+ * it. The model checks its state after every call out; the reference keeps the
+ * object, and the deferred release keeps the model, until the call has
+ * returned.
  */
 static void dmalab_ioat_enter(DmalabIoatState *s)
 {
@@ -114,7 +120,8 @@ static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
     return val;
 }
 
-static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val,
+                              unsigned size)
 {
     DmalabIoatState *s = opaque;
 
@@ -122,7 +129,10 @@ static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val, unsigned 
     if (!s->model || s->released) {
         return;
     }
-    /* With sync-start, a doorbell write runs the channel's first step right here. */
+    /*
+     * With sync-start, a doorbell write runs the channel's first step right
+     * here.
+     */
     dmalab_ioat_enter(s);
     dmalab_ioat_mmio_write(s->model, addr, val, size);
     dmalab_ioat_leave(s);
@@ -132,22 +142,29 @@ static const MemoryRegionOps dmalab_ioat_ops = {
     .read = dmalab_ioat_read,
     .write = dmalab_ioat_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    /* Linux reads CHANSTS with readq; the model handles any size and alignment. */
-    .valid = {.min_access_size = 1, .max_access_size = 8, .unaligned = true},
-    .impl = {.min_access_size = 1, .max_access_size = 8, .unaligned = true},
+    /*
+     * Linux reads CHANSTS with readq; the model handles any size and alignment.
+     */
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
 /* Host services the model calls back into. */
 
-static DmalabDmaResult dmalab_ioat_result(MemTxResult r, uint64_t addr, size_t len)
+static DmalabDmaResult dmalab_ioat_result(MemTxResult r, uint64_t addr,
+                                          size_t len)
 {
-    DmalabDmaResult out = {.error = DMALAB_DMA_OK, .done = len};
+    DmalabDmaResult out = { .error = DMALAB_DMA_OK, .done = len };
 
     if (r == MEMTX_OK) {
         return out;
     }
-    /* QEMU's IOMMUs fail a translation as an unassigned access: both are decode errors. */
-    out.error = (r & MEMTX_DECODE_ERROR) ? DMALAB_DMA_UNASSIGNED : DMALAB_DMA_TARGET_ERROR;
+    /*
+     * QEMU's IOMMUs fail a translation as an unassigned access: both are decode
+     * errors.
+     */
+    out.error = (r & MEMTX_DECODE_ERROR) ? DMALAB_DMA_UNASSIGNED
+                                         : DMALAB_DMA_TARGET_ERROR;
     out.fault_addr = addr;
     out.done = 0;
     return out;
@@ -155,11 +172,11 @@ static DmalabDmaResult dmalab_ioat_result(MemTxResult r, uint64_t addr, size_t l
 
 static MemTxAttrs dmalab_ioat_attrs(DmalabIoatState *s)
 {
-    return (MemTxAttrs){.requester_id = pci_requester_id(PCI_DEVICE(s))};
+    return (MemTxAttrs){ .requester_id = pci_requester_id(PCI_DEVICE(s)) };
 }
 
-static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf, size_t len,
-                                     const DmalabMemAttrs *attrs)
+static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf,
+                                     size_t len, const DmalabMemAttrs *attrs)
 {
     DmalabIoatState *s = opaque;
     MemTxResult r = MEMTX_ACCESS_ERROR;
@@ -174,15 +191,16 @@ static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf, siz
     return dmalab_ioat_result(r, addr, len);
 }
 
-static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr, const void *buf, size_t len,
+static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr,
+                                      const void *buf, size_t len,
                                       const DmalabMemAttrs *attrs)
 {
     DmalabIoatState *s = opaque;
     MemTxResult r = MEMTX_ACCESS_ERROR;
 
     if (dmalab_ioat_live(s)) {
-        r = pci_dma_rw(PCI_DEVICE(s), addr, (void *)buf, len, DMA_DIRECTION_FROM_DEVICE,
-                       dmalab_ioat_attrs(s));
+        r = pci_dma_rw(PCI_DEVICE(s), addr, (void *)buf, len,
+                       DMA_DIRECTION_FROM_DEVICE, dmalab_ioat_attrs(s));
     }
     if (r != MEMTX_OK) {
         trace_dmalab_ioat_dma_error(attrs->stream, addr, len, true, r);
@@ -190,11 +208,12 @@ static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr, const void *b
     return dmalab_ioat_result(r, addr, len);
 }
 
-static void *host_dma_map(void *opaque, uint64_t addr, size_t *len, bool is_write,
-                          const DmalabMemAttrs *attrs)
+static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
+                          bool is_write, const DmalabMemAttrs *attrs)
 {
     DmalabIoatState *s = opaque;
-    DMADirection dir = is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
+    DMADirection dir =
+        is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
     dma_addr_t plen = *len;
     ram_addr_t offset;
     void *p;
@@ -203,20 +222,21 @@ static void *host_dma_map(void *opaque, uint64_t addr, size_t *len, bool is_writ
         return NULL;
     }
     /*
-     * dma_memory_map() translates each page once and hands out a bounce buffer, without
-     * reporting failure, for anything that is not RAM (device memory, unassigned ranges,
-     * IOMMU faults); for a read it would already have read device registers into it. So only
-     * plain RAM is mapped: a bounce buffer is given back untouched (memory_region_from_host
-     * knows guest RAM from it), and the model moves that piece with pci_dma_rw, which reports
-     * the error. Only the first page of a run pays a second translation.
+     * dma_memory_map() translates each page once and hands out a bounce buffer,
+     * without reporting failure, for anything that is not RAM (device memory,
+     * unassigned ranges, IOMMU faults); for a read it would already have read
+     * device registers into it. So only plain RAM is mapped: a bounce buffer is
+     * given back untouched (memory_region_from_host knows guest RAM from it),
+     * and the model moves that piece with pci_dma_rw, which reports the error.
+     * Only the first page of a run pays a second translation.
      */
     if (!is_write) {
         MemoryRegion *mr;
         hwaddr xlat, l = 1;
 
         RCU_READ_LOCK_GUARD();
-        mr = address_space_translate(pci_get_address_space(PCI_DEVICE(s)), addr, &xlat, &l,
-                                     false, dmalab_ioat_attrs(s));
+        mr = address_space_translate(pci_get_address_space(PCI_DEVICE(s)), addr,
+                                     &xlat, &l, false, dmalab_ioat_attrs(s));
         if (!memory_access_is_direct(mr, false, dmalab_ioat_attrs(s))) {
             return NULL;
         }
@@ -234,12 +254,15 @@ static void *host_dma_map(void *opaque, uint64_t addr, size_t *len, bool is_writ
     return p;
 }
 
-static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write, size_t accessed)
+static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
+                           size_t accessed)
 {
     DmalabIoatState *s = opaque;
-    DMADirection dir = is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
+    DMADirection dir =
+        is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
 
-    dma_memory_unmap(pci_get_address_space(PCI_DEVICE(s)), host, len, dir, accessed);
+    dma_memory_unmap(pci_get_address_space(PCI_DEVICE(s)), host, len, dir,
+                     accessed);
 }
 
 static uint64_t host_now_ns(void *opaque)
@@ -252,7 +275,10 @@ static void host_timer_arm(void *opaque, unsigned timer, uint64_t when_ns)
     DmalabIoatState *s = opaque;
 
     if (timer < s->ntimers && !s->released) {
-        /* The model never asks beyond 2^61 ns, well inside QEMU's int64_t clock. */
+        /*
+         * The model never asks beyond 2^61 ns, well inside QEMU's int64_t
+         * clock.
+         */
         timer_mod_ns(s->timers[timer].timer, (int64_t)when_ns);
     }
 }
@@ -283,7 +309,10 @@ static bool host_notify(void *opaque, unsigned vector)
         sent = !msix_is_masked(pdev, vector);
         msix_notify(pdev, vector);
     } else if (msi_enabled(pdev)) {
-        /* One message: msi_notify() asserts on a vector the guest did not enable. */
+        /*
+         * One message: msi_notify() asserts on a vector the guest did not
+         * enable.
+         */
         msi_notify(pdev, 0);
         sent = true;
         vector = 0;
@@ -305,14 +334,15 @@ static bool host_set_level(void *opaque, bool asserted)
     s->intx_level = asserted;
     pci_set_irq(pdev, asserted);
     trace_dmalab_ioat_intx(asserted);
-    return rose && !(pci_get_word(pdev->config + PCI_COMMAND) & PCI_COMMAND_INTX_DISABLE);
+    return rose && !(pci_get_word(pdev->config + PCI_COMMAND) &
+                     PCI_COMMAND_INTX_DISABLE);
 }
 
 static bool host_send_msi(void *opaque, uint64_t address, uint32_t data,
                           const DmalabMemAttrs *attrs)
 {
     DmalabIoatState *s = opaque;
-    MSIMessage msg = {.address = address, .data = data};
+    MSIMessage msg = { .address = address, .data = data };
 
     if (!dmalab_ioat_live(s)) {
         return false;
@@ -323,28 +353,31 @@ static bool host_send_msi(void *opaque, uint64_t address, uint32_t data,
 
 static void host_log(void *opaque, int kind, const char *text)
 {
-    qemu_log_mask(kind == DMALAB_LOG_UNIMP ? LOG_UNIMP : LOG_GUEST_ERROR, "%s\n", text);
+    qemu_log_mask(kind == DMALAB_LOG_UNIMP ? LOG_UNIMP : LOG_GUEST_ERROR,
+                  "%s\n", text);
 }
 
-static void trace_decided(void *opaque, unsigned ch, uint64_t desc, uint64_t len,
-                          uint64_t data_at, uint64_t done_at, uint32_t fail)
+static void trace_decided(void *opaque, unsigned ch, uint64_t desc,
+                          uint64_t len, uint64_t data_at, uint64_t done_at,
+                          uint32_t fail)
 {
     trace_dmalab_ioat_decided(ch, desc, len, data_at, done_at, fail);
 }
 
-static void trace_completed(void *opaque, unsigned ch, uint64_t desc, uint64_t bytes)
+static void trace_completed(void *opaque, unsigned ch, uint64_t desc,
+                            uint64_t bytes)
 {
     trace_dmalab_ioat_completed(ch, desc, bytes);
 }
 
-static void trace_halted(void *opaque, unsigned ch, uint32_t chanerr, int dma_error,
-                         uint64_t fault_addr)
+static void trace_halted(void *opaque, unsigned ch, uint32_t chanerr,
+                         int dma_error, uint64_t fault_addr)
 {
     trace_dmalab_ioat_halted(ch, chanerr, dma_error, fault_addr);
 }
 
-static void trace_stepped(void *opaque, unsigned ch, uint64_t bytes, unsigned descs,
-                          uint64_t next_ns)
+static void trace_stepped(void *opaque, unsigned ch, uint64_t bytes,
+                          unsigned descs, uint64_t next_ns)
 {
     trace_dmalab_ioat_step(ch, bytes, descs, next_ns);
 }
@@ -371,9 +404,9 @@ static void dmalab_ioat_timer_cb(void *opaque)
     bool engaged = guard->engaged_in_io;
 
     /*
-     * The step's DMA and interrupt messages may land on this device's own BAR: QEMU's
-     * re-entrancy guard, engaged here as it is for MMIO, refuses that access, and the model
-     * reports the failed DMA as a channel error.
+     * The step's DMA and interrupt messages may land on this device's own BAR:
+     * QEMU's re-entrancy guard, engaged here as it is for MMIO, refuses that
+     * access, and the model reports the failed DMA as a channel error.
      */
     dmalab_ioat_enter(s);
     guard->engaged_in_io = true;
@@ -384,8 +417,8 @@ static void dmalab_ioat_timer_cb(void *opaque)
 
 /* Counters, readable with qom-get. */
 
-static void dmalab_ioat_get_stat(Object *obj, Visitor *v, const char *name, void *opaque,
-                                 Error **errp)
+static void dmalab_ioat_get_stat(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
 {
     DmalabIoatState *s = DMALAB_IOAT(obj);
     DmalabIoatStats st;
@@ -400,32 +433,39 @@ static void dmalab_ioat_get_stat(Object *obj, Visitor *v, const char *name, void
 
 /* Timing properties: settable before realize and at run time (qom-set). */
 
-static void dmalab_ioat_get_timing(Object *obj, Visitor *v, const char *name, void *opaque,
-                                   Error **errp)
+static void dmalab_ioat_get_timing(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp)
 {
     uint64_t *field = (uint64_t *)((char *)obj + (uintptr_t)opaque);
 
     visit_type_size(v, name, field, errp);
 }
 
-static void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v, const char *name,
-                                        void *opaque, Error **errp)
+static void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v,
+                                        const char *name, void *opaque,
+                                        Error **errp)
 {
     DmalabIoatState *s = DMALAB_IOAT(obj);
     uint64_t *field = (uint64_t *)((char *)obj + (uintptr_t)opaque);
     uint64_t value;
 
-    /* A size, so that bandwidth=100M reads as it does for other QEMU properties. */
+    /*
+     * A size, so that bandwidth=100M reads as it does for other QEMU
+     * properties.
+     */
     if (!visit_type_size(v, name, &value, errp)) {
         return;
     }
     if (strcmp(name, "bandwidth") && value > (UINT64_C(1) << 50)) {
-        error_setg(errp, "dmalab-ioat: %s must be at most 2^50 ns (about 13 days)", name);
+        error_setg(errp,
+                   "dmalab-ioat: %s must be at most 2^50 ns (about 13 days)",
+                   name);
         return;
     }
     *field = value;
     if (s->model) {
-        dmalab_ioat_set_timing(s->model, s->bandwidth, s->latency_ns, s->jitter_ns);
+        dmalab_ioat_set_timing(s->model, s->bandwidth, s->latency_ns,
+                               s->jitter_ns);
         trace_dmalab_ioat_timing(s->bandwidth, s->latency_ns, s->jitter_ns);
     }
 }
@@ -435,11 +475,14 @@ static void dmalab_ioat_warn_timing(DmalabIoatState *s)
     uint64_t worst = s->latency_ns + s->jitter_ns;
 
     if (s->bandwidth) {
-        worst += (UINT64_C(1) << s->xfercap) * NANOSECONDS_PER_SECOND / s->bandwidth;
+        worst +=
+            (UINT64_C(1) << s->xfercap) * NANOSECONDS_PER_SECOND / s->bandwidth;
     }
     if (worst >= DMALAB_IOAT_LINUX_TIMEOUT_NS) {
-        warn_report("dmalab-ioat: a descriptor may take %" PRIu64 " ms, longer than the "
-                    "200 ms completion timeout of Linux's ioatdma: it will reset channels "
+        warn_report("dmalab-ioat: a descriptor may take %" PRIu64
+                    " ms, longer than the "
+                    "200 ms completion timeout of Linux's ioatdma: it will "
+                    "reset channels "
                     "(see docs/ioat.rst)",
                     worst / SCALE_MS);
     }
@@ -447,27 +490,33 @@ static void dmalab_ioat_warn_timing(DmalabIoatState *s)
 
 static int dmalab_ioat_config_range(uint32_t addr, int len)
 {
-    return addr < DMALAB_IOAT_CFG_END && addr + len > DMALAB_IOAT_CFG_CHANERR_INT;
+    return addr < DMALAB_IOAT_CFG_END &&
+           addr + len > DMALAB_IOAT_CFG_CHANERR_INT;
 }
 
-static uint32_t dmalab_ioat_pci_config_read(PCIDevice *pdev, uint32_t addr, int len)
+static uint32_t dmalab_ioat_pci_config_read(PCIDevice *pdev, uint32_t addr,
+                                            int len)
 {
     DmalabIoatState *s = DMALAB_IOAT(pdev);
 
-    if (s->model && addr >= DMALAB_IOAT_CFG_CHANERR_INT && addr + len <= DMALAB_IOAT_CFG_END) {
-        return dmalab_ioat_config_read(s->model, addr - DMALAB_IOAT_CFG_CHANERR_INT, len);
+    if (s->model && addr >= DMALAB_IOAT_CFG_CHANERR_INT &&
+        addr + len <= DMALAB_IOAT_CFG_END) {
+        return dmalab_ioat_config_read(s->model,
+                                       addr - DMALAB_IOAT_CFG_CHANERR_INT, len);
     }
     return pci_default_read_config(pdev, addr, len);
 }
 
-static void dmalab_ioat_pci_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val, int len)
+static void dmalab_ioat_pci_config_write(PCIDevice *pdev, uint32_t addr,
+                                         uint32_t val, int len)
 {
     DmalabIoatState *s = DMALAB_IOAT(pdev);
 
     if (dmalab_ioat_config_range(addr, len)) {
         if (s->model && addr >= DMALAB_IOAT_CFG_CHANERR_INT &&
             addr + len <= DMALAB_IOAT_CFG_END) {
-            dmalab_ioat_config_write(s->model, addr - DMALAB_IOAT_CFG_CHANERR_INT, val, len);
+            dmalab_ioat_config_write(
+                s->model, addr - DMALAB_IOAT_CFG_CHANERR_INT, val, len);
         }
         return;
     }
@@ -503,9 +552,12 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     unsigned i;
 
     if (!pci_bus_is_express(pci_get_bus(pdev))) {
-        error_setg(errp, "dmalab-ioat is a PCI Express function and needs a PCI Express bus "
-                   "(-M q35): Linux's ioatdma reads CHANERR_INT in extended configuration "
-                   "space, which a conventional PCI bus cannot reach");
+        error_setg(
+            errp,
+            "dmalab-ioat is a PCI Express function and needs a PCI Express bus "
+            "(-M q35): Linux's ioatdma reads CHANERR_INT in extended "
+            "configuration "
+            "space, which a conventional PCI bus cannot reach");
         return;
     }
 
@@ -539,14 +591,17 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         return;
     }
 
-    memory_region_init(&s->bar0, OBJECT(s), "dmalab-ioat-bar0", DMALAB_IOAT_BAR0_SIZE);
-    memory_region_init_io(&s->regs, OBJECT(s), &dmalab_ioat_ops, s, "dmalab-ioat-regs",
-                          DMALAB_IOAT_REG_WINDOW);
+    memory_region_init(&s->bar0, OBJECT(s), "dmalab-ioat-bar0",
+                       DMALAB_IOAT_BAR0_SIZE);
+    memory_region_init_io(&s->regs, OBJECT(s), &dmalab_ioat_ops, s,
+                          "dmalab-ioat-regs", DMALAB_IOAT_REG_WINDOW);
     memory_region_add_subregion(&s->bar0, 0, &s->regs);
-    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
-                     &s->bar0);
-    if (msix_init(pdev, s->channels, &s->bar0, 0, DMALAB_IOAT_MSIX_TABLE, &s->bar0, 0,
-                  DMALAB_IOAT_MSIX_PBA, DMALAB_IOAT_CAP_MSIX, errp)) {
+    pci_register_bar(
+        pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
+        &s->bar0);
+    if (msix_init(pdev, s->channels, &s->bar0, 0, DMALAB_IOAT_MSIX_TABLE,
+                  &s->bar0, 0, DMALAB_IOAT_MSIX_PBA, DMALAB_IOAT_CAP_MSIX,
+                  errp)) {
         msi_uninit(pdev);
         return;
     }
@@ -559,12 +614,13 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     for (i = 0; i < s->ntimers; i++) {
         s->timers[i].s = s;
         s->timers[i].id = i;
-        s->timers[i].timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, dmalab_ioat_timer_cb,
-                                          &s->timers[i]);
+        s->timers[i].timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                          dmalab_ioat_timer_cb, &s->timers[i]);
     }
     s->model = dmalab_ioat_new(&cfg, &host, &trace, &why);
     if (!s->model) {
-        error_setg(errp, "dmalab-ioat: %s", why ? why : "cannot create the model");
+        error_setg(errp, "dmalab-ioat: %s",
+                   why ? why : "cannot create the model");
         dmalab_ioat_release(s);
         msix_uninit(pdev, &s->bar0, &s->bar0);
         msi_uninit(pdev);
@@ -583,7 +639,10 @@ static void dmalab_ioat_exit(PCIDevice *pdev)
     g_free(s->state_blob);
     s->state_blob = NULL;
     if (s->in_model) {
-        /* Unplugged by its own DMA: stop the model now, free it when the step returns. */
+        /*
+         * Unplugged by its own DMA: stop the model now, free it when the step
+         * returns.
+         */
         dmalab_ioat_reset(s->model);
         s->released = true;
         return;
@@ -595,7 +654,10 @@ static void dmalab_ioat_reset_hold(Object *obj, ResetType type)
 {
     DmalabIoatState *s = DMALAB_IOAT(obj);
 
-    /* Cancels every pending step: the device is as new, whatever was in progress. */
+    /*
+     * Cancels every pending step: the device is as new, whatever was in
+     * progress.
+     */
     if (s->model) {
         dmalab_ioat_reset(s->model);
     }
@@ -630,8 +692,9 @@ static int dmalab_ioat_post_load(void *opaque, int version_id)
     g_free(s->state_blob);
     s->state_blob = NULL;
     if (!ok) {
-        error_report("dmalab-ioat: the incoming device state is not valid for this "
-                     "configuration");
+        error_report(
+            "dmalab-ioat: the incoming device state is not valid for this "
+            "configuration");
         return -EINVAL;
     }
     return 0;
@@ -644,14 +707,16 @@ static const VMStateDescription vmstate_dmalab_ioat = {
     .pre_save = dmalab_ioat_pre_save,
     .pre_load = dmalab_ioat_pre_load,
     .post_load = dmalab_ioat_post_load,
-    .fields = (const VMStateField[]) {
-        VMSTATE_PCI_DEVICE(parent_obj, DmalabIoatState),
-        VMSTATE_MSIX(parent_obj, DmalabIoatState),
-        VMSTATE_BOOL(intx_level, DmalabIoatState),
-        VMSTATE_UINT32(state_len, DmalabIoatState),
-        VMSTATE_VBUFFER_ALLOC_UINT32(state_blob, DmalabIoatState, 0, NULL, state_len),
-        VMSTATE_END_OF_LIST(),
-    },
+    .fields =
+        (const VMStateField[]){
+            VMSTATE_PCI_DEVICE(parent_obj, DmalabIoatState),
+            VMSTATE_MSIX(parent_obj, DmalabIoatState),
+            VMSTATE_BOOL(intx_level, DmalabIoatState),
+            VMSTATE_UINT32(state_len, DmalabIoatState),
+            VMSTATE_VBUFFER_ALLOC_UINT32(state_blob, DmalabIoatState, 0, NULL,
+                                         state_len),
+            VMSTATE_END_OF_LIST(),
+        },
 };
 
 static void dmalab_ioat_instance_init(Object *obj)
@@ -660,32 +725,36 @@ static void dmalab_ioat_instance_init(Object *obj)
         const char *name;
         size_t offset;
     } counters[] = {
-        {"descriptors", offsetof(DmalabIoatStats, descriptors)},
-        {"bytes", offsetof(DmalabIoatStats, bytes)},
-        {"errors", offsetof(DmalabIoatStats, errors)},
-        {"interrupts", offsetof(DmalabIoatStats, interrupts)},
+        { "descriptors", offsetof(DmalabIoatStats, descriptors) },
+        { "bytes", offsetof(DmalabIoatStats, bytes) },
+        { "errors", offsetof(DmalabIoatStats, errors) },
+        { "interrupts", offsetof(DmalabIoatStats, interrupts) },
     };
     static const struct {
         const char *name;
         size_t offset;
         const char *desc;
     } timing[] = {
-        {"bandwidth", offsetof(DmalabIoatState, bandwidth),
-         "bytes per second a channel moves (0: unlimited); settable at run time"},
-        {"latency-ns", offsetof(DmalabIoatState, latency_ns),
-         "added to every descriptor's completion time; settable at run time"},
-        {"jitter-ns", offsetof(DmalabIoatState, jitter_ns),
-         "uniform random extra completion time, drawn from seed; settable at run time"},
+        { "bandwidth", offsetof(DmalabIoatState, bandwidth),
+          "bytes per second a channel moves (0: unlimited); settable at run "
+          "time" },
+        { "latency-ns", offsetof(DmalabIoatState, latency_ns),
+          "added to every descriptor's completion time; settable at run time" },
+        { "jitter-ns", offsetof(DmalabIoatState, jitter_ns),
+          "uniform random extra completion time, drawn from seed; settable at "
+          "run time" },
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
-        object_property_add(obj, counters[i].name, "uint64", dmalab_ioat_get_stat, NULL, NULL,
+        object_property_add(obj, counters[i].name, "uint64",
+                            dmalab_ioat_get_stat, NULL, NULL,
                             (void *)(uintptr_t)counters[i].offset);
     }
     for (size_t i = 0; i < ARRAY_SIZE(timing); i++) {
         ObjectProperty *op;
 
-        op = object_property_add(obj, timing[i].name, "size", dmalab_ioat_get_timing,
+        op = object_property_add(obj, timing[i].name, "size",
+                                 dmalab_ioat_get_timing,
                                  dmalab_ioat_set_timing_prop, NULL,
                                  (void *)(uintptr_t)timing[i].offset);
         op->description = g_strdup(timing[i].desc);
@@ -696,9 +765,11 @@ static const Property dmalab_ioat_properties[] = {
     DEFINE_PROP_UINT32("channels", DmalabIoatState, channels, 4),
     DEFINE_PROP_UINT8("xfercap", DmalabIoatState, xfercap, 20),
     DEFINE_PROP_UINT8("cbver", DmalabIoatState, cbver, 0x33),
-    DEFINE_PROP_UINT16("device-id", DmalabIoatState, device_id, DMALAB_IOAT_DEVICE_SKX),
+    DEFINE_PROP_UINT16("device-id", DmalabIoatState, device_id,
+                       DMALAB_IOAT_DEVICE_SKX),
     DEFINE_PROP_SIZE("step-bytes", DmalabIoatState, step_bytes, 1 * MiB),
-    DEFINE_PROP_UINT32("step-descriptors", DmalabIoatState, step_descriptors, 256),
+    DEFINE_PROP_UINT32("step-descriptors", DmalabIoatState, step_descriptors,
+                       256),
     DEFINE_PROP_UINT64("step-gap-ns", DmalabIoatState, step_gap_ns, 1000),
     DEFINE_PROP_BOOL("sync-start", DmalabIoatState, sync_start, true),
     DEFINE_PROP_UINT64("seed", DmalabIoatState, seed, 0),
@@ -733,7 +804,7 @@ static const TypeInfo dmalab_ioat_info = {
     .class_init = dmalab_ioat_class_init,
     .interfaces =
         (InterfaceInfo[]){
-            {INTERFACE_PCIE_DEVICE},
+            { INTERFACE_PCIE_DEVICE },
             {},
         },
 };
