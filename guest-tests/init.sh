@@ -3,8 +3,10 @@
 #
 # dmalab guest /init (busybox sh).  image.py copies this file into the
 # initramfs.  It reads dmalab.* from the kernel command line, loads the
-# I/OAT driver, reports what bound, runs the scenario and powers off.
-# Lines meant for runner.py start with "DMALAB: ".
+# I/OAT driver, reports what bound, runs the scenario, reports the ioat
+# interrupts and powers off.  Lines meant for runner.py start with
+# "DMALAB: ".  Modules get their MODNAME.param=value words from the kernel
+# command line, as modprobe would pass them.
 
 export PATH=/sbin:/bin:/usr/sbin:/usr/bin
 
@@ -37,6 +39,18 @@ done
 
 say "init kernel=$KVER scenario=$SCENARIO uptime=$(cut -d' ' -f1 /proc/uptime)"
 
+# The parameters the kernel command line gives module $1 (MODNAME.param=value
+# words; - and _ are the same in module names).
+mod_params() {
+	for w in $(cat /proc/cmdline); do
+		m=${w%%=*}
+		case "$m" in *.*) ;; *) continue ;; esac
+		m=${m%%.*}
+		case "$m" in *-*) m=$(echo "$m" | tr - _) ;; esac
+		[ "$m" = "$1" ] && printf '%s ' "${w#*.}"
+	done
+}
+
 # Load a module and its dependencies, in the order image.py computed.
 load_mod() {
 	list=/etc/dmalab/deps/$1
@@ -47,7 +61,10 @@ load_mod() {
 	while read -r ko; do
 		name=$(basename "$ko" .ko | tr - _)
 		[ -d "/sys/module/$name" ] && continue
-		if ! insmod "$ko"; then
+		params=$(mod_params "$name")
+		[ -n "$params" ] && say "insmod $name ${params% }"
+		# shellcheck disable=SC2086  # one word per parameter
+		if ! insmod "$ko" $params; then
 			say "error: insmod $ko failed"
 			return 1
 		fi
@@ -101,6 +118,19 @@ report_bound() {
 	[ "$n" -gt 0 ] || say "ioatdma not bound"
 }
 
+# Interrupt lines of ioatdma: "irq <count summed over CPUs> <rest of the line>".
+report_irqs() {
+	awk '/ioat/ {
+		n = 0
+		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++)
+			n += $i
+		s = ""
+		for (; i <= NF; i++)
+			s = s " " $i
+		print "DMALAB: irq " n s
+	}' /proc/interrupts
+}
+
 report_channels() {
 	names=""
 	n=0
@@ -130,10 +160,13 @@ fi
 report_channels
 
 if [ "$SCENARIO" = memcpy ]; then
+	EX_PARAMS="$EX_PARAMS $(mod_params dmalab_exercise)"
+	EX_PARAMS=${EX_PARAMS% }
 	say "exercise start params=${EX_PARAMS# }"
 	# shellcheck disable=SC2086  # word splitting of the parameters is wanted
 	insmod "/lib/modules/$KVER/extra/dmalab_exercise.ko" $EX_PARAMS
 	say "exercise end rc=$? uptime=$(cut -d' ' -f1 /proc/uptime)"
 fi
+report_irqs
 
 finish

@@ -3,7 +3,10 @@
 """Boot the dmalab guest under QEMU (TCG) and judge its serial log.
 
 Exit status 0 when every boot passed, 1 otherwise; the last line printed
-is "guest <name>: PASS" or "guest <name>: FAIL: <reason>".
+is "guest <name>: PASS" or "guest <name>: FAIL: <reason>".  With --boots N
+one QEMU run holds N boots (the guest reboots, or the runner resets it at
+a marker line); the serial log is split into one segment per boot and
+each is judged on its own.
 """
 
 import argparse
@@ -49,6 +52,7 @@ DMALAB_RE = re.compile(r"DMALAB: (.*)$")
 BOUND_RE = re.compile(r"ioatdma bound (\S+) vendor=(\S+) device=(\S+)")
 CHANNELS_RE = re.compile(r"dma channels=(\d+) \(([^)]*)\)")
 LINUX_RE = re.compile(r"Linux version (\S+)")
+FIRMWARE_RE = re.compile(r"SeaBIOS \(version")
 CHAN_STAT_RE = re.compile(
     r"^# dmalab_exercise: (\S+) ops=(\d+) bytes=(\d+) ns=(\d+) "
     r"wall_ns=(\d+) MB/s=([\d.]+) failures=(\d+)")
@@ -58,12 +62,22 @@ SUMMARY_RE = re.compile(
 CPU_RE = re.compile(
     r"^# dmalab_exercise: cpu_memcpy ops=(\d+) bytes=(\d+) ns=(\d+) "
     r"MB/s=([\d.]+)")
+# "# dmalab_exercise: [mode=M ]iterations=... channels=N": the channels the
+# exerciser could get
+HEADER_RE = re.compile(
+    r"^# dmalab_exercise: (?:mode=(\S+) )?iterations=\d+ "
+    r".*\bchannels=(\d+)\s*$")
+# "# bench[-what] key=value ...": benchmark figures, printed as tables
+BENCH_RE = re.compile(r"^# (bench[\w-]*)((?:\s+[\w/.-]+=\S+)+)\s*$")
+# init.sh: "DMALAB: irq <count over all CPUs> <rest of its /proc/interrupts
+# line>"
+IRQ_RE = re.compile(r"^irq (\d+)\s*(.*)$")
 RESULT_RE = re.compile(r"^(not )?ok (\d+)(?: (?:- )?([^#]*?))?\s*(?:#\s*(.*))?$")
 PLAN_RE = re.compile(r"^1\.\.(\d+)\s*$")
 
 
 class Boot:
-    """Result of one QEMU run."""
+    """Result of one QEMU run, or one boot (segment) of it."""
 
     def __init__(self):
         self.lines = []         # serial log lines, \r stripped
@@ -74,6 +88,19 @@ class Boot:
         self.cmd = []
         self.device_stats = None  # per dmalab-ioat: QOM counters read over QMP
         self.qmp_error = None
+        # A whole run: kernels started (banners seen), machine resets
+        # (QMP RESET events), the boots (0-based) a reset ended (None:
+        # unknown, as for a saved log), and the counters read during each
+        # boot (boot index -> device_stats).  Firmware may reset the machine
+        # once more on its own (SeaBIOS does after a warm reset), so boots
+        # are counted by kernel banners, not by resets.
+        self.started = 0
+        self.resets = 0
+        self.reset_ends = set()
+        self.boot_stats = {}
+        self.events = []        # QMP events: (seconds, lines, name, data)
+        # A segment: the boot ended in a machine reset (not a power-off).
+        self.ended_by_reset = False
 
 
 COUNTERS = ("descriptors", "bytes", "errors", "interrupts")
@@ -183,8 +210,11 @@ def build_cmdline(args, seed=None):
 
     cmd = [args.qemu, "-M", args.machine, "-accel", "tcg", "-cpu", "max",
            "-m", args.memory, "-smp", str(args.smp), "-nographic",
-           "-serial", "stdio", "-monitor", "none", "-no-reboot",
-           "-nic", "none"]
+           "-serial", "stdio", "-monitor", "none", "-nic", "none"]
+    if args.boots <= 1 and not args.reset_on:
+        # a guest reset (or panic) ends QEMU; with -no-reboot even QMP's
+        # system_reset would only shut the machine down
+        cmd.append("-no-reboot")
     for d in (args.firmware_dir or DEFAULT_FIRMWARE_DIRS):
         cmd += ["-L", d]
     cmd += ["-kernel", args.kernel, "-initrd", args.initrd,
@@ -197,12 +227,20 @@ def build_cmdline(args, seed=None):
     return cmd
 
 
-def run_qemu(cmd, timeout, verbose, counters=False):
+def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None):
     """Runs QEMU to the end. With counters, QEMU stays up after the guest
-    shuts down (-no-shutdown) until the device counters are read over QMP."""
+    shuts down (-no-shutdown) until the device counters are read over QMP.
+
+    boots > 1: the guest may reset the machine; the runner counts the resets
+    (QMP RESET events) and ends QEMU (QMP quit) once the boots-th boot has
+    ended, by a reset or a power-off.  reset_on (a compiled regex): when a
+    serial line matches it, the runner reads the device counters (they
+    describe that boot: a reset clears them) and resets the machine with
+    QMP system_reset."""
     boot = Boot()
     qmp_dir = None
-    if counters:
+    use_qmp = counters or boots > 1 or reset_on is not None
+    if use_qmp:
         qmp_dir = tempfile.mkdtemp(prefix="dmalab-qmp-")
         qmp_path = os.path.join(qmp_dir, "qmp.sock")
         cmd = cmd + ["-qmp", "unix:%s,server=on,wait=off" % qmp_path,
@@ -222,7 +260,7 @@ def run_qemu(cmd, timeout, verbose, counters=False):
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     qmp = None
-    if counters:
+    if use_qmp:
         try:
             qmp = Qmp(qmp_path, proc)
             sel.register(qmp, selectors.EVENT_READ)
@@ -233,13 +271,66 @@ def run_qemu(cmd, timeout, verbose, counters=False):
     pending = b""
     deadline = start + timeout
 
+    def finish_qmp():
+        nonlocal qmp
+        sel.unregister(qmp)
+        qmp.close()
+        qmp = None
+
+    def qmp_events(events):
+        """Reacts to QMP events; True once QEMU has been told to quit."""
+        for e in events:
+            what = e.get("event")
+            boot.events.append((time.monotonic() - start, len(boot.lines),
+                                what, e.get("data")))
+            if what == "RESET":
+                boot.resets += 1
+                if boot.started:
+                    boot.reset_ends.add(boot.started - 1)
+                if boot.started >= boots:
+                    # the last boot has ended (its counters are gone)
+                    qmp.command("quit")
+                    return True
+            elif what == "SHUTDOWN":
+                # The guest is done (poweroff, or reboot/panic with
+                # -no-reboot); QEMU waits for us.
+                if counters:
+                    boot.boot_stats[max(boot.started - 1, 0)] = \
+                        read_device_counters(qmp)
+                qmp.command("quit")
+                return True
+        return False
+
+    def qmp_do(action):
+        """Runs action(), then the events it let in; ends QMP on errors."""
+        try:
+            done = action()
+            done = qmp_events(qmp.pending_events()) or done
+        except (QmpError, OSError, ValueError) as e:
+            boot.qmp_error = str(e)
+            done = True
+        if done:
+            finish_qmp()
+
+    def reset_now():
+        if counters:
+            boot.boot_stats[max(boot.started - 1, 0)] = \
+                read_device_counters(qmp)
+        qmp.command("system_reset")
+        return False
+
     def add(raw):
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         text = text.replace("\r", "")
         boot.lines.append(text)
         boot.stamps.append(time.monotonic() - start)
+        if LINUX_RE.search(text):
+            boot.started += 1
         if verbose:
             print(text, flush=True)
+        if reset_on is not None and qmp is not None and \
+                reset_on.search(strip_ts(text)):
+            qmp_do(reset_now)
 
     try:
         while True:
@@ -251,22 +342,7 @@ def run_qemu(cmd, timeout, verbose, counters=False):
             if not ready:
                 continue
             if qmp is not None and qmp in ready:
-                shut_down = False
-                try:
-                    shut_down = any(e.get("event") == "SHUTDOWN"
-                                    for e in qmp.pending_events())
-                    if shut_down:
-                        # The guest is done (poweroff, or reboot/panic with
-                        # -no-reboot); QEMU waits for us.
-                        boot.device_stats = read_device_counters(qmp)
-                        qmp.command("quit")
-                except (QmpError, OSError, ValueError) as e:
-                    boot.qmp_error = str(e)
-                    shut_down = True
-                if shut_down:
-                    sel.unregister(qmp)
-                    qmp.close()
-                    qmp = None
+                qmp_do(lambda: False)
                 if proc.stdout not in ready:
                     continue
             chunk = os.read(proc.stdout.fileno(), 65536)
@@ -297,6 +373,8 @@ def run_qemu(cmd, timeout, verbose, counters=False):
                 pass
             os.rmdir(qmp_dir)
     boot.wall = time.monotonic() - start
+    # the single-boot view: the counters read at the end
+    boot.device_stats = boot.boot_stats.get(max(boot.started - 1, 0))
     return boot
 
 
@@ -344,26 +422,124 @@ def parse_ktap(lines):
     return out
 
 
+def parse_bench(diag):
+    """(tag, {key: value}) of a "# bench[-what] key=value ..." KTAP
+    diagnostic line, else None."""
+    m = BENCH_RE.match(diag)
+    if not m:
+        return None
+    return m.group(1), dict(kv.split("=", 1) for kv in m.group(2).split())
+
+
+def bench_tables(rows):
+    """Text lines: one table per tag of parsed bench lines, columns in the
+    order the keys first appear."""
+    out = []
+    tags = []
+    for tag, _ in rows:
+        if tag not in tags:
+            tags.append(tag)
+    for tag in tags:
+        sel = [f for t, f in rows if t == tag]
+        cols = []
+        for f in sel:
+            cols += [k for k in f if k not in cols]
+        width = {c: max([len(c)] + [len(f.get(c, "-")) for f in sel])
+                 for c in cols}
+        out.append("%s:" % tag)
+        out.append("  " + "  ".join(c.rjust(width[c]) for c in cols))
+        for f in sel:
+            out.append("  " + "  ".join(f.get(c, "-").rjust(width[c])
+                                        for c in cols))
+    return out
+
+
+def split_boots(boot):
+    """One Boot per boot of a run's serial log.  A boot starts at the
+    firmware's or the kernel's banner ("SeaBIOS (version", "Linux
+    version"), or at /init's "DMALAB: init" line when that boot printed no
+    banner before it; anything before the first one belongs to the first
+    boot."""
+    segs = []
+    cur = None
+    seen_linux = seen_init = False
+    for line, stamp in zip(boot.lines, boot.stamps):
+        text = strip_ts(line)
+        is_linux = LINUX_RE.search(text) is not None
+        is_start = is_linux or FIRMWARE_RE.search(text) is not None
+        m = DMALAB_RE.search(text)
+        is_init = m is not None and m.group(1).startswith("init ")
+        if cur is None or (is_start and (seen_linux or seen_init)) or \
+                (is_init and seen_init):
+            cur = Boot()
+            cur.cmd = boot.cmd
+            segs.append(cur)
+            seen_linux = seen_init = False
+        seen_linux |= is_linux
+        seen_init |= is_init
+        cur.lines.append(line)
+        cur.stamps.append(stamp)
+    return segs or [Boot()]
+
+
+def judge_run(boot, args):
+    """Judges one QEMU run: returns ([(boot, facts, reasons)] per boot,
+    reasons about the run as a whole)."""
+    if args.boots <= 1 and not args.reset_on:
+        facts, reasons = analyse(boot, args)
+        return [(boot, facts, reasons)], []
+    segs = split_boots(boot)
+    # a saved log tells nothing about resets: all its boots ended in one
+    reset_ends = boot.reset_ends if boot.reset_ends is not None else \
+        set(range(len(segs)))
+    run_reasons = []
+    if len(segs) > args.boots:
+        # the runner quit QEMU as the boot after the last one began
+        segs = segs[:args.boots]
+    results = []
+    for k, seg in enumerate(segs):
+        last = k == len(segs) - 1
+        seg.ended_by_reset = k in reset_ends
+        seg.rc = boot.rc if last else 0
+        seg.timed_out = boot.timed_out and last
+        seg.qmp_error = boot.qmp_error if last else None
+        seg.device_stats = boot.boot_stats.get(k)
+        seg.wall = ((boot.wall if last else segs[k + 1].stamps[0]) -
+                    (seg.stamps[0] if seg.stamps else 0.0))
+        facts, reasons = analyse(seg, args)
+        results.append((seg, facts, reasons))
+    if len(segs) < args.boots:
+        run_reasons.append("the guest ran %d of %d boots%s" % (
+            len(segs), args.boots,
+            "" if segs[-1].ended_by_reset else " (it did not reset)"))
+    return results, run_reasons
+
+
 def analyse(boot, args):
     """Collect facts from a boot and the list of failure reasons."""
     facts = {"kernel": None, "bound": [], "channels": None,
              "channel_names": [], "chan_stats": [], "summary": None,
              "init_seen": None, "init_uptime": None, "done": False,
              "exercise_rc": None, "errors": [], "dmalab_errors": [],
-             "cpu": None}
+             "cpu": None, "allowed": [], "irqs": [], "bench": [],
+             "ex_mode": None, "ex_channels": None}
     reasons = []
     lines = [strip_ts(l) for l in boot.lines]
+    allow = [re.compile(a) for a in args.allow]
 
     for idx, line in enumerate(lines):
         m = LINUX_RE.search(line)
         if m and facts["kernel"] is None:
             facts["kernel"] = m.group(1)
-        for what, rx in KERNEL_PROBLEMS:
-            if rx.search(line):
-                facts["errors"].append("%s: %s" % (what, line.strip()))
+        problems = ["%s: %s" % (what, line.strip())
+                    for what, rx in KERNEL_PROBLEMS if rx.search(line)]
         if IOAT_LINE_RE.search(line) and IOAT_ERROR_RE.search(line) \
                 and not IOAT_ERROR_IGNORE_RE.search(line):
-            facts["errors"].append("ioatdma error: %s" % line.strip())
+            problems.append("ioatdma error: %s" % line.strip())
+        if problems and any(a.search(line) for a in allow):
+            facts["allowed"].append(line.strip())   # expected (--allow)
+        else:
+            facts["errors"] += problems
         m = DMALAB_RE.search(line)
         if not m:
             continue
@@ -387,6 +563,9 @@ def analyse(boot, args):
         em = re.search(r"exercise end rc=(\d+)", msg)
         if em:
             facts["exercise_rc"] = int(em.group(1))
+        im = IRQ_RE.match(msg)
+        if im:
+            facts["irqs"].append((int(im.group(1)), im.group(2).strip()))
 
     ktap = parse_ktap(boot.lines)
     facts["ktap"] = ktap
@@ -408,10 +587,18 @@ def analyse(boot, args):
         if m:
             facts["cpu"] = {"ops": int(m.group(1)), "bytes": int(m.group(2)),
                             "ns": int(m.group(3)), "mbps": float(m.group(4))}
+        m = HEADER_RE.match(d)
+        if m and facts["ex_channels"] is None:
+            facts["ex_mode"] = m.group(1)
+            facts["ex_channels"] = int(m.group(2))
+        m = parse_bench(d)
+        if m:
+            facts["bench"].append(m)
 
     # ---- verdict -------------------------------------------------------
     if boot.timed_out:
-        reasons.append("timeout after %d s" % args.timeout)
+        reasons.append("timeout after %d s" % (args.timeout *
+                                                max(args.boots, 1)))
     elif boot.rc != 0:
         tail = next((l for l in reversed(boot.lines) if l.strip()), "")
         reasons.append("qemu exited with status %d: %s" % (boot.rc, tail))
@@ -460,9 +647,14 @@ def analyse(boot, args):
             if plan is None:
                 reasons.append("KTAP: no plan line")
             else:
-                got = plan
-                if plan == 1 and 1 in res and res[1][1] == "channels":
-                    got = 0     # "not ok 1 channels # no DMA_MEMCPY channel"
+                # the exerciser's header says how many channels it got;
+                # older ones ran one test per channel
+                got = facts["ex_channels"]
+                if got is None:
+                    got = plan
+                    if plan == 1 and 1 in res and res[1][1] == "channels":
+                        # "not ok 1 channels # no DMA_MEMCPY channel"
+                        got = 0
                 if args.expect_channels is not None and \
                         got != args.expect_channels:
                     reasons.append("dmalab_exercise could use %d DMA "
@@ -485,14 +677,47 @@ def analyse(boot, args):
             if args.min_ops and ops < args.min_ops:
                 reasons.append("only %d verified copies, expected >= %d" %
                                (ops, args.min_ops))
+    # A boot that ended in a machine reset stops wherever the reset hit it:
+    # /init's end (and its interrupt report) never comes.
     if facts["init_seen"] is not None and not facts["done"] \
-            and not boot.timed_out:
+            and not boot.timed_out and not boot.ended_by_reset:
         reasons.append("guest /init did not finish")
-    reasons += judge_counters(facts, boot)
+    if facts["done"]:
+        reasons += judge_irqs(facts, args)
+    reasons += judge_counters(facts, boot, args)
     return facts, reasons
 
 
-def judge_counters(facts, boot):
+def irq_matches(name, text):
+    """name as a whole word of text: ioat-msi is not ioat-msix."""
+    return re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(name), text)
+
+
+def judge_irqs(facts, args):
+    """--expect-irq: a named interrupt that fired (summed over CPUs)."""
+    reasons = []
+    for name in args.expect_irq:
+        hits = [n for n, text in facts["irqs"] if irq_matches(name, text)]
+        if not hits:
+            reasons.append("no interrupt named %s in /proc/interrupts "
+                           "(ioat lines: %s)" % (name, "; ".join(
+                               "%d %s" % i for i in facts["irqs"]) or "none"))
+        elif not sum(hits):
+            reasons.append("interrupt %s never fired (%d line(s), all 0)" %
+                           (name, len(hits)))
+    return reasons
+
+
+def parse_errors_expectation(text):
+    """--expect-device-errors: "N" (exactly) or "N+" (at least);
+    returns (N, at_least)."""
+    m = re.match(r"^\s*(\d+)\s*(\+?)\s*$", text or "")
+    if not m:
+        raise ValueError("expected N or N+, got %r" % text)
+    return int(m.group(1)), bool(m.group(2))
+
+
+def judge_counters(facts, boot, args):
     """Cross-check dmalab-ioat's own counters (QMP) with the guest's view:
     every copy the guest verified went through the device."""
     if boot.qmp_error:
@@ -503,9 +728,13 @@ def judge_counters(facts, boot):
         return ["QMP: no dmalab-ioat device found in the QOM tree"]
     reasons = []
     total = {c: sum(d[c] for d in boot.device_stats) for c in COUNTERS}
-    if total["errors"]:
-        reasons.append("dmalab-ioat counted %d channel error(s)" %
-                       total["errors"])
+    want, at_least = parse_errors_expectation(args.expect_device_errors)
+    if at_least and total["errors"] < want:
+        reasons.append("dmalab-ioat counted %d channel error(s), expected "
+                       "at least %d" % (total["errors"], want))
+    elif not at_least and total["errors"] != want:
+        reasons.append("dmalab-ioat counted %d channel error(s)%s" % (
+            total["errors"], (", expected %d" % want) if want else ""))
     s = facts["summary"]
     if s:
         if total["bytes"] < s["bytes"]:
@@ -529,8 +758,7 @@ def fmt_bytes(n):
     return str(n)
 
 
-def print_summary(facts, boot, idx, total):
-    hdr = "boot %d/%d" % (idx, total) if total > 1 else "boot"
+def print_summary(facts, boot, hdr="boot"):
     print("== %s summary ==" % hdr)
     print("  kernel:        %s" % (facts["kernel"] or "?"))
     if facts["bound"]:
@@ -565,18 +793,30 @@ def print_summary(facts, boot, idx, total):
         if s and cpu["mbps"]:
             print("  dma / cpu:    %.2fx (offloaded copy throughput over the "
                   "guest CPU's memcpy)" % (s["mbps"] / cpu["mbps"]))
+    for n, text in facts["irqs"]:
+        print("  interrupt:    %-8d %s" % (n, text))
+    if facts["allowed"]:
+        print("  allowed:      %d expected error line(s) (--allow)" %
+              len(facts["allowed"]))
     for d in boot.device_stats or []:
         print("  device (QMP): %s descriptors=%d bytes=%s errors=%d "
               "interrupts=%d" % (d["path"], d["descriptors"],
                                  fmt_bytes(d["bytes"]), d["errors"],
                                  d["interrupts"]))
+    if boot.device_stats is None and boot.ended_by_reset:
+        print("  device (QMP): not read (the boot ended in a guest reset, "
+              "which clears the counters)")
+    for line in bench_tables(facts["bench"]):
+        print("  %s" % line)
     if facts["init_seen"] is not None:
         up = facts["init_uptime"]
         print("  /init reached: %.1f s after QEMU start%s" % (
             facts["init_seen"],
             (" (guest uptime %.2f s)" % up) if up is not None else ""))
-    print("  boot wall time: %.1f s (qemu exit status %s%s)" % (
-        boot.wall, boot.rc, ", timed out" if boot.timed_out else ""))
+    print("  boot wall time: %.1f s (%s%s)" % (
+        boot.wall, "ended in a machine reset" if boot.ended_by_reset else
+        "qemu exit status %s" % boot.rc, ", timed out" if boot.timed_out
+        else ""))
 
 
 def interesting(lines):
@@ -589,23 +829,94 @@ def interesting(lines):
     return keep
 
 
+def report_run(results, run_reasons, args, run_label="", seed=None,
+               verbose=False, whole=None):
+    """Prints each boot's status line, summary and reasons; returns the
+    failures as [(label, reasons)].  whole: the run's Boot, whose serial
+    log is printed after a failure (unless verbose)."""
+    failed = []
+    multi = args.boots > 1 or args.reset_on
+    for j, (seg, facts, reasons) in enumerate(results, 1):
+        if multi:
+            label = "boot %d/%d" % (j, args.boots)
+            if run_label:
+                label = "%s %s" % (run_label, label)
+        else:
+            label = run_label or "boot"
+        ops = facts["summary"]["ops"] if facts["summary"] else 0
+        if multi or run_label or reasons:
+            print("%s: %s in %.1f s, seed=%s, channels=%s, ops=%d%s%s" % (
+                label, "PASS" if not reasons else "FAIL", seg.wall,
+                seed if seed is not None else "default", facts["channels"],
+                ops, ", ended in a reset" if seg.ended_by_reset else "",
+                (": " + reasons[0]) if reasons else ""), flush=True)
+        if args.summary:
+            print_summary(facts, seg, label)
+        if reasons:
+            failed.append((label, reasons))
+            print("---- reasons (%s) ----" % label)
+            for r in reasons:
+                print("  - %s" % r)
+    if run_reasons:
+        label = run_label or "run"
+        failed.append((label, run_reasons))
+        print("---- reasons (%s) ----" % label)
+        for r in run_reasons:
+            print("  - %s" % r)
+    if failed and whole is not None:
+        if not verbose:
+            print("---- serial log (%s) ----" % (run_label or "run"))
+            print("\n".join(whole.lines))
+            print("---- end of serial log ----")
+        else:
+            print("---- key lines (%s) ----" % (run_label or "run"))
+            print("\n".join(interesting(whole.lines)))
+    sys.stdout.flush()
+    return failed
+
+
 def judge_file(args, name):
-    """Judge a saved serial log (one boot)."""
+    """Judge a saved serial log (one QEMU run; with --boots, split into
+    its boots)."""
     boot = Boot()
     with open(args.judge_log, errors="replace") as f:
         boot.lines = [l.rstrip("\r\n").replace("\r", "") for l in f]
     boot.stamps = [0.0] * len(boot.lines)
     boot.rc = 0
-    facts, reasons = analyse(boot, args)
-    if args.summary:
-        print_summary(facts, boot, 1, 1)
-    for r in reasons:
-        print("  - %s" % r)
-    if reasons:
-        print("guest %s: FAIL: %s" % (name, reasons[0]))
-        return 1
-    print("guest %s: PASS" % name)
-    return 0
+    boot.reset_ends = None
+    results, run_reasons = judge_run(boot, args)
+    failed = report_run(results, run_reasons, args)
+    return verdict(name, failed)
+
+
+def verdict(name, failed):
+    """Prints the last line; returns the exit status."""
+    if not failed:
+        print("guest %s: PASS" % name)
+        return 0
+    if len(failed) > 1:
+        print("guest %s: FAIL: %d failed (%s); first: %s" % (
+            name, len(failed), ", ".join(l for l, _ in failed),
+            failed[0][1][0]))
+    else:
+        print("guest %s: FAIL: %s" % (name, failed[0][1][0]))
+    return 1
+
+
+def run_once(args, seed=None, announce=True):
+    """Boots QEMU once for args (possibly several guest boots);
+    returns (boot, results, run_reasons) as judge_run does."""
+    cmd = build_cmdline(args, seed)
+    if announce:
+        print("runner: %s" % " ".join(
+            "'%s'" % c if (" " in c or not c) else c for c in cmd),
+            flush=True)
+    boot = run_qemu(cmd, args.timeout * max(args.boots, 1), args.verbose,
+                    counters=want_counters(args), boots=args.boots,
+                    reset_on=re.compile(args.reset_on) if args.reset_on
+                    else None)
+    results, run_reasons = judge_run(boot, args)
+    return boot, results, run_reasons
 
 
 def make_parser():
@@ -651,7 +962,31 @@ def make_parser():
     ap.add_argument("--log", help="write the serial log(s) here")
     ap.add_argument("--summary", action="store_true",
                     help="print a readable summary of each boot")
-    ap.add_argument("--repeat", type=int, default=1, help="boot N times")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run QEMU N times")
+    ap.add_argument("--boots", type=int, default=1, metavar="N",
+                    help="let the guest boot N times in one QEMU run "
+                         "(without -no-reboot): each machine reset starts "
+                         "the next boot, QEMU is ended after the Nth; the "
+                         "serial log is split per boot and every boot is "
+                         "judged (a boot that ends in a reset need not "
+                         "finish /init)")
+    ap.add_argument("--reset-on", metavar="REGEX",
+                    help="when a serial line matches REGEX, read the device "
+                         "counters (for that boot's cross-check) and reset "
+                         "the machine with QMP system_reset")
+    ap.add_argument("--allow", action="append", default=[], metavar="REGEX",
+                    help="a log line matching REGEX is expected: it does not "
+                         "count as an ioatdma error or kernel problem "
+                         "(repeatable)")
+    ap.add_argument("--expect-irq", action="append", default=[],
+                    metavar="NAME",
+                    help="require an interrupt named NAME (a whole word of "
+                         "the /proc/interrupts line /init reports) with a "
+                         "non-zero count summed over CPUs (repeatable)")
+    ap.add_argument("--expect-device-errors", default="0", metavar="N[+]",
+                    help="channel errors dmalab-ioat must count (QMP): N "
+                         "exactly, N+ at least N (default 0)")
     ap.add_argument("--no-counters", action="store_true",
                     help="do not read dmalab-ioat's counters over QMP at "
                          "the end (they are cross-checked against the "
@@ -668,11 +1003,24 @@ def want_counters(args):
         d.split(",")[0] == "dmalab-ioat" for d in devices)
 
 
+def check_args(ap, args):
+    """Normalises and validates parsed arguments (ap.error on bad ones)."""
+    if args.expect_channels is not None and args.expect_channels < 0:
+        args.expect_channels = None
+    if args.boots < 1:
+        ap.error("--boots must be at least 1")
+    try:
+        parse_errors_expectation(args.expect_device_errors)
+        for rx in args.allow + ([args.reset_on] if args.reset_on else []):
+            re.compile(rx)
+    except (ValueError, re.error) as e:
+        ap.error(str(e))
+
+
 def main(argv=None):
     ap = make_parser()
     args = ap.parse_args(argv)
-    if args.expect_channels is not None and args.expect_channels < 0:
-        args.expect_channels = None
+    check_args(ap, args)
     name = args.name or args.scenario
     if args.repeat > 1:
         name += " x%d" % args.repeat
@@ -700,57 +1048,23 @@ def main(argv=None):
             # repeated boots each get their own (reproducible) seed
             seed = args.seed if args.seed is not None else \
                 (i if args.repeat > 1 else None)
-            cmd = build_cmdline(args, seed)
-            if i == 1 or args.verbose:
-                print("runner: %s" % " ".join(
-                    "'%s'" % c if (" " in c or not c) else c for c in cmd),
-                    flush=True)
-            boot = run_qemu(cmd, args.timeout, args.verbose,
-                            counters=want_counters(args))
-            facts, reasons = analyse(boot, args)
+            boot, results, run_reasons = run_once(
+                args, seed, announce=i == 1 or args.verbose)
             if logf:
                 if args.repeat > 1:
                     logf.write("===== boot %d/%d =====\n" % (i, args.repeat))
                 logf.write("\n".join(boot.lines) + "\n")
                 logf.flush()
-            ops = facts["summary"]["ops"] if facts["summary"] else 0
-            status = "PASS" if not reasons else "FAIL"
-            if args.repeat > 1 or reasons:
-                print("boot %d/%d: %s in %.1f s, seed=%s, channels=%s, "
-                      "ops=%d%s" % (
-                    i, args.repeat, status, boot.wall,
-                    seed if seed is not None else "default",
-                    facts["channels"], ops,
-                    (": " + reasons[0]) if reasons else ""), flush=True)
-            if args.summary:
-                print_summary(facts, boot, i, args.repeat)
-            if reasons:
-                failed.append((i, reasons))
-                print("---- reasons (boot %d) ----" % i)
-                for r in reasons:
-                    print("  - %s" % r)
-                if not args.verbose:
-                    print("---- serial log (boot %d) ----" % i)
-                    print("\n".join(boot.lines))
-                    print("---- end of serial log ----")
-                else:
-                    print("---- key lines (boot %d) ----" % i)
-                    print("\n".join(interesting(boot.lines)))
-            sys.stdout.flush()
+            failed += report_run(
+                results, run_reasons, args,
+                run_label=(("run %d/%d" if args.boots > 1 or args.reset_on
+                            else "boot %d/%d") % (i, args.repeat)
+                           if args.repeat > 1 else ""),
+                seed=seed, verbose=args.verbose, whole=boot)
     finally:
         if logf:
             logf.close()
-
-    if not failed:
-        print("guest %s: PASS" % name)
-        return 0
-    if args.repeat > 1:
-        print("guest %s: FAIL: %d of %d boots failed (boot %s); first: %s" % (
-            name, len(failed), args.repeat,
-            ",".join(str(i) for i, _ in failed), failed[0][1][0]))
-    else:
-        print("guest %s: FAIL: %s" % (name, failed[0][1][0]))
-    return 1
+    return verdict(name, failed)
 
 
 if __name__ == "__main__":

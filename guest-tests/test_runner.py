@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Unit tests of runner.py's log judging and image.py's cpio/ELF helpers
-(no QEMU needed)."""
+"""Unit tests of runner.py's log judging, bench.py's comparison and
+image.py's cpio/ELF helpers (no QEMU needed)."""
 
 import io
 import os
@@ -132,7 +132,23 @@ class JudgeTests(unittest.TestCase):
         text = text.replace(
             "# dmalab_exercise: dma0chan3 ops=300 bytes=1000 ns=2000 "
             "wall_ns=3000 MB/s=500.0 failures=0\nok 4 dma0chan3\n", "")
-        self.assertFail(text, "could use 3 DMA channel(s), expected 4")
+        # the header says how many channels the exerciser got ...
+        self.assertFail(text.replace("timeout_ms=5000 channels=4",
+                                     "timeout_ms=5000 channels=3"),
+                        "could use 3 DMA channel(s), expected 4")
+        # ... without one, the plan (one test per channel) does
+        self.assertFail("\n".join(l for l in text.splitlines()
+                                  if "iterations=300 " not in l),
+                        "could use 3 DMA channel(s), expected 4")
+
+    def test_plan_is_not_the_channel_count_in_other_modes(self):
+        text = GOOD.replace("# dmalab_exercise: iterations=",
+                            "# dmalab_exercise: mode=recover iterations=")
+        text = text.replace("1..4", "1..5").replace(
+            "ok 4 dma0chan3\n", "ok 4 dma0chan3\nok 5 copies-after-reset\n")
+        facts = self.assertPass(text)
+        self.assertEqual((facts["ex_mode"], facts["ex_channels"]),
+                         ("recover", 4))
 
     def test_not_bound(self):
         text = GOOD.replace(
@@ -159,6 +175,271 @@ class JudgeTests(unittest.TestCase):
         self.assertFail(GOOD.replace(
             "DMALAB: done", "DMALAB: error: insmod x failed\nDMALAB: done"),
             "guest: error")
+
+
+IRQS = """\
+DMALAB: irq 310 PCI-MSIX-0000:00:02.0 0-edge ioat-msix
+DMALAB: irq 0 PCI-MSIX-0000:00:02.0 1-edge ioat-msix
+"""
+
+
+def with_lines(text, extra, before="DMALAB: done"):
+    return text.replace(before, extra.rstrip("\n") + "\n" + before)
+
+
+class OptionTests(unittest.TestCase):
+    """--allow, --expect-irq, --expect-device-errors, bench lines."""
+
+    def test_allow(self):
+        lines = ("ioatdma 0000:00:02.0: CHANSTS: 0x2 CHANERR: 0x0\n"
+                 "ioatdma 0000:00:02.0: Errors:\n"
+                 "ioatdma 0000:00:02.0: Reset channel...\n")
+        text = with_lines(GOOD, lines)
+        _, reasons = judge(text)
+        self.assertEqual(reasons, ["ioatdma error: ioatdma 0000:00:02.0: "
+                                   "Errors:"])
+        facts, reasons = judge(text, "--allow", r"ioatdma .*: Errors:$")
+        self.assertEqual(reasons, [])
+        self.assertEqual(len(facts["allowed"]), 1)
+        # only the lines it matches: another error still fails
+        _, reasons = judge(with_lines(text, "ioatdma 0000:00:02.0: Err(8): "
+                                      "Read Data Error"),
+                           "--allow", r"ioatdma .*: Errors:$")
+        self.assertEqual(len(reasons), 1)
+        self.assertIn("Read Data Error", reasons[0])
+        # kernel problems too, and several patterns
+        warn = "WARNING: CPU: 1 PID: 9 at kernel/x.c:1 f+0x1/0x2"
+        self.assertEqual(judge(with_lines(text, warn), "--allow", "Errors:$",
+                               "--allow", r"^WARNING: .* kernel/x\.c")[1],
+                         [])
+
+    def test_expect_irq(self):
+        text = with_lines(GOOD, IRQS)
+        facts, reasons = judge(text, "--expect-irq", "ioat-msix")
+        self.assertEqual(reasons, [])
+        self.assertEqual(facts["irqs"][0],
+                         (310, "PCI-MSIX-0000:00:02.0 0-edge ioat-msix"))
+        # a whole word: ioat-msi is not ioat-msix
+        _, reasons = judge(text, "--expect-irq", "ioat-msi")
+        self.assertIn("no interrupt named ioat-msi", reasons[0])
+        self.assertIn("310 PCI-MSIX", reasons[0])
+        _, reasons = judge(with_lines(GOOD, IRQS.replace("310", "0")),
+                           "--expect-irq", "ioat-msix")
+        self.assertIn("ioat-msix never fired", reasons[0])
+        # a shared line counts
+        shared = "DMALAB: irq 7 IO-APIC 16-fasteoi ioat-intx, virtio0\n"
+        self.assertEqual(judge(with_lines(GOOD, shared), "--expect-irq",
+                               "ioat-intx")[1], [])
+        _, reasons = judge(GOOD, "--expect-irq", "ioat-intx")
+        self.assertIn("(ioat lines: none)", reasons[0])
+
+    def test_expect_device_errors(self):
+        args = runner.make_parser().parse_args(["--judge-log", "x"])
+        boot = runner.Boot()
+        boot.lines = GOOD.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        stats = {"path": "/machine/peripheral-anon/device[0]",
+                 "descriptors": 1210, "bytes": 6000, "errors": 0,
+                 "interrupts": 1205}
+        for errors, expect, ok in ((0, "0", True), (1, "0", False),
+                                   (1, "1", True), (2, "1", False),
+                                   (0, "1+", False), (1, "1+", True),
+                                   (5, "1+", True)):
+            args.expect_device_errors = expect
+            boot.device_stats = [dict(stats, errors=errors)]
+            reasons = runner.analyse(boot, args)[1]
+            self.assertEqual(reasons == [], ok, (errors, expect, reasons))
+        for bad in ("x", "-1", "1-", ""):
+            with self.assertRaises(ValueError):
+                runner.parse_errors_expectation(bad)
+
+    def test_bench_lines(self):
+        lines = ("# bench size=16384 channels=1 ops=400 ns=900000 "
+                 "ops_per_s=444444.4 MB_per_s=7281.7\n"
+                 "# bench-cpu size=16384 ops=400 ns=1 ops_per_s=1.0 "
+                 "MB_per_s=2.5\n"
+                 "# bench size=1048576 channels=4 ops=100 ns=20000000 "
+                 "ops_per_s=5000.0 MB_per_s=5242.8\n"
+                 "# benchmark-ish words that are not key=value\n")
+        facts, reasons = judge(with_lines(GOOD, lines,
+                                          "# dmalab_exercise: summary"))
+        self.assertEqual(reasons, [])
+        self.assertEqual([t for t, _ in facts["bench"]],
+                         ["bench", "bench-cpu", "bench"])
+        self.assertEqual(facts["bench"][2][1]["MB_per_s"], "5242.8")
+        table = runner.bench_tables(facts["bench"])
+        self.assertEqual(table[0], "bench:")
+        self.assertEqual(table[1].split(), ["size", "channels", "ops", "ns",
+                                            "ops_per_s", "MB_per_s"])
+        self.assertEqual(table[3].split()[:2], ["1048576", "4"])
+        self.assertEqual(table[4], "bench-cpu:")
+        self.assertEqual(table[5].split(), ["size", "ops", "ns", "ops_per_s",
+                                            "MB_per_s"])
+        # columns line up
+        self.assertEqual(len(set(len(l) for l in table[1:4])), 1)
+        self.assertIsNone(runner.parse_bench("# bench"))
+        self.assertEqual(runner.parse_bench("# bench x=1"),
+                         ("bench", {"x": "1"}))
+
+
+# One boot of the inflight-reset scenario: KTAP complete, then the reset.
+RESET_BOOT = """\
+Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP
+DMALAB: init kernel=6.1.0-57-amd64 scenario=memcpy uptime=2.50
+DMALAB: ioatdma bound 0000:00:03.0 vendor=0x8086 device=0x2021
+DMALAB: dma channels=4 (dma0chan0 dma0chan1 dma0chan2 dma0chan3)
+DMALAB: exercise start params=iterations=30 mode=inflight-reset
+KTAP version 1
+# dmalab_exercise: mode=inflight-reset iterations=30 max_len=1048576 seed=1 timeout_ms=5000 channels=4
+1..5
+ok 1 dma0chan0
+ok 2 dma0chan1
+ok 3 dma0chan2
+ok 4 dma0chan3
+# dmalab_exercise: summary channels=4 ops=120 bytes=4000 ns=8000 MB/s=500.0 failures=0
+ok 5 inflight-reset # 61 of 64 copies in flight
+# dmalab_exercise: resetting with 60 copies in flight
+"""
+
+
+def judge_boots(text, reset_ends, *extra, boot_stats=None):
+    args = runner.make_parser().parse_args(
+        ["--judge-log", "x", "--min-ops", "100"] + list(extra))
+    boot = runner.Boot()
+    boot.lines = text.splitlines()
+    boot.stamps = [float(i) for i in range(len(boot.lines))]
+    boot.rc = 0
+    boot.wall = float(len(boot.lines))
+    boot.reset_ends = reset_ends
+    boot.boot_stats = boot_stats or {}
+    return runner.judge_run(boot, args)
+
+
+class BootsTests(unittest.TestCase):
+    """--boots: one QEMU run, several guest boots."""
+
+    def test_split(self):
+        text = "early junk\n" + RESET_BOOT * 3
+        segs = runner.split_boots(self._boot(text))
+        self.assertEqual(len(segs), 3)
+        self.assertEqual(segs[0].lines[0], "early junk")
+        self.assertTrue(segs[1].lines[0].startswith("Linux version"))
+        # the firmware's banner starts a boot; its kernel belongs to it
+        fw = "\x1bcSeaBIOS (version 1.16.2-debian-1.16.2-1)\nBooting from " \
+            "ROM.."
+        text = (fw + RESET_BOOT) * 3     # "Booting from ROM..Linux version"
+        segs = runner.split_boots(self._boot(text))
+        self.assertEqual(len(segs), 3)
+        self.assertTrue(all("SeaBIOS" in s.lines[0] for s in segs))
+        self.assertTrue(all(len(s.lines) == len(segs[0].lines) for s in segs))
+        self.assertEqual(sum(len(s.lines) for s in segs),
+                         len(text.splitlines()))
+        # without kernel banners, /init's first line starts a boot
+        bare = "\n".join(l for l in text.splitlines()
+                         if not l.startswith("Linux version"))
+        self.assertEqual(len(runner.split_boots(self._boot(bare))), 3)
+
+    @staticmethod
+    def _boot(text):
+        b = runner.Boot()
+        b.lines = text.splitlines()
+        b.stamps = [0.0] * len(b.lines)
+        return b
+
+    def test_every_boot_passes(self):
+        results, run_reasons = judge_boots(RESET_BOOT * 3, {0, 1, 2}, "--boots", "3")
+        self.assertEqual(run_reasons, [])
+        self.assertEqual(len(results), 3)
+        for seg, facts, reasons in results:
+            self.assertEqual(reasons, [])
+            self.assertTrue(seg.ended_by_reset)
+            self.assertFalse(facts["done"])
+
+    def test_one_bad_boot(self):
+        bad = RESET_BOOT.replace("ok 3 dma0chan2", "not ok 3 dma0chan2")
+        results, _ = judge_boots(RESET_BOOT + bad + RESET_BOOT, {0, 1, 2},
+                                 "--boots", "3")
+        self.assertEqual([r == [] for _, _, r in results],
+                         [True, False, True])
+        self.assertIn("KTAP not ok: 3 dma0chan2", results[1][2][0])
+        # ioatdma must bind in every boot
+        unbound = RESET_BOOT.replace(
+            "DMALAB: ioatdma bound 0000:00:03.0 vendor=0x8086 "
+            "device=0x2021", "DMALAB: ioatdma not bound")
+        results, _ = judge_boots(RESET_BOOT * 2 + unbound, None, "--boots",
+                                 "3")
+        self.assertIn("ioatdma not bound", results[2][2])
+
+    def test_too_few_boots(self):
+        # the guest powered off in its second boot (no reset after it)
+        results, run_reasons = judge_boots(RESET_BOOT + GOOD, {0},
+                                           "--boots", "3")
+        self.assertEqual(len(results), 2)
+        self.assertEqual([r for _, _, r in results], [[], []])
+        self.assertFalse(results[1][0].ended_by_reset)
+        self.assertEqual(run_reasons,
+                         ["the guest ran 2 of 3 boots (it did not reset)"])
+        # a boot that did not end in a reset must finish /init
+        results, _ = judge_boots(RESET_BOOT * 2, {0}, "--boots", "2")
+        self.assertEqual(results[0][2], [])
+        self.assertIn("guest /init did not finish", results[1][2])
+
+    def test_extra_boot_dropped(self):
+        # QEMU was quit just as the boot after the last began
+        results, run_reasons = judge_boots(
+            RESET_BOOT * 2 + "Linux version 6.1.0-57-amd64 (x)\n", {0, 1},
+            "--boots", "2")
+        self.assertEqual(len(results), 2)
+        self.assertEqual(run_reasons, [])
+
+    def test_counters_per_boot(self):
+        stats = {"path": "/machine/peripheral-anon/device[0]",
+                 "descriptors": 200, "bytes": 5000, "errors": 0,
+                 "interrupts": 150}
+        # boot 1's counters read at the reset marker; boot 2 reset by the
+        # guest (none); boot 3's too few bytes
+        results, _ = judge_boots(
+            RESET_BOOT * 3, {0, 1, 2}, "--boots", "3",
+            boot_stats={0: [stats], 2: [dict(stats, bytes=10)]})
+        self.assertIsNotNone(results[0][0].device_stats)
+        self.assertIsNone(results[1][0].device_stats)
+        self.assertEqual([r == [] for _, _, r in results],
+                         [True, True, False])
+        self.assertIn("fewer than the 4000", results[2][2][0])
+
+    def test_cmdline(self):
+        def cmd(*extra):
+            args = runner.make_parser().parse_args(
+                ["--qemu", "q", "--kernel", "k", "--initrd", "i"] +
+                list(extra))
+            return runner.build_cmdline(args)
+        self.assertIn("-no-reboot", cmd())
+        self.assertNotIn("-no-reboot", cmd("--boots", "3"))
+        # with -no-reboot QEMU would turn system_reset into a shutdown
+        self.assertNotIn("-no-reboot", cmd("--reset-on", "DMALAB: reset-me"))
+
+
+class BenchCompareTests(unittest.TestCase):
+    def test_compare(self):
+        import bench
+        base = [("bench", {"size": "16384", "channels": "1",
+                           "ops_per_s": "1000.0"}),
+                ("bench", {"size": "16384", "channels": "4",
+                           "ops_per_s": "3000.0"}),
+                ("bench-cpu", {"size": "16384", "ops_per_s": "500.0"})]
+        other = [("bench", {"size": "16384", "channels": "1",
+                            "ops_per_s": "500.0"}),
+                 ("bench-cpu", {"size": "16384", "ops_per_s": "500.0"})]
+        lines = bench.compare(base, other, "intel-iommu")
+        self.assertEqual(lines[0], "bench ops/s, ratio = with intel-iommu "
+                                   "/ without:")
+        self.assertEqual(lines[2].split(), ["16384", "1", "1000.0", "500.0",
+                                            "0.50"])
+        # a configuration the other run lacks has no ratio
+        self.assertEqual(lines[3].split()[-2:], ["-", "-"])
+        self.assertEqual(lines[-1].split(), ["16384", "500.0", "500.0",
+                                             "1.00"])
 
 
 class QemuProcessTests(unittest.TestCase):

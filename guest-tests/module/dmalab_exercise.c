@@ -2,27 +2,48 @@
 /*
  * dmalab_exercise - verified memcpy exerciser for dmaengine channels.
  *
- * On load it grabs every DMA_MEMCPY capable channel, runs a number of
- * randomised, verified copies on each of them (one channel after the
- * other), prints the results as KTAP through printk and releases the
- * channels again.  The module stays loaded; init always returns 0 so the
- * host side judges the KTAP output.
+ * On load it grabs every DMA_MEMCPY capable channel, runs the test that
+ * mode= selects, prints the results as KTAP through printk and releases
+ * the channels again.  The module stays loaded; init always returns 0 so
+ * the host side judges the KTAP output.
+ *
+ * mode=memcpy (default): randomised, verified copies on each channel, one
+ *	channel after the other.
+ * mode=recover: on the first channel only, the driver's error path (a copy
+ *	from unassigned bus space) and its completion-timeout recovery (a
+ *	channel suspended behind its back), each followed by verified copies
+ *	that must complete by interrupt.  I/OAT (ioatdma) specific.
+ * mode=inflight-reset: verified copies on every channel, then a batch of
+ *	copies on every channel left in flight while the machine resets:
+ *	reset_by=cf9 writes the ICH9 reset control register (x86 only),
+ *	reset_by=host prints "DMALAB: reset-me" and keeps copies in flight
+ *	until the host resets the machine.
+ * mode=bench: copy throughput for 16 KiB and 1 MiB copies on 1, 2 and 4
+ *	channels in parallel, every copy verified, and the guest CPU's memcpy
+ *	for comparison, as "# bench ..." KTAP diagnostic lines.
  *
  * Part of the dmalab guest test harness.
  */
 
 #include <linux/module.h>
 #include <linux/kernel.h>
+#include <linux/atomic.h>
 #include <linux/dmaengine.h>
 #include <linux/dma-mapping.h>
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/gfp.h>
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/mm.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
+#include <linux/pci.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/jiffies.h>
+#include <linux/wait.h>
 
 #define DLX_NAME		"dmalab_exercise"
 #define DLX_MAX_CHANNELS	64
@@ -49,6 +70,43 @@ MODULE_PARM_DESC(timeout_ms, "per-copy completion timeout in ms (default 5000)")
 static unsigned int max_channels;
 module_param(max_channels, uint, 0444);
 MODULE_PARM_DESC(max_channels, "use at most this many channels (0 = all)");
+
+static char *mode = "memcpy";
+module_param(mode, charp, 0444);
+MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset or bench");
+
+static unsigned int recover_ops = 20;
+module_param(recover_ops, uint, 0444);
+MODULE_PARM_DESC(recover_ops, "recover: verified copies in each of its copy phases (default 20)");
+
+static unsigned int fast_timeout_ms = 150;
+module_param(fast_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(fast_timeout_ms,
+		 "recover: per-copy timeout after the error and the reset; must stay below ioatdma's completion_timeout (default 150)");
+
+static char *reset_by = "cf9";
+module_param(reset_by, charp, 0444);
+MODULE_PARM_DESC(reset_by, "inflight-reset: cf9 (the guest resets) or host (ask the host to)");
+
+static unsigned int inflight_ops = 16;
+module_param(inflight_ops, uint, 0444);
+MODULE_PARM_DESC(inflight_ops, "inflight-reset: copies queued per channel (default 16)");
+
+static unsigned int inflight_len = 64 * 1024;
+module_param(inflight_len, uint, 0444);
+MODULE_PARM_DESC(inflight_len, "inflight-reset: length of those copies (default 64 KiB)");
+
+static unsigned int bench_depth = 8;
+module_param(bench_depth, uint, 0444);
+MODULE_PARM_DESC(bench_depth, "bench: copies each channel keeps queued (default 8)");
+
+static unsigned int bench_ops_small = 400;
+module_param(bench_ops_small, uint, 0444);
+MODULE_PARM_DESC(bench_ops_small, "bench: 16 KiB copies per configuration (default 400)");
+
+static unsigned int bench_ops_large = 100;
+module_param(bench_ops_large, uint, 0444);
+MODULE_PARM_DESC(bench_ops_large, "bench: 1 MiB copies per configuration (default 100)");
 
 /* splitmix64: small, good enough, deterministic across runs */
 static u64 dlx_next(u64 *state)
@@ -84,6 +142,8 @@ struct dlx_chan {
 	/* completion state of the operation in flight */
 	struct completion done;
 	enum dmaengine_tx_result result;
+	unsigned int tmo_ms;	/* how long to wait for it */
+	unsigned int seq;	/* copies started (picks the next length) */
 
 	/* statistics */
 	unsigned int ops;
@@ -261,7 +321,7 @@ static int dlx_one_op(struct dlx_chan *c, unsigned int idx, u64 *rng)
 	dma_async_issue_pending(chan);
 
 	left = wait_for_completion_timeout(&c->done,
-					   msecs_to_jiffies(timeout_ms));
+					   msecs_to_jiffies(c->tmo_ms));
 	t1 = ktime_get_ns();
 	status = dma_async_is_tx_complete(chan, cookie, NULL, NULL);
 
@@ -269,12 +329,12 @@ static int dlx_one_op(struct dlx_chan *c, unsigned int idx, u64 *rng)
 		if (status != DMA_COMPLETE) {
 			pr_info("# %s: %s op=%u len=%zu src_off=%zu dst_off=%zu: timed out after %u ms (status=%d), abandoning channel\n",
 				DLX_NAME, c->name, idx, len, soff, doff,
-				timeout_ms, status);
+				c->tmo_ms, status);
 			c->abandoned = true;
 			return -EIO;
 		}
 		pr_info("# %s: %s op=%u len=%zu src_off=%zu dst_off=%zu: copy complete but no callback within %u ms\n",
-			DLX_NAME, c->name, idx, len, soff, doff, timeout_ms);
+			DLX_NAME, c->name, idx, len, soff, doff, c->tmo_ms);
 		goto unmap_fail;
 	}
 	if (status != DMA_COMPLETE) {
@@ -349,15 +409,56 @@ static u64 dlx_mbps_x10(u64 bytes, u64 ns)
 	return div64_u64(bytes * 10000ULL, ns);
 }
 
-static bool dlx_run_channel(struct dlx_chan *c, unsigned int chan_idx)
+/*
+ * count verified copies on c (buffers allocated), each waited for at most
+ * c->tmo_ms.  True when all of them passed; stops early when a copy had to
+ * be abandoned or after DLX_MAX_FAILS failures.
+ */
+static bool dlx_copies(struct dlx_chan *c, unsigned int count, u64 *rng)
 {
-	u64 rng = seed ^ (0x5851f42d4c957f2dULL * (chan_idx + 1));
-	u64 start = ktime_get_ns();
+	unsigned int i, failed = 0, ops0 = c->ops;
+
+	for (i = 0; i < count; i++) {
+		if (dlx_one_op(c, c->seq++, rng)) {
+			c->failures++;
+			failed++;
+			if (c->abandoned)
+				break;
+			if (failed >= DLX_MAX_FAILS) {
+				pr_info("# %s: %s: giving up after %u failed copies\n",
+					DLX_NAME, c->name, failed);
+				break;
+			}
+		}
+		cond_resched();
+	}
+	return c->ops - ops0 == count;
+}
+
+static void dlx_chan_report(struct dlx_chan *c, u64 start)
+{
 	u64 mbps;
 	u32 frac;
-	unsigned int i;
+
+	c->wall_ns = ktime_get_ns() - start;
+	mbps = div_u64_rem(dlx_mbps_x10(c->bytes, c->dma_ns), 10, &frac);
+	pr_info("# %s: %s ops=%u bytes=%llu ns=%llu wall_ns=%llu MB/s=%llu.%u failures=%u\n",
+		DLX_NAME, c->name, c->ops, c->bytes, c->dma_ns, c->wall_ns,
+		mbps, frac, c->failures);
+}
+
+static u64 dlx_chan_rng(unsigned int chan_idx)
+{
+	return seed ^ (0x5851f42d4c957f2dULL * (chan_idx + 1));
+}
+
+static bool dlx_run_channel(struct dlx_chan *c, unsigned int chan_idx)
+{
+	u64 rng = dlx_chan_rng(chan_idx);
+	u64 start = ktime_get_ns();
 
 	init_completion(&c->done);
+	c->tmo_ms = timeout_ms;
 	if (dlx_alloc_buffers(c)) {
 		pr_info("# %s: %s: cannot allocate 2 x %zu byte buffers (order %u)\n",
 			DLX_NAME, c->name, (size_t)PAGE_SIZE << c->order,
@@ -365,27 +466,10 @@ static bool dlx_run_channel(struct dlx_chan *c, unsigned int chan_idx)
 		c->failures++;
 		goto report;
 	}
-
-	for (i = 0; i < iterations; i++) {
-		if (dlx_one_op(c, i, &rng)) {
-			c->failures++;
-			if (c->abandoned)
-				break;
-			if (c->failures >= DLX_MAX_FAILS) {
-				pr_info("# %s: %s: giving up after %u failed copies\n",
-					DLX_NAME, c->name, c->failures);
-				break;
-			}
-		}
-		cond_resched();
-	}
+	dlx_copies(c, iterations, &rng);
 	dlx_free_buffers(c);
 report:
-	c->wall_ns = ktime_get_ns() - start;
-	mbps = div_u64_rem(dlx_mbps_x10(c->bytes, c->dma_ns), 10, &frac);
-	pr_info("# %s: %s ops=%u bytes=%llu ns=%llu wall_ns=%llu MB/s=%llu.%u failures=%u\n",
-		DLX_NAME, c->name, c->ops, c->bytes, c->dma_ns, c->wall_ns,
-		mbps, frac, c->failures);
+	dlx_chan_report(c, start);
 	return c->failures == 0 && c->ops == iterations;
 }
 
@@ -419,13 +503,871 @@ static void dlx_cpu_baseline(struct dlx_chan *c)
 		DLX_NAME, iterations, bytes, ns, mbps, frac);
 }
 
+static void dlx_summary(unsigned int first, unsigned int count)
+{
+	unsigned int i, ops = 0, fail = 0;
+	u64 bytes = 0, ns = 0, mbps;
+	u32 frac;
+
+	for (i = first; i < first + count; i++) {
+		ops += dlx_chans[i].ops;
+		fail += dlx_chans[i].failures;
+		bytes += dlx_chans[i].bytes;
+		ns += dlx_chans[i].dma_ns;
+	}
+	mbps = div_u64_rem(dlx_mbps_x10(bytes, ns), 10, &frac);
+	pr_info("# %s: summary channels=%u ops=%u bytes=%llu ns=%llu MB/s=%llu.%u failures=%u\n",
+		DLX_NAME, count, ops, bytes, ns, mbps, frac, fail);
+}
+
+/* mode=memcpy: verified copies on each channel in turn. */
+static void dlx_mode_memcpy(unsigned int n)
+{
+	unsigned int i;
+
+	pr_info("1..%u\n", n);
+	for (i = 0; i < n; i++) {
+		struct dlx_chan *c = &dlx_chans[i];
+		bool ok = dlx_run_channel(c, i);
+
+		pr_info("%sok %u %s\n", ok ? "" : "not ", i + 1, c->name);
+	}
+	dlx_summary(0, n);
+	if (!dlx_chans[0].abandoned) {
+		struct dlx_chan cpu = { .name = "cpu" };
+
+		dlx_cpu_baseline(&cpu);
+	}
+}
+
+/* ---- copies tracked by callback, several in flight (inflight-reset, bench) */
+
+struct dlx_op {
+	struct dlx_chan *c;
+	dma_addr_t src_dma;
+	dma_addr_t dst_dma;
+	size_t len;
+	bool done;
+	enum dmaengine_tx_result result;
+};
+
+static DECLARE_WAIT_QUEUE_HEAD(dlx_wq);
+static atomic_t dlx_callbacks = ATOMIC_INIT(0);
+static bool dlx_pinned;	/* something may still call back: never unload */
+
+static void dlx_op_callback(void *param, const struct dmaengine_result *res)
+{
+	struct dlx_op *op = param;
+
+	op->result = res ? res->result : DMA_TRANS_NOERROR;
+	/* publishes result; pairs with dlx_op_done() */
+	smp_store_release(&op->done, true);
+	atomic_inc(&dlx_callbacks);
+	wake_up(&dlx_wq);
+}
+
+static bool dlx_op_done(struct dlx_op *op)
+{
+	/* pairs with dlx_op_callback(): result is valid once done is */
+	return smp_load_acquire(&op->done);
+}
+
+/* Prepares and submits the mapped op on its channel; the caller issues it. */
+static int dlx_op_submit(struct dlx_op *op)
+{
+	struct dma_async_tx_descriptor *tx;
+	dma_cookie_t cookie;
+
+	op->done = false;
+	op->result = DMA_TRANS_NOERROR;
+	tx = dmaengine_prep_dma_memcpy(op->c->chan, op->dst_dma, op->src_dma,
+				       op->len,
+				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
+	if (!tx)
+		return -ENOMEM;
+	tx->callback_result = dlx_op_callback;
+	tx->callback_param = op;
+	cookie = dmaengine_submit(tx);
+	return dma_submit_error(cookie) ? -EIO : 0;
+}
+
+/* Index of the first byte where a and b (n bytes, 8-byte aligned) differ, or -1. */
+static long dlx_compare(const u8 *a, const u8 *b, size_t n)
+{
+	const u64 *x = (const u64 *)a, *y = (const u64 *)b;
+	size_t i, words = n / sizeof(u64);
+
+	for (i = 0; i < words; i++)
+		if (x[i] != y[i])
+			break;
+	for (i *= sizeof(u64); i < n; i++)
+		if (a[i] != b[i])
+			return i;
+	return -1;
+}
+
+/* ---- mode=recover ---------------------------------------------------- */
+
+/* I/OAT channel registers (drivers/dma/ioat/registers.h) */
+#define DLX_IOAT_CHAN_BASE(id)		(0x80 * ((id) + 1))
+#define DLX_IOAT_CHANCMD		0x04	/* 8 bit */
+#define DLX_IOAT_CHANCMD_SUSPEND	0x04
+#define DLX_IOAT_CHANSTS		0x08	/* 64 bit */
+#define DLX_IOAT_CHANSTS_STATE		0x7
+#define DLX_IOAT_CHANSTS_SUSPENDED	0x2
+
+/*
+ * Unassigned bus space: no RAM, no BAR and (the scenario boots without an
+ * IOMMU) no translation there, so reading it fails.
+ */
+#define DLX_BAD_DMA_ADDR	BIT_ULL(46)
+#define DLX_ERR_LEN		4096
+#define DLX_STALL_LEN		(64 * 1024)
+#define DLX_RESET_WAIT_MS	5000
+
+/*
+ * Error path: a copy from unassigned bus space.  The channel halts with
+ * CHANERR READ_DATA_ERR and raises its error interrupt; ioatdma's cleanup
+ * (ioat_eh in drivers/dma/ioat/dma.c) completes the descriptor with
+ * DMA_TRANS_READ_FAILED, resets the channel and restarts it.
+ */
+static bool dlx_read_error(struct dlx_chan *c)
+{
+	struct dma_chan *chan = c->chan;
+	struct device *dev = chan->device->dev;
+	struct dma_async_tx_descriptor *tx;
+	dma_addr_t dst_dma;
+	dma_cookie_t cookie;
+	unsigned long left;
+	bool ok = false;
+	long bad;
+	u64 t0;
+
+	memset(c->dst, DLX_POISON, c->buf_len);
+	dst_dma = dma_map_single(dev, c->dst + DLX_GUARD, DLX_ERR_LEN,
+				 DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, dst_dma)) {
+		pr_info("# %s: read-error: mapping dst failed\n", DLX_NAME);
+		return false;
+	}
+	tx = dmaengine_prep_dma_memcpy(chan, dst_dma, DLX_BAD_DMA_ADDR,
+				       DLX_ERR_LEN,
+				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
+	if (!tx) {
+		pr_info("# %s: read-error: prep_dma_memcpy returned NULL\n",
+			DLX_NAME);
+		goto unmap;
+	}
+	reinit_completion(&c->done);
+	c->result = DMA_TRANS_NOERROR;
+	tx->callback_result = dlx_callback;
+	tx->callback_param = c;
+	t0 = ktime_get_ns();
+	cookie = dmaengine_submit(tx);
+	if (dma_submit_error(cookie)) {
+		pr_info("# %s: read-error: submit error %d\n", DLX_NAME, cookie);
+		goto unmap;
+	}
+	dma_async_issue_pending(chan);
+	left = wait_for_completion_timeout(&c->done,
+					   msecs_to_jiffies(timeout_ms));
+	if (!left) {
+		/*
+		 * ioatdma's timer finds the channel halted and reboots it
+		 * without calling the failed descriptor back.  The device
+		 * stopped at the read error: unmapping dst is safe.
+		 */
+		pr_info("# %s: read-error: copy from %#llx: no callback within %u ms\n",
+			DLX_NAME, DLX_BAD_DMA_ADDR, timeout_ms);
+		goto unmap;
+	}
+	pr_info("# %s: read-error: copy from %#llx: callback after %llu us, result %s\n",
+		DLX_NAME, DLX_BAD_DMA_ADDR, div_u64(ktime_get_ns() - t0, 1000),
+		dlx_result_name(c->result));
+	ok = c->result == DMA_TRANS_READ_FAILED;
+	if (!ok)
+		pr_info("# %s: read-error: expected result read-failed\n",
+			DLX_NAME);
+unmap:
+	dma_unmap_single(dev, dst_dma, DLX_ERR_LEN, DMA_FROM_DEVICE);
+	/* nothing could be read, so nothing may have been written */
+	bad = dlx_find_unpoisoned(c->dst, 0, c->buf_len);
+	if (bad >= 0) {
+		pr_info("# %s: read-error: destination written at offset %ld (0x%02x) although the source was unreadable\n",
+			DLX_NAME, bad - DLX_GUARD, c->dst[bad]);
+		memset(c->dst, DLX_POISON, c->buf_len);
+		ok = false;
+	}
+	return ok;
+}
+
+/*
+ * Timeout recovery: a copy stalls behind the driver's back.  The device is
+ * booted with a latency (latency-ns), so the copy is still in flight when
+ * its channel is suspended right after the submission.  CHANSTS then stays
+ * SUSPENDED and the completion never comes; ioatdma's timer
+ * (ioat_timer_event) sees no progress twice and resets and restarts the
+ * channel ("Reset channel...").  Its ring moves past the stalled
+ * descriptor without calling it back (ioat_abort_descs skips the one the
+ * channel stopped at), so no callback is required.
+ */
+static bool dlx_stall(struct dlx_chan *c, void __iomem *regs)
+{
+	struct dma_chan *chan = c->chan;
+	struct device *dev = chan->device->dev;
+	struct dma_async_tx_descriptor *tx;
+	dma_addr_t src_dma, dst_dma;
+	dma_cookie_t cookie;
+	unsigned long end;
+	u64 sts, t0;
+	bool ok = false;
+
+	src_dma = dma_map_single(dev, c->src, DLX_STALL_LEN, DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, src_dma)) {
+		pr_info("# %s: timeout-recovery: mapping src failed\n", DLX_NAME);
+		return false;
+	}
+	dst_dma = dma_map_single(dev, c->dst, DLX_STALL_LEN, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, dst_dma)) {
+		dma_unmap_single(dev, src_dma, DLX_STALL_LEN, DMA_TO_DEVICE);
+		pr_info("# %s: timeout-recovery: mapping dst failed\n", DLX_NAME);
+		return false;
+	}
+	tx = dmaengine_prep_dma_memcpy(chan, dst_dma, src_dma, DLX_STALL_LEN,
+				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
+	if (!tx) {
+		pr_info("# %s: timeout-recovery: prep_dma_memcpy returned NULL\n",
+			DLX_NAME);
+		goto unmap;
+	}
+	reinit_completion(&c->done);
+	c->result = DMA_TRANS_NOERROR;
+	tx->callback_result = dlx_callback;
+	tx->callback_param = c;
+	cookie = dmaengine_submit(tx);
+	if (dma_submit_error(cookie)) {
+		pr_info("# %s: timeout-recovery: submit error %d\n", DLX_NAME,
+			cookie);
+		goto unmap;
+	}
+	dma_async_issue_pending(chan);
+	writeb(DLX_IOAT_CHANCMD_SUSPEND, regs + DLX_IOAT_CHANCMD);
+	sts = readq(regs + DLX_IOAT_CHANSTS);
+	t0 = ktime_get_ns();
+	pr_info("# %s: %s: suspended with a %u byte copy in flight, CHANSTS %#llx\n",
+		DLX_NAME, c->name, DLX_STALL_LEN, sts);
+	if ((sts & DLX_IOAT_CHANSTS_STATE) != DLX_IOAT_CHANSTS_SUSPENDED) {
+		pr_info("# %s: timeout-recovery: CHANSTS is not SUSPENDED\n",
+			DLX_NAME);
+		c->abandoned = true;
+		return false;
+	}
+	if (completion_done(&c->done)) {
+		/* done, but the channel is left suspended: use it no more */
+		pr_info("# %s: timeout-recovery: the copy completed before the suspend (is latency-ns set?)\n",
+			DLX_NAME);
+		c->abandoned = true;
+		goto unmap;
+	}
+
+	end = jiffies + msecs_to_jiffies(DLX_RESET_WAIT_MS);
+	while ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_SUSPENDED &&
+	       time_before(jiffies, end)) {
+		usleep_range(10000, 20000);
+		sts = readq(regs + DLX_IOAT_CHANSTS);
+	}
+	if ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_SUSPENDED) {
+		/* the copy may go on one day: leak its buffers */
+		pr_info("# %s: timeout-recovery: still SUSPENDED after %u ms: ioatdma did not reset the channel\n",
+			DLX_NAME, DLX_RESET_WAIT_MS);
+		c->abandoned = true;
+		return false;
+	}
+	/* ioat_reboot_chan() clears IOAT_CHAN_DOWN right after the restart */
+	msleep(20);
+	pr_info("# %s: %s: channel reset after %llu ms, CHANSTS %#llx; stalled copy %s\n",
+		DLX_NAME, c->name, div_u64(ktime_get_ns() - t0, NSEC_PER_MSEC),
+		sts,
+		completion_done(&c->done) ? dlx_result_name(c->result) :
+					    "not called back");
+	ok = true;
+unmap:
+	/*
+	 * The channel reset dropped the stalled descriptor in the engine and
+	 * the driver's ring has moved past it: nothing will touch the buffers
+	 * any more (in the failure above, the copy had completed).
+	 */
+	dma_unmap_single(dev, dst_dma, DLX_STALL_LEN, DMA_FROM_DEVICE);
+	dma_unmap_single(dev, src_dma, DLX_STALL_LEN, DMA_TO_DEVICE);
+	memset(c->dst, DLX_POISON, c->buf_len);
+	return ok;
+}
+
+/* The channel's register block in ioatdma's BAR 0, or NULL. */
+static void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar)
+{
+	struct device *dev = c->chan->device->dev;
+	struct pci_dev *pdev;
+
+	if (!dev_is_pci(dev) || !dev->driver ||
+	    strcmp(dev->driver->name, "ioatdma")) {
+		pr_info("# %s: %s is not an ioatdma channel\n", DLX_NAME,
+			c->name);
+		return NULL;
+	}
+	pdev = to_pci_dev(dev);
+	/* ioatdma has requested the BAR; a second mapping is fine for a test */
+	*bar = pci_iomap(pdev, 0, 0);
+	if (!*bar) {
+		pr_info("# %s: cannot map BAR 0 of %s\n", DLX_NAME,
+			pci_name(pdev));
+		return NULL;
+	}
+	return *bar + DLX_IOAT_CHAN_BASE(c->chan->chan_id);
+}
+
+static void dlx_mode_recover(void)
+{
+	struct dlx_chan *c = &dlx_chans[0];
+	void __iomem *bar = NULL, *regs;
+	u64 rng = dlx_chan_rng(0), start = ktime_get_ns();
+	bool ok;
+
+	pr_info("1..5\n");
+	pr_info("# %s: recover on %s, %u copies per phase, %u ms per copy after the error and the reset\n",
+		DLX_NAME, c->name, recover_ops, fast_timeout_ms);
+	init_completion(&c->done);
+	c->tmo_ms = timeout_ms;
+	if (dlx_alloc_buffers(c)) {
+		pr_info("# %s: %s: cannot allocate 2 x %zu byte buffers\n",
+			DLX_NAME, c->name, (size_t)PAGE_SIZE << c->order);
+		c->failures++;
+		pr_info("not ok 1 copies-before\n");
+		pr_info("not ok 2 read-error # no buffers\n");
+		pr_info("not ok 3 copies-after-error # no buffers\n");
+		pr_info("not ok 4 timeout-recovery # no buffers\n");
+		pr_info("not ok 5 copies-after-reset # no buffers\n");
+		goto out;
+	}
+
+	/* a: the channel works */
+	ok = dlx_copies(c, recover_ops, &rng);
+	pr_info("%sok 1 copies-before\n", ok ? "" : "not ");
+
+	/* b: error path */
+	ok = !c->abandoned && dlx_read_error(c);
+	if (!ok)
+		c->failures++;
+	pr_info("%sok 2 read-error\n", ok ? "" : "not ");
+
+	/*
+	 * c: the channel works again after ioat_eh's reset and restart.  Each
+	 * copy must complete within fast_timeout_ms, less than ioatdma's
+	 * completion_timeout (200 ms): a completion that only arrives through
+	 * the driver's timer-driven cleanup, because the channel does not
+	 * interrupt any more, fails the copy.
+	 */
+	c->tmo_ms = fast_timeout_ms;
+	ok = !c->abandoned && dlx_copies(c, recover_ops, &rng);
+	pr_info("%sok 3 copies-after-error\n", ok ? "" : "not ");
+
+	/* d: timeout recovery */
+	ok = false;
+	if (!c->abandoned) {
+		regs = dlx_ioat_map(c, &bar);
+		ok = regs && dlx_stall(c, regs);
+		if (bar)
+			pci_iounmap(to_pci_dev(c->chan->device->dev), bar);
+	}
+	if (!ok)
+		c->failures++;
+	pr_info("%sok 4 timeout-recovery\n", ok ? "" : "not ");
+
+	/*
+	 * e: after the timeout recovery the channel still completes copies
+	 * by interrupt (the driver does not re-arm the channel's interrupt
+	 * before the next completion), same fast_timeout_ms as in c.
+	 */
+	if (c->abandoned) {
+		pr_info("not ok 5 copies-after-reset # channel abandoned\n");
+	} else {
+		ok = dlx_copies(c, recover_ops, &rng);
+		pr_info("%sok 5 copies-after-reset\n", ok ? "" : "not ");
+	}
+	dlx_free_buffers(c);
+out:
+	dlx_chan_report(c, start);
+	dlx_summary(0, 1);
+}
+
+/* ---- mode=inflight-reset --------------------------------------------- */
+
+#define DLX_HOST_RESET_WAIT_S	60
+
+/* Waits (bounded) for ops to finish; false if some may still be running. */
+static bool dlx_ops_drain(struct dlx_op *ops, unsigned int count)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
+	unsigned int i;
+
+	for (i = 0; i < count; i++) {
+		while (!dlx_op_done(&ops[i])) {
+			if (time_after(jiffies, end))
+				return false;
+			usleep_range(1000, 2000);
+		}
+	}
+	return true;
+}
+
+static void dlx_mode_inflight_reset(unsigned int n)
+{
+	bool host = !strcmp(reset_by, "host");
+	unsigned int i, j, count, inflight, test = n + 1;
+	struct dlx_op *ops;
+	unsigned long end;
+	bool ok = true;
+
+	pr_info("1..%u\n", n + 1);
+	for (i = 0; i < n; i++) {
+		struct dlx_chan *c = &dlx_chans[i];
+		bool cok = dlx_run_channel(c, i);
+
+		pr_info("%sok %u %s\n", cok ? "" : "not ", i + 1, c->name);
+		ok &= cok;
+	}
+	dlx_summary(0, n);
+	if (!host && strcmp(reset_by, "cf9")) {
+		pr_info("not ok %u inflight-reset # unknown reset_by=%s\n", test,
+			reset_by);
+		return;
+	}
+	if (!ok) {
+		pr_info("not ok %u inflight-reset # a channel failed\n",
+			test);
+		return;
+	}
+
+	if (!inflight_len)
+		inflight_len = 1;
+	count = n * inflight_ops;
+	ops = kcalloc(count, sizeof(*ops), GFP_KERNEL);
+	if (!ops) {
+		pr_info("not ok %u inflight-reset # no memory\n", test);
+		return;
+	}
+	/* per channel: one source of inflight_len, inflight_ops destinations */
+	for (i = 0; i < n; i++) {
+		struct dlx_chan *c = &dlx_chans[i];
+		struct device *dev = c->chan->device->dev;
+
+		if (dlx_alloc_buffers(c)) {
+			pr_info("not ok %u inflight-reset # no buffers\n", test);
+			goto leak;
+		}
+		if ((size_t)inflight_ops * inflight_len > c->buf_len) {
+			pr_info("not ok %u inflight-reset # %u x %u bytes do not fit the %zu byte buffer\n",
+				test, inflight_ops, inflight_len, c->buf_len);
+			goto leak;
+		}
+		dlx_fill(c->src, c->buf_len, 0, inflight_len, seed + i);
+		for (j = 0; j < inflight_ops; j++) {
+			struct dlx_op *op = &ops[i * inflight_ops + j];
+
+			op->c = c;
+			op->len = inflight_len;
+			op->done = true;
+			op->src_dma = dma_map_single(dev, c->src, inflight_len,
+						     DMA_TO_DEVICE);
+			op->dst_dma = dma_map_single(dev,
+						     c->dst + j * inflight_len,
+						     inflight_len,
+						     DMA_FROM_DEVICE);
+			if (dma_mapping_error(dev, op->src_dma) ||
+			    dma_mapping_error(dev, op->dst_dma)) {
+				pr_info("not ok %u inflight-reset # mapping failed\n",
+					test);
+				goto leak;
+			}
+		}
+	}
+	for (i = 0; i < count; i++) {
+		if (dlx_op_submit(&ops[i])) {
+			ops[i].done = true;
+			pr_info("not ok %u inflight-reset # submitting copy %u failed\n",
+				test, i);
+			goto leak;
+		}
+	}
+	for (i = 0; i < n; i++)
+		dma_async_issue_pending(dlx_chans[i].chan);
+	for (inflight = 0, i = 0; i < count; i++)
+		inflight += !dlx_op_done(&ops[i]);
+	pr_info("%sok %u inflight-reset # %u of %u copies in flight\n",
+		inflight ? "" : "not ", test, inflight, count);
+
+	if (!host) {
+		for (inflight = 0, i = 0; i < count; i++)
+			inflight += !dlx_op_done(&ops[i]);
+		pr_info("# %s: resetting with %u copies in flight\n", DLX_NAME,
+			inflight);
+#ifdef CONFIG_X86
+		/* ICH9 reset control (RST_CNT): full reset, now */
+		outb(0x06, 0xcf9);
+		mdelay(2000);
+		pr_info("# %s: error: the machine did not reset\n", DLX_NAME);
+#else
+		pr_info("# %s: error: reset_by=cf9 needs x86\n", DLX_NAME);
+#endif
+		goto drain;
+	}
+
+	/* Keep copies in flight until the host resets the machine. */
+	pr_info("DMALAB: reset-me\n");
+	end = jiffies + DLX_HOST_RESET_WAIT_S * HZ;
+	while (time_before(jiffies, end)) {
+		for (i = 0; i < count; i++) {
+			if (dlx_op_done(&ops[i]) && dlx_op_submit(&ops[i])) {
+				ops[i].done = true;
+				break;
+			}
+		}
+		for (i = 0; i < n; i++)
+			dma_async_issue_pending(dlx_chans[i].chan);
+		usleep_range(1000, 2000);
+	}
+	pr_info("# %s: error: the host did not reset the machine within %u s\n",
+		DLX_NAME, DLX_HOST_RESET_WAIT_S);
+drain:
+	if (!dlx_ops_drain(ops, count))
+		goto leak;
+	for (i = 0; i < count; i++) {
+		struct device *dev = ops[i].c->chan->device->dev;
+
+		dma_unmap_single(dev, ops[i].dst_dma, ops[i].len,
+				 DMA_FROM_DEVICE);
+		dma_unmap_single(dev, ops[i].src_dma, ops[i].len,
+				 DMA_TO_DEVICE);
+	}
+	kfree(ops);
+	for (i = 0; i < n; i++)
+		dlx_free_buffers(&dlx_chans[i]);
+	return;
+leak:
+	/* copies may be in flight: keep their buffers and channels */
+	for (i = 0; i < n; i++)
+		dlx_chans[i].abandoned = true;
+}
+
+/* ---- mode=bench ------------------------------------------------------ */
+
+#define DLX_BENCH_SRCS		4
+#define DLX_BENCH_MAX_LEN	(1024 * 1024)
+
+static u8 *dlx_bench_src[DLX_BENCH_SRCS];
+
+static void dlx_rate_x10(u64 count, u64 ns, u64 *whole, u32 *frac)
+{
+	/* count per second, one decimal */
+	*whole = div_u64_rem(ns ? div64_u64(count * 10 * NSEC_PER_SEC, ns) : 0,
+			     10, frac);
+}
+
+/* One configuration of mode=bench and its buffers. */
+struct dlx_bench {
+	const char *name;
+	unsigned int nch;	/* channels 0..nch-1 */
+	unsigned int depth;	/* copies each keeps queued */
+	size_t len;
+	unsigned int total;
+	struct page **dst;	/* a destination per copy */
+	struct dlx_op *ops;
+	unsigned int *fifo;	/* per channel: its queued copies, in order */
+	unsigned int *qhead;
+	unsigned int *qlen;
+};
+
+/*
+ * Copies 0..count-1 of b, spread over its channels (each completes its
+ * copies in order), until all have completed.  Counts them in *reaped and
+ * the failed ones in *failed; -ETIMEDOUT when nothing completed for
+ * timeout_ms (copies may still be in flight then).
+ */
+static int dlx_bench_pass(struct dlx_bench *b, unsigned int count,
+			  unsigned int *reaped, unsigned int *failed)
+{
+	unsigned int next = 0, ch;
+
+	*reaped = 0;
+	*failed = 0;
+	while (*reaped < next || (next < count && !*failed)) {
+		int seen = atomic_read(&dlx_callbacks);
+		bool progress = false;
+
+		for (ch = 0; ch < b->nch; ch++) {
+			struct dlx_chan *c = &dlx_chans[ch];
+			struct device *dev = c->chan->device->dev;
+			unsigned int *q = b->fifo + ch * b->depth;
+			bool issue = false;
+
+			while (b->qlen[ch]) {
+				struct dlx_op *op = &b->ops[q[b->qhead[ch]]];
+
+				if (!dlx_op_done(op))
+					break;
+				dma_unmap_single(dev, op->dst_dma, b->len,
+						 DMA_FROM_DEVICE);
+				dma_unmap_single(dev, op->src_dma, b->len,
+						 DMA_TO_DEVICE);
+				if (op->result != DMA_TRANS_NOERROR &&
+				    (*failed)++ < 4)
+					pr_info("# %s: %s: copy %ld on %s: result %s\n",
+						DLX_NAME, b->name,
+						(long)(op - b->ops), c->name,
+						dlx_result_name(op->result));
+				b->qhead[ch] = (b->qhead[ch] + 1) % b->depth;
+				b->qlen[ch]--;
+				(*reaped)++;
+				progress = true;
+			}
+			while (b->qlen[ch] < b->depth && next < count &&
+			       !*failed) {
+				struct dlx_op *op = &b->ops[next];
+				void *src = dlx_bench_src[next % DLX_BENCH_SRCS];
+				void *dst = page_address(b->dst[next]);
+				const char *why = NULL;
+
+				op->c = c;
+				op->len = b->len;
+				op->src_dma = dma_map_single(dev, src, b->len,
+							     DMA_TO_DEVICE);
+				if (dma_mapping_error(dev, op->src_dma)) {
+					why = "mapping src";
+				} else {
+					op->dst_dma = dma_map_single(dev, dst,
+								     b->len,
+								     DMA_FROM_DEVICE);
+					if (dma_mapping_error(dev, op->dst_dma)) {
+						dma_unmap_single(dev, op->src_dma,
+								 b->len,
+								 DMA_TO_DEVICE);
+						why = "mapping dst";
+					} else if (dlx_op_submit(op)) {
+						dma_unmap_single(dev, op->dst_dma,
+								 b->len,
+								 DMA_FROM_DEVICE);
+						dma_unmap_single(dev, op->src_dma,
+								 b->len,
+								 DMA_TO_DEVICE);
+						why = "submitting";
+					}
+				}
+				if (why) {
+					pr_info("# %s: %s: copy %u: %s failed\n",
+						DLX_NAME, b->name, next, why);
+					(*failed)++;
+					break;
+				}
+				q[(b->qhead[ch] + b->qlen[ch]) % b->depth] = next;
+				b->qlen[ch]++;
+				next++;
+				issue = true;
+			}
+			if (issue)
+				dma_async_issue_pending(c->chan);
+		}
+		if (progress || *reaped == next)
+			continue;
+		if (!wait_event_timeout(dlx_wq,
+					atomic_read(&dlx_callbacks) != seen,
+					msecs_to_jiffies(timeout_ms))) {
+			pr_info("# %s: %s: no completion within %u ms, %u copies outstanding\n",
+				DLX_NAME, b->name, timeout_ms, next - *reaped);
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One configuration: total copies of len bytes spread over nch channels,
+ * each channel keeping bench_depth copies queued, after an untimed warm-up
+ * round (the first mappings, IOMMU page tables and such).  Every copy has
+ * its own poisoned destination, verified after the timed part.  Adds to the
+ * first channel's statistics for the summary.
+ */
+static bool dlx_bench_config(unsigned int test, unsigned int nch, size_t len,
+			     unsigned int total, bool cpu)
+{
+	struct dlx_bench b = {
+		.nch = nch,
+		.depth = max(bench_depth, 1U),
+		.len = len,
+		.total = total,
+	};
+	unsigned int order = get_order(len), reaped = 0, failed = 0, i, warm;
+	u64 t0, ns, whole, mb;
+	u32 frac, mfrac;
+	bool ok = false;
+	char name[32];
+
+	snprintf(name, sizeof(name), "bench-%zuKiB-%uch", len / 1024, nch);
+	b.name = name;
+	b.dst = kcalloc(total, sizeof(*b.dst), GFP_KERNEL);
+	b.ops = kcalloc(total, sizeof(*b.ops), GFP_KERNEL);
+	b.fifo = kcalloc(nch * b.depth, sizeof(*b.fifo), GFP_KERNEL);
+	b.qhead = kcalloc(nch, sizeof(*b.qhead), GFP_KERNEL);
+	b.qlen = kcalloc(nch, sizeof(*b.qlen), GFP_KERNEL);
+	if (!b.dst || !b.ops || !b.fifo || !b.qhead || !b.qlen) {
+		pr_info("# %s: %s: no memory\n", DLX_NAME, name);
+		goto out;
+	}
+	for (i = 0; i < total; i++) {
+		b.dst[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+		if (!b.dst[i]) {
+			pr_info("# %s: %s: cannot allocate %u destinations of %zu bytes\n",
+				DLX_NAME, name, total, len);
+			goto out;
+		}
+	}
+
+	warm = min(total, nch * b.depth);
+	if (dlx_bench_pass(&b, warm, &reaped, &failed))
+		goto stuck;
+	if (failed)
+		goto report;
+	/* poison after the warm-up: a copy the timed round misses shows */
+	for (i = 0; i < total; i++)
+		memset(page_address(b.dst[i]), DLX_POISON, len);
+
+	t0 = ktime_get_ns();
+	if (dlx_bench_pass(&b, total, &reaped, &failed))
+		goto stuck;
+	ns = ktime_get_ns() - t0;
+
+	/* verify every copy (after the timed part) */
+	for (i = 0; i < reaped; i++) {
+		const u8 *want = dlx_bench_src[i % DLX_BENCH_SRCS];
+		const u8 *got = page_address(b.dst[i]);
+		long bad;
+
+		if (b.ops[i].result != DMA_TRANS_NOERROR)
+			continue;
+		bad = dlx_compare(got, want, len);
+		if (bad >= 0 && failed++ < 4)
+			pr_info("# %s: %s: copy %u on %s: data mismatch at byte %ld (expected 0x%02x got 0x%02x)\n",
+				DLX_NAME, name, i, b.ops[i].c->name, bad,
+				want[bad], got[bad]);
+		cond_resched();
+	}
+	dlx_chans[0].ops += reaped - min(failed, reaped);
+	dlx_chans[0].bytes += (u64)(reaped - min(failed, reaped)) * len;
+	dlx_chans[0].dma_ns += ns;
+
+	dlx_rate_x10(reaped, ns, &whole, &frac);
+	mb = div_u64_rem(dlx_mbps_x10((u64)reaped * len, ns), 10, &mfrac);
+	pr_info("# bench size=%zu channels=%u ops=%u ns=%llu ops_per_s=%llu.%u MB_per_s=%llu.%u\n",
+		len, nch, reaped, ns, whole, frac, mb, mfrac);
+
+	if (cpu) {
+		/* the guest CPU copying the same lengths between the same buffers */
+		t0 = ktime_get_ns();
+		for (i = 0; i < total; i++)
+			memcpy(page_address(b.dst[i]),
+			       dlx_bench_src[i % DLX_BENCH_SRCS], len);
+		ns = ktime_get_ns() - t0;
+		dlx_rate_x10(total, ns, &whole, &frac);
+		mb = div_u64_rem(dlx_mbps_x10((u64)total * len, ns), 10,
+				 &mfrac);
+		pr_info("# bench-cpu size=%zu ops=%u ns=%llu ops_per_s=%llu.%u MB_per_s=%llu.%u\n",
+			len, total, ns, whole, frac, mb, mfrac);
+	}
+report:
+	dlx_chans[0].failures += failed;
+	ok = !failed && reaped == total;
+	goto out;
+stuck:
+	/* copies may still land in dst or call back into ops: leak them */
+	dlx_pinned = true;
+	for (i = 0; i < nch; i++)
+		dlx_chans[i].abandoned = true;
+	dlx_chans[0].failures++;
+	b.dst = NULL;
+	b.ops = NULL;
+out:
+	if (b.dst) {
+		for (i = 0; i < total; i++)
+			if (b.dst[i])
+				__free_pages(b.dst[i], order);
+	}
+	kfree(b.dst);
+	kfree(b.ops);
+	kfree(b.fifo);
+	kfree(b.qhead);
+	kfree(b.qlen);
+	pr_info("%sok %u %s\n", ok ? "" : "not ", test, name);
+	return ok;
+}
+
+static void dlx_mode_bench(unsigned int n)
+{
+	static const unsigned int nchans[] = { 1, 2, 4 };
+	static const size_t sizes[] = { 16 * 1024, DLX_BENCH_MAX_LEN };
+	unsigned int s, k, test = 0, i;
+	u64 start = ktime_get_ns();
+
+	pr_info("1..%zu\n", ARRAY_SIZE(sizes) * ARRAY_SIZE(nchans));
+	pr_info("# %s: bench depth=%u ops_small=%u ops_large=%u\n", DLX_NAME,
+		bench_depth, bench_ops_small, bench_ops_large);
+	for (i = 0; i < DLX_BENCH_SRCS; i++) {
+		struct page *p = alloc_pages(GFP_KERNEL | __GFP_NOWARN,
+					     get_order(DLX_BENCH_MAX_LEN));
+
+		if (!p) {
+			pr_info("# %s: cannot allocate the bench sources\n",
+				DLX_NAME);
+			break;
+		}
+		dlx_bench_src[i] = page_address(p);
+		/* a different pattern in each: a copy from the wrong one shows */
+		dlx_fill(dlx_bench_src[i], DLX_BENCH_MAX_LEN, 0,
+			 DLX_BENCH_MAX_LEN, seed * 31 + i);
+	}
+	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+		unsigned int total = s ? bench_ops_large : bench_ops_small;
+
+		for (k = 0; k < ARRAY_SIZE(nchans); k++) {
+			test++;
+			if (i < DLX_BENCH_SRCS) {
+				pr_info("not ok %u bench-%zuKiB-%uch # no sources\n",
+					test, sizes[s] / 1024, nchans[k]);
+			} else if (nchans[k] > n) {
+				pr_info("ok %u bench-%zuKiB-%uch # SKIP only %u channel(s)\n",
+					test, sizes[s] / 1024, nchans[k], n);
+			} else if (dlx_chans[0].abandoned) {
+				pr_info("not ok %u bench-%zuKiB-%uch # channels abandoned\n",
+					test, sizes[s] / 1024, nchans[k]);
+			} else {
+				dlx_bench_config(test, nchans[k], sizes[s],
+						 total, k == 0);
+			}
+		}
+	}
+	for (i = 0; i < DLX_BENCH_SRCS; i++) {
+		if (dlx_bench_src[i] && !dlx_pinned)
+			free_pages((unsigned long)dlx_bench_src[i],
+				   get_order(DLX_BENCH_MAX_LEN));
+		dlx_bench_src[i] = NULL;
+	}
+	dlx_chans[0].name = "bench";
+	dlx_chan_report(&dlx_chans[0], start);
+	dlx_summary(0, 1);
+}
+
 static int __init dlx_init(void)
 {
 	dma_cap_mask_t mask;
 	unsigned int n = 0, i, limit = DLX_MAX_CHANNELS;
-	unsigned int tot_ops = 0, tot_fail = 0;
-	u64 tot_bytes = 0, tot_ns = 0, mbps;
-	u32 frac;
 	bool leaked = false;
 
 	if (max_channels && max_channels < limit)
@@ -446,33 +1388,26 @@ static int __init dlx_init(void)
 	}
 
 	pr_info("KTAP version 1\n");
-	pr_info("# %s: iterations=%u max_len=%u seed=%llu timeout_ms=%u channels=%u\n",
-		DLX_NAME, iterations, max_len, seed, timeout_ms, n);
+	pr_info("# %s: mode=%s iterations=%u max_len=%u seed=%llu timeout_ms=%u channels=%u\n",
+		DLX_NAME, mode, iterations, max_len, seed, timeout_ms, n);
 	if (!n) {
 		pr_info("1..1\n");
 		pr_info("not ok 1 channels # no DMA_MEMCPY channel\n");
 		return 0;
 	}
-	pr_info("1..%u\n", n);
 
-	for (i = 0; i < n; i++) {
-		struct dlx_chan *c = &dlx_chans[i];
-		bool ok = dlx_run_channel(c, i);
-
-		pr_info("%sok %u %s\n", ok ? "" : "not ", i + 1, c->name);
-		tot_ops += c->ops;
-		tot_fail += c->failures;
-		tot_bytes += c->bytes;
-		tot_ns += c->dma_ns;
-	}
-
-	mbps = div_u64_rem(dlx_mbps_x10(tot_bytes, tot_ns), 10, &frac);
-	pr_info("# %s: summary channels=%u ops=%u bytes=%llu ns=%llu MB/s=%llu.%u failures=%u\n",
-		DLX_NAME, n, tot_ops, tot_bytes, tot_ns, mbps, frac, tot_fail);
-	if (!dlx_chans[0].abandoned) {
-		struct dlx_chan cpu = { .name = "cpu" };
-
-		dlx_cpu_baseline(&cpu);
+	if (!strcmp(mode, "memcpy")) {
+		dlx_mode_memcpy(n);
+	} else if (!strcmp(mode, "recover")) {
+		dlx_mode_recover();
+	} else if (!strcmp(mode, "inflight-reset")) {
+		dlx_mode_inflight_reset(n);
+	} else if (!strcmp(mode, "bench")) {
+		dlx_mode_bench(n);
+	} else {
+		pr_info("1..1\n");
+		pr_info("not ok 1 mode # unknown mode=%s (memcpy recover inflight-reset bench)\n",
+			mode);
 	}
 
 	for (i = 0; i < n; i++) {
@@ -484,7 +1419,7 @@ static int __init dlx_init(void)
 		dma_release_channel(dlx_chans[i].chan);
 		dlx_chans[i].chan = NULL;
 	}
-	if (leaked) {
+	if (leaked || dlx_pinned) {
 		/* a late callback must not find this module unloaded */
 		__module_get(THIS_MODULE);
 		pr_info("# %s: channel(s) abandoned after a timeout; module pinned\n",
