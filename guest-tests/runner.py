@@ -99,6 +99,7 @@ class Boot:
         self.reset_ends = set()
         self.boot_stats = {}
         self.events = []        # QMP events: (seconds, lines, name, data)
+        self.qmp_latencies = []  # seconds per query-status probe (--probe-qmp)
         # A segment: the boot ended in a machine reset (not a power-off).
         self.ended_by_reset = False
 
@@ -227,7 +228,8 @@ def build_cmdline(args, seed=None):
     return cmd
 
 
-def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None):
+def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None,
+             probe=False):
     """Runs QEMU to the end. With counters, QEMU stays up after the guest
     shuts down (-no-shutdown) until the device counters are read over QMP.
 
@@ -236,10 +238,11 @@ def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None):
     ended, by a reset or a power-off.  reset_on (a compiled regex): when a
     serial line matches it, the runner reads the device counters (they
     describe that boot: a reset clears them) and resets the machine with
-    QMP system_reset."""
+    QMP system_reset.  probe: every half second, time a QMP query-status
+    round trip (QEMU's main loop answering), into boot.qmp_latencies."""
     boot = Boot()
     qmp_dir = None
-    use_qmp = counters or boots > 1 or reset_on is not None
+    use_qmp = counters or boots > 1 or reset_on is not None or probe
     if use_qmp:
         qmp_dir = tempfile.mkdtemp(prefix="dmalab-qmp-")
         qmp_path = os.path.join(qmp_dir, "qmp.sock")
@@ -319,6 +322,14 @@ def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None):
         qmp.command("system_reset")
         return False
 
+    def probe_now():
+        t0 = time.monotonic()
+        qmp.command("query-status")
+        boot.qmp_latencies.append(time.monotonic() - t0)
+        return False
+
+    next_probe = start + 0.5
+
     def add(raw):
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         text = text.replace("\r", "")
@@ -338,7 +349,11 @@ def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None):
             if left <= 0:
                 boot.timed_out = True
                 break
-            ready = [k.fileobj for k, _ in sel.select(timeout=min(left, 1.0))]
+            ready = [k.fileobj for k, _ in
+                     sel.select(timeout=min(left, 0.5 if probe else 1.0))]
+            if probe and qmp is not None and time.monotonic() >= next_probe:
+                qmp_do(probe_now)
+                next_probe = time.monotonic() + 0.5
             if not ready:
                 continue
             if qmp is not None and qmp in ready:
@@ -685,6 +700,7 @@ def analyse(boot, args):
     if facts["done"]:
         reasons += judge_irqs(facts, args)
     reasons += judge_counters(facts, boot, args)
+    reasons += judge_probes(boot, args)
     return facts, reasons
 
 
@@ -717,6 +733,19 @@ def parse_errors_expectation(text):
     return int(m.group(1)), bool(m.group(2))
 
 
+def judge_probes(boot, args):
+    """QEMU's main loop kept answering QMP (--probe-qmp)."""
+    if args.probe_qmp is None or boot.qmp_error:
+        return []
+    lat = boot.qmp_latencies
+    if not lat:
+        return ["QMP liveness: no probe was answered"]
+    if max(lat) > args.probe_qmp:
+        return ["QMP liveness: a round trip took %.1f s (limit %.1f s): "
+                "QEMU's main loop was starved" % (max(lat), args.probe_qmp)]
+    return []
+
+
 def judge_counters(facts, boot, args):
     """Cross-check dmalab-ioat's own counters (QMP) with the guest's view:
     every copy the guest verified went through the device."""
@@ -728,6 +757,10 @@ def judge_counters(facts, boot, args):
         return ["QMP: no dmalab-ioat device found in the QOM tree"]
     reasons = []
     total = {c: sum(d[c] for d in boot.device_stats) for c in COUNTERS}
+    if total["descriptors"] < args.min_device_descriptors:
+        reasons.append("dmalab-ioat completed %d descriptors, expected at "
+                       "least %d" % (total["descriptors"],
+                                     args.min_device_descriptors))
     want, at_least = parse_errors_expectation(args.expect_device_errors)
     if at_least and total["errors"] < want:
         reasons.append("dmalab-ioat counted %d channel error(s), expected "
@@ -803,6 +836,10 @@ def print_summary(facts, boot, hdr="boot"):
               "interrupts=%d" % (d["path"], d["descriptors"],
                                  fmt_bytes(d["bytes"]), d["errors"],
                                  d["interrupts"]))
+    if boot.qmp_latencies:
+        lat = sorted(boot.qmp_latencies)
+        print("  QMP probes:   %d, median %.1f ms, max %.1f ms" % (
+            len(lat), 1000 * lat[len(lat) // 2], 1000 * lat[-1]))
     if boot.device_stats is None and boot.ended_by_reset:
         print("  device (QMP): not read (the boot ended in a guest reset, "
               "which clears the counters)")
@@ -914,7 +951,7 @@ def run_once(args, seed=None, announce=True):
     boot = run_qemu(cmd, args.timeout * max(args.boots, 1), args.verbose,
                     counters=want_counters(args), boots=args.boots,
                     reset_on=re.compile(args.reset_on) if args.reset_on
-                    else None)
+                    else None, probe=args.probe_qmp is not None)
     results, run_reasons = judge_run(boot, args)
     return boot, results, run_reasons
 
@@ -984,6 +1021,13 @@ def make_parser():
                     help="require an interrupt named NAME (a whole word of "
                          "the /proc/interrupts line /init reports) with a "
                          "non-zero count summed over CPUs (repeatable)")
+    ap.add_argument("--probe-qmp", type=float, metavar="SECONDS",
+                    help="while the guest runs, time a QMP round trip every "
+                         "half second; fail if one takes longer than SECONDS "
+                         "(QEMU's main loop starved)")
+    ap.add_argument("--min-device-descriptors", type=int, default=0,
+                    metavar="N", help="dmalab-ioat must count at least N "
+                                      "completed descriptors (QMP)")
     ap.add_argument("--expect-device-errors", default="0", metavar="N[+]",
                     help="channel errors dmalab-ioat must count (QMP): N "
                          "exactly, N+ at least N (default 0)")

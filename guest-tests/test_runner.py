@@ -254,6 +254,27 @@ class OptionTests(unittest.TestCase):
             with self.assertRaises(ValueError):
                 runner.parse_errors_expectation(bad)
 
+    def test_probe_qmp_and_min_descriptors(self):
+        boot = runner.Boot()
+        boot.lines = GOOD.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        boot.device_stats = [{"path": "/machine/peripheral-anon/device[0]",
+                              "descriptors": 1210, "bytes": 6000,
+                              "errors": 0, "interrupts": 1205}]
+        for argv, lat, ok in ((["--probe-qmp", "5"], [0.01, 0.2], True),
+                              (["--probe-qmp", "5"], [0.01, 6.0], False),
+                              (["--probe-qmp", "5"], [], False),
+                              ([], [], True),
+                              (["--min-device-descriptors", "1210"], [], True),
+                              (["--min-device-descriptors", "1211"], [],
+                               False)):
+            args = runner.make_parser().parse_args(["--judge-log", "x"] +
+                                                   argv)
+            boot.qmp_latencies = lat
+            reasons = runner.analyse(boot, args)[1]
+            self.assertEqual(reasons == [], ok, (argv, lat, reasons))
+
     def test_bench_lines(self):
         lines = ("# bench size=16384 channels=1 ops=400 ns=900000 "
                  "ops_per_s=444444.4 MB_per_s=7281.7\n"

@@ -21,6 +21,12 @@
  * mode=bench: copy throughput for 16 KiB and 1 MiB copies on 1, 2 and 4
  *	channels in parallel, every copy verified, and the guest CPU's memcpy
  *	for comparison, as "# bench ..." KTAP diagnostic lines.
+ * mode=hostile-ring: a guest that keeps one channel busy forever, behind the
+ *	driver's back: a null descriptor that points at itself, and DMACOUNT
+ *	pushed ahead every millisecond for hostile_ms, so the channel never
+ *	catches up.  The guest must keep running meanwhile (its own sleeps
+ *	return on time), and the channel must stop when told to.  I/OAT
+ *	specific.
  *
  * Part of the dmalab guest test harness.
  */
@@ -73,7 +79,7 @@ MODULE_PARM_DESC(max_channels, "use at most this many channels (0 = all)");
 
 static char *mode = "memcpy";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset or bench");
+MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench or hostile-ring");
 
 static unsigned int recover_ops = 20;
 module_param(recover_ops, uint, 0444);
@@ -107,6 +113,10 @@ MODULE_PARM_DESC(bench_ops_small, "bench: 16 KiB copies per configuration (defau
 static unsigned int bench_ops_large = 100;
 module_param(bench_ops_large, uint, 0444);
 MODULE_PARM_DESC(bench_ops_large, "bench: 1 MiB copies per configuration (default 100)");
+
+static unsigned int hostile_ms = 2000;
+module_param(hostile_ms, uint, 0444);
+MODULE_PARM_DESC(hostile_ms, "mode=hostile-ring: how long the ring runs (ms)");
 
 /* splitmix64: small, good enough, deterministic across runs */
 static u64 dlx_next(u64 *state)
@@ -900,6 +910,84 @@ out:
 	dlx_summary(0, 1);
 }
 
+/* ---- mode=hostile-ring ------------------------------------------------ */
+
+#define DLX_IOAT_DMACOUNT		0x06	/* 16 bit */
+#define DLX_IOAT_CHAINADDR		0x10	/* 64 bit */
+#define DLX_IOAT_CHANCMD_RESET		0x20
+#define DLX_IOAT_NULL_DESC_CTL		0x20	/* null, no interrupt, no write-back */
+#define DLX_IOAT_CHANSTS_ACTIVE		0x0
+
+static void dlx_mode_hostile_ring(void)
+{
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	void __iomem *bar = NULL, *regs;
+	unsigned long start, end, late = 0;
+	unsigned int writes = 0;
+	dma_addr_t ring_dma;
+	__le64 *ring;
+	u64 sts;
+	u16 count = 0;
+	bool ok;
+
+	pr_info("1..2\n");
+	regs = dlx_ioat_map(c, &bar);
+	ring = regs ? dma_alloc_coherent(dev, 64, &ring_dma, GFP_KERNEL) : NULL;
+	if (!ring) {
+		pr_info("not ok 1 ring-runs # no registers or descriptor memory\n");
+		pr_info("not ok 2 channel-stops # skipped\n");
+		goto out;
+	}
+	/* size 1, null, next = itself */
+	memset(ring, 0, 64);
+	ring[0] = cpu_to_le64(1 | (u64)DLX_IOAT_NULL_DESC_CTL << 32);
+	ring[3] = cpu_to_le64(ring_dma);
+
+	/* Stop the channel ioatdma left idle, point it at the ring, start it. */
+	writeb(DLX_IOAT_CHANCMD_SUSPEND, regs + DLX_IOAT_CHANCMD);
+	lo_hi_writeq(ring_dma, regs + DLX_IOAT_CHAINADDR);
+	count = 0xfff0;
+	writew(count, regs + DLX_IOAT_DMACOUNT);
+	pr_info("# %s: %s: self-looping null descriptor at %pad, DMACOUNT pushed ahead every ms for %u ms\n",
+		DLX_NAME, c->name, &ring_dma, hostile_ms);
+
+	/*
+	 * The guest goes on with its own work: every millisecond it sleeps,
+	 * wakes up and pushes DMACOUNT further ahead.  A device that held
+	 * QEMU (or this vCPU) would make the sleeps late.
+	 */
+	start = jiffies;
+	end = start + msecs_to_jiffies(hostile_ms);
+	while (time_before(jiffies, end)) {
+		unsigned long t0 = jiffies;
+
+		usleep_range(1000, 1100);
+		if (jiffies - t0 > msecs_to_jiffies(100))
+			late++;
+		count += 0xfff0;
+		writew(count, regs + DLX_IOAT_DMACOUNT);
+		writes++;
+	}
+	sts = lo_hi_readq(regs + DLX_IOAT_CHANSTS);
+	ok = writes > 0 && (sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_ACTIVE;
+	pr_info("%sok 1 ring-runs # %u doorbells in %u ms, %lu sleeps over 100 ms late, CHANSTS %#llx\n",
+		ok && !late ? "" : "not ", writes,
+		jiffies_to_msecs(jiffies - start), late, (unsigned long long)sts);
+
+	/* Told to stop, it stops at once; a reset hands it back to ioatdma. */
+	writeb(DLX_IOAT_CHANCMD_SUSPEND, regs + DLX_IOAT_CHANCMD);
+	sts = lo_hi_readq(regs + DLX_IOAT_CHANSTS);
+	ok = (sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_SUSPENDED;
+	writeb(DLX_IOAT_CHANCMD_RESET, regs + DLX_IOAT_CHANCMD);
+	pr_info("%sok 2 channel-stops # CHANSTS %#llx after SUSPEND\n",
+		ok ? "" : "not ", (unsigned long long)sts);
+	dma_free_coherent(dev, 64, ring, ring_dma);
+out:
+	if (bar)
+		pci_iounmap(to_pci_dev(dev), bar);
+}
+
 /* ---- mode=inflight-reset --------------------------------------------- */
 
 #define DLX_HOST_RESET_WAIT_S	60
@@ -1404,9 +1492,11 @@ static int __init dlx_init(void)
 		dlx_mode_inflight_reset(n);
 	} else if (!strcmp(mode, "bench")) {
 		dlx_mode_bench(n);
+	} else if (!strcmp(mode, "hostile-ring")) {
+		dlx_mode_hostile_ring();
 	} else {
 		pr_info("1..1\n");
-		pr_info("not ok 1 mode # unknown mode=%s (memcpy recover inflight-reset bench)\n",
+		pr_info("not ok 1 mode # unknown mode=%s (memcpy recover inflight-reset bench hostile-ring)\n",
 			mode);
 	}
 
