@@ -824,8 +824,9 @@ def print_summary(facts, boot, hdr="boot"):
                   cpu["ops"], fmt_bytes(cpu["bytes"]), cpu["ns"] / 1e9,
                   cpu["mbps"]))
         if s and cpu["mbps"]:
-            print("  dma / cpu:    %.2fx (offloaded copy throughput over the "
-                  "guest CPU's memcpy)" % (s["mbps"] / cpu["mbps"]))
+            print("  dma / cpu:    %.2fx (QEMU's host memcpy behind the device "
+                  "over the guest's TCG-emulated memcpy: a property of this "
+                  "emulator, not of hardware)" % (s["mbps"] / cpu["mbps"]))
     for n, text in facts["irqs"]:
         print("  interrupt:    %-8d %s" % (n, text))
     if facts["allowed"]:
