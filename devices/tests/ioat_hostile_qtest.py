@@ -17,6 +17,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ioat_rig import *  # noqa: E402,F403
 from libqtest import Q35_ECAM  # noqa: E402
+import libqtest  # noqa: E402
 
 QEMU = None
 
@@ -216,13 +217,8 @@ class HostileFromTimer(Hostile):
 
 def main():
     global QEMU
-    args = sys.argv[1:]
-    if args and not args[0].startswith("-"):
-        QEMU = os.path.abspath(args.pop(0))
-    QEMU = QEMU or os.environ.get("QEMU")
-    if not QEMU:
-        sys.exit("usage: %s QEMU_BINARY [unittest options]" % sys.argv[0])
-    unittest.main(argv=[sys.argv[0]] + args)
+    QEMU, argv = libqtest.qemu_from_argv(sys.argv)
+    unittest.main(argv=argv)
 
 
 if __name__ == "__main__":

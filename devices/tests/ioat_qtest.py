@@ -16,6 +16,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from libqtest import PCI, GuestAlloc, QMPError, QTest, QTestError  # noqa: E402
+import libqtest  # noqa: E402
 from ioat_rig import (  # noqa: E402
     ACTIVE, ATTNSTATUS, CDAR, CFG_CHANERR_INT, CFG_CHANERRMSK_INT, CHANCMD,
     CHANCMP, CHANCTRL, CHANCTRL_RUN, CHANERR, CHANERR_CHANCMD, CHANERR_COMPLETION_ADDR,
@@ -886,14 +887,8 @@ class Properties(IoatCase):
 
 def main():
     global QEMU
-    args = sys.argv[1:]
-    if args and ("/" in args[0] or os.path.isfile(args[0])):  # else a test name
-        QEMU = args.pop(0)
-    QEMU = QEMU or os.environ.get("QEMU")
-    if not QEMU:
-        sys.exit(f"usage: {sys.argv[0]} QEMU_BINARY [unittest options] (or set QEMU)")
-    QEMU = os.path.abspath(QEMU)
-    unittest.main(argv=[sys.argv[0]] + args)
+    QEMU, argv = libqtest.qemu_from_argv(sys.argv)
+    unittest.main(argv=argv)
 
 
 if __name__ == "__main__":

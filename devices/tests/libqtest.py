@@ -626,3 +626,18 @@ class GuestAlloc:
 
     def reset(self):
         self.next = self.start
+
+
+def qemu_from_argv(argv):
+    """For a test file run as ``FILE QEMU_BINARY [unittest options]`` (or with QEMU
+    in the environment): the QEMU binary's absolute path and the remaining
+    arguments for unittest. Exits with a usage line when there is none."""
+    args = list(argv[1:])
+    qemu = None
+    if args and ("/" in args[0] or os.path.isfile(args[0])):  # else a test name
+        qemu = args.pop(0)
+    qemu = qemu or os.environ.get("QEMU")
+    if not qemu or not os.access(qemu, os.X_OK):
+        raise SystemExit(f"usage: {argv[0]} QEMU_BINARY [unittest options] "
+                         "(or set QEMU)")
+    return os.path.abspath(qemu), [argv[0]] + args

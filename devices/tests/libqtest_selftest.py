@@ -12,6 +12,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from libqtest import PCI, GuestAlloc, QMPError, QTest, QTestError  # noqa: E402
+import libqtest  # noqa: E402
 
 QEMU = None
 IOAT = (0x8086, 0x2021)
@@ -241,13 +242,8 @@ class Failures(unittest.TestCase):
 
 def main():
     global QEMU
-    args = sys.argv[1:]
-    if args and ("/" in args[0] or os.path.isfile(args[0])):  # else a test name
-        QEMU = args.pop(0)
-    QEMU = QEMU or os.environ.get("QEMU")
-    if not QEMU or not os.access(QEMU, os.X_OK):
-        sys.exit(f"usage: {sys.argv[0]} QEMU_BINARY [unittest options] (or set QEMU)")
-    unittest.main(argv=[sys.argv[0]] + args)
+    QEMU, argv = libqtest.qemu_from_argv(sys.argv)
+    unittest.main(argv=argv)
 
 
 if __name__ == "__main__":
