@@ -191,6 +191,10 @@ class Program
             if (++steps > kDrainLimit * c.channels)
                 violated("work did not drain in bounded steps");
         }
+        // With no timer left, no channel may still be active: it would never run again.
+        for (unsigned ch = 0; ch < c.channels; ch++)
+            if (dev.channel_state(ch) == ChanState::Active)
+                violated("an active channel with no step to come (stalled)");
     }
 
   private:

@@ -295,8 +295,14 @@ void Channel::step()
         complete();
     }
     in_step_ = false;
-    if (!still(epoch))
-        return; // reset or restarted: whoever did it set the channel up afresh
+    if (!still(epoch)) {
+        // Reset or restarted under us (by the step's own DMA). A restart that asked to
+        // run while the step was on goes on strictly later, like any other.
+        if (state_ == ChanState::Active && rerun_)
+            arm(sat_add(now, std::max<uint64_t>(device_.config().step_gap_ns, 1)));
+        rerun_ = false;
+        return;
+    }
     uint64_t bytes = full.bytes - budget.bytes;
     unsigned descs = full.descriptors - budget.descriptors;
     uint64_t next = 0;

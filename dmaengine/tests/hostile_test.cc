@@ -86,6 +86,32 @@ TEST(Hostile, DeviceResetFromInsideACopyStopsEverything)
     EXPECT_EQ(r.irq.raised, std::vector<unsigned>{0});
 }
 
+TEST(Hostile, AChannelRestartedByItsOwnCopyGoesOn)
+{
+    Rig r;
+    r.setup(0, kCompletion);
+    // The copy's destination resets channel 0 and starts it again on a second chain: the
+    // step that did it ends, and the restarted channel must still get its steps.
+    bool done = false;
+    r.mem.add_window({kWindow, 64, [&](uint64_t, const uint8_t*, size_t) {
+                          if (done)
+                              return;
+                          done = true;
+                          r.wr(0, CHANCMD, CHANCMD_RESET, 1);
+                          r.set_chainaddr(0, kRing + 0x1000);
+                          r.issue(0, 1);
+                      }});
+    r.put_desc(kRing, 8, kCopyIrq, kSrc, kWindow, kRing + 64);
+    r.put_desc(kRing + 0x1000, 1, ctl::NULL_DESC | ctl::COMPL_WRITE, 0, 0, kRing + 0x1040);
+    r.set_chainaddr(0, kRing);
+    r.issue(0, 1);
+    r.run_until_idle();
+    EXPECT_TRUE(done);
+    EXPECT_EQ(r.state(0), ChanState::Done);
+    EXPECT_EQ(r.completed_addr(0), kRing + 0x1000);
+    EXPECT_EQ(r.mem.get<uint64_t>(kCompletion), (kRing + 0x1000) | 1u);
+}
+
 TEST(Hostile, ARingThatFeedsItselfNeverHoldsTheHost)
 {
     Config c;
