@@ -588,6 +588,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     }
     pcie_cap_flr_init(pdev);
     if (msi_init(pdev, DMALAB_IOAT_CAP_MSI, 1, true, false, errp) < 0) {
+        pcie_cap_exit(pdev);
         return;
     }
 
@@ -603,6 +604,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
                   &s->bar0, 0, DMALAB_IOAT_MSIX_PBA, DMALAB_IOAT_CAP_MSIX,
                   errp)) {
         msi_uninit(pdev);
+        pcie_cap_exit(pdev);
         return;
     }
     for (i = 0; i < s->channels; i++) {
@@ -624,6 +626,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         dmalab_ioat_release(s);
         msix_uninit(pdev, &s->bar0, &s->bar0);
         msi_uninit(pdev);
+        pcie_cap_exit(pdev);
         return;
     }
     s->released = false;
