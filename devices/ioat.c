@@ -456,35 +456,34 @@ static void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v,
     if (!visit_type_size(v, name, &value, errp)) {
         return;
     }
-    if (strcmp(name, "bandwidth") && value > (UINT64_C(1) << 50)) {
-        error_setg(errp,
-                   "dmalab-ioat: %s must be at most 2^50 ns (about 13 days)",
-                   name);
+    if (s->model) {
+        uint64_t old = *field;
+        const char *why;
+
+        *field = value;
+        why = dmalab_ioat_set_timing(s->model, s->bandwidth, s->latency_ns,
+                                     s->jitter_ns);
+        if (why) {
+            *field = old;
+            error_setg(errp, "dmalab-ioat: %s", why);
+            return;
+        }
+        trace_dmalab_ioat_timing(s->bandwidth, s->latency_ns, s->jitter_ns);
         return;
     }
-    *field = value;
-    if (s->model) {
-        dmalab_ioat_set_timing(s->model, s->bandwidth, s->latency_ns,
-                               s->jitter_ns);
-        trace_dmalab_ioat_timing(s->bandwidth, s->latency_ns, s->jitter_ns);
-    }
+    *field = value; /* checked at realize */
 }
 
-static void dmalab_ioat_warn_timing(DmalabIoatState *s)
+static void dmalab_ioat_warn_timing(const DmalabIoatConfig *cfg)
 {
-    uint64_t worst = s->latency_ns + s->jitter_ns;
+    uint64_t longest = dmalab_ioat_longest_descriptor_ns(cfg);
 
-    if (s->bandwidth) {
-        worst +=
-            (UINT64_C(1) << s->xfercap) * NANOSECONDS_PER_SECOND / s->bandwidth;
-    }
-    if (worst >= DMALAB_IOAT_LINUX_TIMEOUT_NS) {
+    if (longest >= DMALAB_IOAT_LINUX_TIMEOUT_NS) {
         warn_report("dmalab-ioat: a descriptor may take %" PRIu64
-                    " ms, longer than the "
-                    "200 ms completion timeout of Linux's ioatdma: it will "
-                    "reset channels "
+                    " ms, longer than the 200 ms completion timeout of "
+                    "Linux's ioatdma: it will reset channels "
                     "(see docs/ioat.rst)",
-                    worst / SCALE_MS);
+                    longest / SCALE_MS);
     }
 }
 
@@ -578,7 +577,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "dmalab-ioat: %s", why);
         return;
     }
-    dmalab_ioat_warn_timing(s);
+    dmalab_ioat_warn_timing(&cfg);
 
     pci_config_set_device_id(pdev->config, s->device_id);
     pci_config_set_interrupt_pin(pdev->config, 1);

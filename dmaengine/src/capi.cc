@@ -159,14 +159,28 @@ void dmalab_ioat_reset(DmalabIoat* dev)
     dev->model.reset();
 }
 
-void dmalab_ioat_set_timing(DmalabIoat* dev, uint64_t bandwidth, uint64_t latency_ns,
-                            uint64_t jitter_ns)
+const char* dmalab_ioat_set_timing(DmalabIoat* dev, uint64_t bandwidth, uint64_t latency_ns,
+                                   uint64_t jitter_ns)
 {
+    ioat::Config c = dev->model.config();
+    c.bandwidth = bandwidth;
+    c.latency_ns = latency_ns;
+    c.jitter_ns = jitter_ns;
+    if (const char* why = ioat::Ioat::check(c))
+        return why;
     ioat::TimingPolicy::Params p = dev->model.timing().params();
     p.bandwidth = bandwidth;
-    p.latency_ns = std::min(latency_ns, ioat::kMaxDelayNs);
-    p.jitter_ns = std::min(jitter_ns, ioat::kMaxDelayNs);
+    p.latency_ns = latency_ns;
+    p.jitter_ns = jitter_ns;
     dev->model.timing().set_params(p);
+    return nullptr;
+}
+
+uint64_t dmalab_ioat_longest_descriptor_ns(const DmalabIoatConfig* config)
+{
+    ioat::Config c = to_config(*config);
+    uint64_t longest = transfer_ns(uint64_t{1} << c.xfercap_log, c.bandwidth);
+    return sat_add(sat_add(longest, c.latency_ns), c.jitter_ns);
 }
 
 uint8_t* dmalab_ioat_save(DmalabIoat* dev, uint32_t* len)

@@ -241,7 +241,6 @@ void Ioat::save(StateWriter& w) const
         w.u64(regs_.get(i));
     w.u32(chanerr_int_);
     w.u32(chanerrmsk_int_);
-    w.boolean(line_);
     // The model's own policy; one set with set_policy() migrates with whoever owns it.
     timing_.save(w);
     for (const auto& c : channels_)
@@ -257,7 +256,6 @@ bool Ioat::load(StateReader& r)
         regs_.set(i, r.u64());
     chanerr_int_ = r.u32();
     chanerrmsk_int_ = r.u32();
-    bool line = r.boolean();
     timing_.load(r);
     for (auto& c : channels_)
         if (r.ok() && !c->load(r))
@@ -266,9 +264,8 @@ bool Ioat::load(StateReader& r)
         reset();
         return false;
     }
-    // The destination's line starts low: raise it again if the state says so.
+    // The INTx level follows from the registers: the destination's line starts low.
     line_ = false;
-    (void)line;
     update_line();
     return true;
 }

@@ -72,9 +72,14 @@ void dmalab_ioat_config_write(DmalabIoat *dev, uint32_t offset, uint64_t value, 
 void dmalab_ioat_timer(DmalabIoat *dev, unsigned timer);
 void dmalab_ioat_reset(DmalabIoat *dev);
 
-/* Default-policy timing, changeable at run time (applies to descriptors started later). */
-void dmalab_ioat_set_timing(DmalabIoat *dev, uint64_t bandwidth, uint64_t latency_ns,
-                            uint64_t jitter_ns);
+/*
+ * Default-policy timing, changeable at run time (applies to descriptors started later).
+ * NULL when applied; otherwise why not, and nothing changed.
+ */
+const char *dmalab_ioat_set_timing(DmalabIoat *dev, uint64_t bandwidth, uint64_t latency_ns,
+                                   uint64_t jitter_ns);
+/* The longest a single descriptor can take under the default policy (saturating). */
+uint64_t dmalab_ioat_longest_descriptor_ns(const DmalabIoatConfig *config);
 
 /* Migration: a malloc'ed blob (free with free()), and its loader. */
 uint8_t *dmalab_ioat_save(DmalabIoat *dev, uint32_t *len);
