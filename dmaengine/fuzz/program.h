@@ -25,7 +25,8 @@ inline constexpr uint8_t kMaxXfercap = 15;
 // A channel has at most 65535 descriptors issued; each takes at most a fetch step, one step
 // per kStepBytes of data and a completion step.
 inline constexpr uint64_t kDrainLimit = 65536ull * (3 + (1u << kMaxXfercap) / kStepBytes);
-inline constexpr uint64_t kWindow = 0xf000; // device windows, inside the fake's RAM range
+inline constexpr uint64_t kWindow = 0xf000;
+inline constexpr unsigned kRoundTrips = 4; // save/load round trips checked per program // device windows, inside the fake's RAM range
 
 // Keeps DMACOUNT's high byte 0 in every write the program makes: at most 255 descriptors
 // per start, so an execution stays short. The unit tests drive the full 65535
@@ -169,8 +170,9 @@ class Program
                 dev.config_write(byte() % 8, u64(), 1u << (byte() % 3));
                 dev.config_read(byte() % 8, 1u << (byte() % 3));
                 break;
-            case 14:
-                round_trip(dev, mem, c);
+            case 14: // a save/load round trip; a few per program show as much as many
+                if (round_trips_++ < kRoundTrips)
+                    round_trip(dev, mem, c);
                 break;
             case 15: // policy and timing changes at run time
                 if (byte() & 1) {
@@ -257,6 +259,7 @@ class Program
     const uint8_t* p_;
     const uint8_t* end_;
     bool full_;
+    unsigned round_trips_ = 0;
 };
 
 } // namespace dmalab::ioat::fuzz
