@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// VT-d DMA-remapping unit: register offsets, field positions, table and descriptor formats
+// (Intel VT-d specification, chapter 10 "Register Descriptions", chapter 9 "Translation
+// Structure Formats" and 6.5 "Invalidation"). Facts only; the behaviour is in unit.cc.
+#pragma once
+
+#include <cstdint>
+
+namespace dmalab::vtd
+{
+
+inline constexpr uint32_t kRegWindow = 0x1000;
+
+// Offsets (10.4).
+inline constexpr uint32_t VER = 0x00;
+inline constexpr uint32_t CAP = 0x08;
+inline constexpr uint32_t ECAP = 0x10;
+inline constexpr uint32_t GCMD = 0x18;
+inline constexpr uint32_t GSTS = 0x1c;
+inline constexpr uint32_t RTADDR = 0x20;
+inline constexpr uint32_t CCMD = 0x28;
+inline constexpr uint32_t FSTS = 0x34;
+inline constexpr uint32_t FECTL = 0x38;
+inline constexpr uint32_t FEDATA = 0x3c;
+inline constexpr uint32_t FEADDR = 0x40;
+inline constexpr uint32_t FEUADDR = 0x44;
+inline constexpr uint32_t IQH = 0x80;
+inline constexpr uint32_t IQT = 0x88;
+inline constexpr uint32_t IQA = 0x90;
+inline constexpr uint32_t ICS = 0x9c;
+inline constexpr uint32_t IECTL = 0xa0;
+inline constexpr uint32_t IEDATA = 0xa4;
+inline constexpr uint32_t IEADDR = 0xa8;
+inline constexpr uint32_t IEUADDR = 0xac;
+// The IOTLB registers and the fault-recording registers sit where ECAP.IRO and CAP.FRO say
+// (in 16-byte units); these are this model's choices.
+inline constexpr uint32_t IVA = 0x200;
+inline constexpr uint32_t IOTLB = 0x208;
+inline constexpr uint32_t FRCD = 0x220; // record i: lower qword at FRCD + 16 i, upper at +8
+inline constexpr unsigned kFaultRecords = 8;
+
+inline constexpr uint32_t kVersion = 0x10; // 1.0
+
+// CAP (10.4.2).
+inline constexpr unsigned CAP_ND_SHIFT = 0; // 2: 256 domain ids
+inline constexpr unsigned CAP_SAGAW_SHIFT = 8;
+inline constexpr uint64_t CAP_SAGAW_39 = uint64_t{1} << 9;  // 3-level tables
+inline constexpr uint64_t CAP_SAGAW_48 = uint64_t{1} << 10; // 4-level tables
+inline constexpr unsigned CAP_MGAW_SHIFT = 16;
+inline constexpr unsigned CAP_FRO_SHIFT = 24;
+inline constexpr uint64_t CAP_SLLPS_2M = uint64_t{1} << 34;
+inline constexpr uint64_t CAP_SLLPS_1G = uint64_t{1} << 35;
+inline constexpr uint64_t CAP_PSI = uint64_t{1} << 39;
+inline constexpr unsigned CAP_NFR_SHIFT = 40;
+inline constexpr unsigned CAP_MAMV_SHIFT = 48;
+inline constexpr unsigned kMamv = 18; // page-selective invalidation of up to 2^18 pages (1 GiB)
+
+// ECAP (10.4.3).
+inline constexpr uint64_t ECAP_C = uint64_t{1} << 0;
+inline constexpr uint64_t ECAP_QI = uint64_t{1} << 1;
+inline constexpr uint64_t ECAP_PT = uint64_t{1} << 6;
+inline constexpr unsigned ECAP_IRO_SHIFT = 8;
+inline constexpr unsigned ECAP_MHMV_SHIFT = 20;
+
+// GCMD / GSTS (10.4.4, 10.4.5): the same bit positions.
+inline constexpr uint32_t G_TE = 1u << 31;
+inline constexpr uint32_t G_SRTP = 1u << 30;
+inline constexpr uint32_t G_SFL = 1u << 29;
+inline constexpr uint32_t G_EAFL = 1u << 28;
+inline constexpr uint32_t G_WBF = 1u << 27;
+inline constexpr uint32_t G_QIE = 1u << 26;
+inline constexpr uint32_t G_IRE = 1u << 25;
+inline constexpr uint32_t G_SIRTP = 1u << 24;
+inline constexpr uint32_t G_CFI = 1u << 23;
+
+// RTADDR (10.4.6).
+inline constexpr uint64_t RTADDR_RTA = ~uint64_t{0xfff};
+inline constexpr unsigned RTADDR_TTM_SHIFT = 10; // 0: legacy mode
+
+// CCMD (10.4.7).
+inline constexpr uint64_t CCMD_ICC = uint64_t{1} << 63;
+inline constexpr unsigned CCMD_CIRG_SHIFT = 61;
+inline constexpr unsigned CCMD_CAIG_SHIFT = 59;
+inline constexpr unsigned CCMD_FM_SHIFT = 32;
+inline constexpr unsigned CCMD_SID_SHIFT = 16;
+
+// IOTLB / IVA (10.4.8).
+inline constexpr uint64_t IOTLB_IVT = uint64_t{1} << 63;
+inline constexpr unsigned IOTLB_IIRG_SHIFT = 60;
+inline constexpr unsigned IOTLB_IAIG_SHIFT = 57;
+inline constexpr unsigned IOTLB_DID_SHIFT = 32;
+inline constexpr uint64_t IVA_ADDR = ~uint64_t{0xfff};
+inline constexpr uint64_t IVA_IH = uint64_t{1} << 6;
+inline constexpr uint64_t IVA_AM = 0x3f;
+
+// Invalidation granularities, as CIRG/IIRG and the descriptors' G fields encode them.
+enum class Gran : uint8_t { Reserved = 0, Global = 1, Domain = 2, Selective = 3 };
+
+// FSTS (10.4.9).
+inline constexpr uint32_t FSTS_PFO = 1u << 0;
+inline constexpr uint32_t FSTS_PPF = 1u << 1;
+inline constexpr uint32_t FSTS_IQE = 1u << 4;
+inline constexpr uint32_t FSTS_ICE = 1u << 5;
+inline constexpr uint32_t FSTS_ITE = 1u << 6;
+inline constexpr unsigned FSTS_FRI_SHIFT = 8;
+
+// FECTL / IECTL (10.4.10, 10.4.25): interrupt mask and pending.
+inline constexpr uint32_t CTL_IM = 1u << 31;
+inline constexpr uint32_t CTL_IP = 1u << 30;
+
+// ICS (10.4.24).
+inline constexpr uint32_t ICS_IWC = 1u << 0;
+
+// Fault recording register, upper qword (10.4.14).
+inline constexpr uint64_t FRCD_F = uint64_t{1} << 63;
+inline constexpr uint64_t FRCD_T_READ = uint64_t{1} << 62;
+inline constexpr unsigned FRCD_FR_SHIFT = 32;
+
+// Invalidation queue (10.4.22, 10.4.23): 128-bit descriptors, 256 per 4 KiB page.
+inline constexpr unsigned IQ_INDEX_SHIFT = 4;
+inline constexpr uint64_t IQ_INDEX_MASK = 0x7fff; // bits 18:4
+inline constexpr uint64_t IQA_BASE = ~uint64_t{0xfff};
+inline constexpr uint64_t IQA_DW = uint64_t{1} << 11;
+inline constexpr uint64_t IQA_QS = 0x7;
+
+// Descriptor types (6.5.2).
+inline constexpr uint8_t QI_CC = 0x1;
+inline constexpr uint8_t QI_IOTLB = 0x2;
+inline constexpr uint8_t QI_DEV_IOTLB = 0x3;
+inline constexpr uint8_t QI_IEC = 0x4;
+inline constexpr uint8_t QI_WAIT = 0x5;
+inline constexpr unsigned QI_G_SHIFT = 4; // granularity, bits 5:4 of cc and iotlb descriptors
+inline constexpr unsigned QI_DID_SHIFT = 16;
+inline constexpr unsigned QI_CC_SID_SHIFT = 32;
+inline constexpr unsigned QI_CC_FM_SHIFT = 48;
+inline constexpr uint64_t QI_IOTLB_DW = uint64_t{1} << 6;
+inline constexpr uint64_t QI_IOTLB_DR = uint64_t{1} << 7;
+inline constexpr uint64_t QI_WAIT_IF = uint64_t{1} << 4;
+inline constexpr uint64_t QI_WAIT_SW = uint64_t{1} << 5;
+inline constexpr uint64_t QI_WAIT_FN = uint64_t{1} << 6;
+inline constexpr uint64_t QI_WAIT_PD = uint64_t{1} << 7;
+// Bits each legacy descriptor defines in its lower and upper qword; the rest are reserved.
+inline constexpr uint64_t QI_CC_LO = 0x0003ffffffff003f;
+inline constexpr uint64_t QI_CC_HI = 0;
+inline constexpr uint64_t QI_IOTLB_LO = 0x00000000ffff00ff;
+inline constexpr uint64_t QI_IOTLB_HI = ~uint64_t{0xf80};
+inline constexpr uint64_t QI_WAIT_LO = 0xffffffff000000ff;
+inline constexpr uint64_t QI_WAIT_HI = ~uint64_t{0x3};
+
+// Root entry, legacy mode (9.1).
+inline constexpr uint64_t RE_P = 1;
+inline constexpr uint64_t RE_CTP = ~uint64_t{0xfff};
+// Context entry, legacy mode (9.3).
+inline constexpr uint64_t CE_P = 1;
+inline constexpr uint64_t CE_FPD = 2;
+inline constexpr unsigned CE_TT_SHIFT = 2;
+inline constexpr uint64_t CE_SLPTPTR = ~uint64_t{0xfff};
+inline constexpr uint64_t CE_LO_RESERVED = 0xff0; // bits 11:4
+inline constexpr uint64_t CE_HI_AW = 0x7;
+inline constexpr unsigned CE_HI_DID_SHIFT = 8;
+inline constexpr uint64_t CE_HI_RESERVED = ~uint64_t{0xffff7f}; // bit 7, bits 63:24
+enum : uint8_t { TT_UNTRANSLATED = 0, TT_ALL = 1, TT_PASSTHROUGH = 2 };
+// Second-level paging entry (9.8).
+inline constexpr uint64_t SL_R = 1;
+inline constexpr uint64_t SL_W = 2;
+inline constexpr uint64_t SL_PS = uint64_t{1} << 7;
+inline constexpr uint64_t SL_SNP = uint64_t{1} << 11;
+inline constexpr uint64_t SL_TM = uint64_t{1} << 62;
+
+// Fault reasons, legacy mode (7.1.3 / appendix A).
+enum FaultReason : uint8_t {
+    FR_ROOT_NOT_PRESENT = 0x1,
+    FR_CONTEXT_NOT_PRESENT = 0x2,
+    FR_CONTEXT_INVALID = 0x3,   // invalid programming of a context entry (AW, TT)
+    FR_ADDRESS_BEYOND_AW = 0x4, // input address above the domain's address width
+    FR_WRITE = 0x5,             // write to a page without write permission
+    FR_READ = 0x6,              // read of a page without read permission
+    FR_PAGE_TABLE = 0x7,        // a paging entry could not be read
+    FR_ROOT_TABLE = 0x8,        // the root table could not be read
+    FR_CONTEXT_TABLE = 0x9,     // a context table could not be read
+    FR_ROOT_RESERVED = 0xa,
+    FR_CONTEXT_RESERVED = 0xb,
+    FR_PAGE_RESERVED = 0xc,
+};
+
+} // namespace dmalab::vtd

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A VT-d DMA-remapping unit in legacy (root/context table) mode: registers, second-level
+// translation through a context cache and a set-associative IOTLB, register-based and queued
+// invalidation that take modelled virtual time, fault recording and its events. Reaches the
+// world only through common/'s host interfaces; not thread-safe (the caller serialises).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "dmalab/dma_memory.h"
+#include "dmalab/interrupts.h"
+#include "dmalab/log.h"
+#include "dmalab/prng.h"
+#include "dmalab/regbank.h"
+#include "dmalab/state.h"
+#include "dmalab/timers.h"
+#include "dmalab/vtd/registers.h"
+
+namespace dmalab::vtd
+{
+
+enum class Replacement : uint8_t { Lru, Fifo, Random };
+
+struct Config {
+    uint8_t aw_bits = 48;         // 39 (3-level tables) or 48 (3- and 4-level)
+    unsigned iotlb_entries = 512; // a multiple of iotlb_ways
+    unsigned iotlb_ways = 8;
+    Replacement replacement = Replacement::Lru;
+    unsigned context_entries = 64; // context cache, a multiple of 4 (4-way)
+    bool qi = true;                // advertise queued invalidation
+    bool pt = true;                // advertise pass-through
+    bool audit = false;            // check every IOTLB hit against the tables in memory
+    // Modelled cost of invalidation, in virtual nanoseconds: every descriptor (or register
+    // command), every page a page-selective IOTLB invalidation names or every IOTLB entry a
+    // wider one drops, and every wait descriptor.
+    uint64_t inv_desc_ns = 200;
+    uint64_t inv_page_ns = 10;
+    uint64_t wait_ns = 500;
+    // Queue descriptors completed in one timer step at most; the rest go on strictly later.
+    unsigned queue_step = 64;
+    uint64_t seed = 0; // random replacement
+};
+
+// The largest per-operation cost the model accepts: Linux gives up (panics) on a register
+// invalidation that takes 10 s, and a page-selective one may name 2^18 pages.
+inline constexpr uint64_t kMaxCostNs = 1000000000; // 1 s
+
+// Why the configuration is invalid, or nullptr.
+const char* check(const Config& c);
+
+struct Counters {
+    uint64_t translations = 0; // requests that reached the translation path with TE on
+    uint64_t iotlb_hits = 0, iotlb_misses = 0, iotlb_evictions = 0;
+    uint64_t context_hits = 0, context_misses = 0, context_evictions = 0;
+    uint64_t page_walks = 0, walk_reads = 0;   // walks started, paging entries read
+    uint64_t faults = 0;                       // translation requests refused
+    uint64_t faults_recorded = 0;              // of those, written to a fault-recording register
+    uint64_t faults_overflowed = 0;            // lost to a full set of records (FSTS.PFO)
+    uint64_t cc_inv[4] = {};                   // context-cache invalidations by granularity (1..3)
+    uint64_t iotlb_inv[4] = {};                // IOTLB invalidations by granularity (1..3)
+    uint64_t inv_register = 0, inv_queued = 0; // how they arrived
+    uint64_t iotlb_dropped = 0;                // entries removed by invalidations
+    uint64_t waits = 0;                        // wait descriptors completed
+    uint64_t wait_modelled_ns = 0;             // sum over waits: IQT write to due time (model)
+    uint64_t wait_achieved_ns = 0;             // sum over waits: IQT write to completion (clock)
+    uint64_t wait_max_achieved_ns = 0;
+    uint64_t wait_status_failed = 0;           // status writes that could not be done
+    uint64_t queue_errors = 0;                 // IQE raised
+    uint64_t fault_events = 0, inv_events = 0; // interrupt messages sent
+    uint64_t audit_checks = 0, audit_stale = 0;
+};
+
+// The outcome of one translation request.
+struct Translation {
+    bool ok = false;
+    bool translated = false; // false: identity (translation off, or pass-through)
+    uint64_t iova = 0;       // the request's page (aligned to mask + 1)
+    uint64_t addr = 0;       // output address of that page
+    uint64_t mask = 0;       // page size - 1
+    bool read = false, write = false;
+    uint8_t fault_reason = 0; // with !ok
+};
+
+// What the unit does, for tracing. Every method has an empty default.
+class Observer
+{
+  public:
+    virtual ~Observer() = default;
+    virtual void fault(uint16_t /*sid*/, uint64_t /*iova*/, bool /*write*/, uint8_t /*reason*/,
+                       bool /*recorded*/)
+    {
+    }
+    // An invalidation took effect: kind 'c' context cache, 'i' IOTLB, 'w' wait.
+    virtual void invalidated(char /*kind*/, Gran, uint16_t /*did*/, uint64_t /*addr*/,
+                             unsigned /*am*/, uint64_t /*dropped*/, bool /*queued*/)
+    {
+    }
+    virtual void wait_done(uint64_t /*modelled_ns*/, uint64_t /*achieved_ns*/) {}
+    // The audit found a hit on an IOTLB entry that no longer matches the tables.
+    virtual void stale(uint16_t /*sid*/, uint64_t /*iova*/, uint64_t /*cached*/, uint64_t /*now*/,
+                       uint8_t /*now_fault*/)
+    {
+    }
+    virtual void queue_error(uint32_t /*head*/, uint64_t /*lo*/, uint64_t /*hi*/) {}
+};
+
+struct Host {
+    DmaMemory& memory; // physical memory: tables, the queue, wait status (untranslated)
+    Timers& timers;
+    Interrupts& irq; // send_msi for the fault and invalidation events
+    Log& log;
+    Observer* observer = nullptr;
+};
+
+enum Timer : unsigned { kQueueTimer, kContextTimer, kIotlbTimer, kTimerCount };
+
+class Caches;
+
+class Unit
+{
+  public:
+    Unit(const Config& config, const Host& host);
+    ~Unit();
+    Unit(const Unit&) = delete;
+    Unit& operator=(const Unit&) = delete;
+
+    uint64_t mmio_read(uint32_t offset, unsigned size);
+    void mmio_write(uint32_t offset, uint64_t value, unsigned size);
+    void timer(unsigned id);
+    void reset();
+
+    // Translates a request from `sid` (bus << 8 | devfn) that needs the permissions in
+    // `perm` (kRead | kWrite). A refused request is a fault, recorded unless the context
+    // entry disables it. perm = 0 is a query: what the tables say, with nothing recorded.
+    static constexpr unsigned kRead = 1, kWrite = 2;
+    Translation translate(uint16_t sid, uint64_t iova, unsigned perm);
+    bool translation_enabled() const;
+
+    const Counters& counters() const { return counters_; }
+    const Config& config() const { return config_; }
+    void set_audit(bool on) { config_.audit = on; }
+    // Invalidation costs, changeable at run time (apply to operations started later).
+    const char* set_costs(uint64_t desc_ns, uint64_t page_ns, uint64_t wait_ns);
+
+    void save(StateWriter& w) const;
+    bool load(StateReader& r);
+
+  private:
+    friend struct Regs;
+    friend class Caches;
+    struct Context;
+    struct Walk;
+
+    // Register hooks.
+    uint64_t read_fsts(uint64_t stored);
+    void write_gcmd(uint64_t old, uint64_t written, uint64_t bytes);
+    void write_ccmd(uint64_t old, uint64_t written, uint64_t bytes);
+    void write_iotlb(uint64_t old, uint64_t written, uint64_t bytes);
+    void write_fsts(uint64_t old, uint64_t written, uint64_t bytes);
+    void write_fectl(uint64_t old, uint64_t written, uint64_t bytes);
+    void write_iqt(uint64_t old, uint64_t written, uint64_t bytes);
+    void write_ics(uint64_t old, uint64_t written, uint64_t bytes);
+    void write_iectl(uint64_t old, uint64_t written, uint64_t bytes);
+    void write_frcd(uint64_t old, uint64_t written, uint64_t bytes);
+
+    bool context_for(uint16_t sid, Context& out, uint8_t& reason);
+    bool walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uint8_t& reason,
+              bool count);
+    Translation refuse(uint16_t sid, uint64_t iova, unsigned perm, uint8_t reason, bool record);
+    void audit(uint16_t sid, const Context& ctx, uint64_t iova, uint64_t cached, bool r, bool w);
+    void record_fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason);
+    void fault_event();
+    void inv_event();
+    void send(uint32_t ctl_reg, uint32_t data_reg, uint32_t addr_reg, uint32_t uaddr_reg);
+
+    // Invalidation engine.
+    uint64_t cost(char kind, Gran g, unsigned am) const;
+    uint64_t do_cc(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued);
+    uint64_t do_iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued);
+    void queue_kick();
+    void queue_run();
+    bool queue_fetch(uint64_t& lo, uint64_t& hi);
+    void queue_error(uint64_t lo, uint64_t hi);
+    uint32_t queue_entries() const;
+
+    Config config_;
+    Host host_;
+    std::unique_ptr<Caches> caches_;
+    std::unique_ptr<RegBank<Unit>> regs_;
+    Counters counters_;
+    Prng prng_;
+    unsigned depth_ = 0; // nesting of host calls; register accesses inside one are refused
+
+    bool root_valid_ = false; // SRTP latched a usable root table
+    uint64_t root_ = 0;
+
+    // The queue: the descriptor in progress, when it is due, and when the wait it belongs
+    // to was submitted.
+    bool q_busy_ = false;
+    uint64_t q_lo_ = 0, q_hi_ = 0, q_due_ = 0;
+    uint64_t q_submitted_ = 0;
+    // IQT writes not yet reached by the queue: (tail index, virtual time), oldest first.
+    std::vector<std::pair<uint32_t, uint64_t>> marks_;
+    // Register-based commands in progress and when they complete.
+    uint64_t cc_due_ = 0, iotlb_due_ = 0;
+};
+
+} // namespace dmalab::vtd

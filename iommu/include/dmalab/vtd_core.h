@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * C ABI of the dmalab VT-d model, for the QEMU glue in devices/. The model owns all
+ * emulation logic; the caller supplies the host services of dmalab/host_c.h (memory here is
+ * physical memory: root, context and page tables, the invalidation queue, wait status) and
+ * serialises every call (the model is not thread-safe).
+ */
+#ifndef DMALAB_VTD_CORE_H
+#define DMALAB_VTD_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dmalab/host_c.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct DmalabVtd DmalabVtd;
+
+enum { DMALAB_VTD_LRU = 0, DMALAB_VTD_FIFO = 1, DMALAB_VTD_RANDOM = 2 };
+enum { DMALAB_VTD_REG_SIZE = 0x1000 };
+
+typedef struct DmalabVtdConfig {
+    uint8_t aw_bits; /* 39 or 48 */
+    uint32_t iotlb_entries;
+    uint32_t iotlb_ways;
+    uint8_t replacement; /* DMALAB_VTD_LRU, _FIFO or _RANDOM */
+    uint32_t context_entries;
+    bool qi;
+    bool pt;
+    bool audit;
+    uint64_t inv_desc_ns;
+    uint64_t inv_page_ns;
+    uint64_t wait_ns;
+    uint32_t queue_step;
+    uint64_t seed;
+} DmalabVtdConfig;
+
+/* What the model does, for QEMU's trace events. Any pointer may be NULL. */
+typedef struct DmalabVtdTrace {
+    void (*fault)(void* opaque, uint16_t sid, uint64_t iova, bool write, uint8_t reason,
+                  bool recorded);
+    /* kind: 'c' context cache, 'i' IOTLB; gran 1 global, 2 domain, 3 selective */
+    void (*invalidated)(void* opaque, char kind, uint8_t gran, uint16_t did, uint64_t addr,
+                        unsigned am, uint64_t dropped, bool queued);
+    void (*wait_done)(void* opaque, uint64_t modelled_ns, uint64_t achieved_ns);
+    void (*stale)(void* opaque, uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now,
+                  uint8_t now_fault);
+    void (*queue_error)(void* opaque, uint32_t head, uint64_t lo, uint64_t hi);
+} DmalabVtdTrace;
+
+enum { DMALAB_VTD_QUERY = 0, DMALAB_VTD_READ = 1, DMALAB_VTD_WRITE = 2 };
+
+typedef struct DmalabVtdTranslation {
+    uint64_t iova; /* the request's page */
+    uint64_t addr; /* its output address */
+    uint64_t mask; /* page size - 1 */
+    bool ok;
+    bool translated; /* false: identity (translation off or pass-through) */
+    bool read;
+    bool write;
+    uint8_t fault_reason;
+} DmalabVtdTranslation;
+
+void dmalab_vtd_default_config(DmalabVtdConfig* config);
+/* Why the configuration is invalid, or NULL. */
+const char* dmalab_vtd_check(const DmalabVtdConfig* config);
+DmalabVtd* dmalab_vtd_new(const DmalabVtdConfig* config, const DmalabHost* host,
+                          const DmalabVtdTrace* trace, const char** why);
+void dmalab_vtd_free(DmalabVtd* unit);
+unsigned dmalab_vtd_timer_count(void);
+
+uint64_t dmalab_vtd_mmio_read(DmalabVtd* unit, uint32_t offset, unsigned size);
+void dmalab_vtd_mmio_write(DmalabVtd* unit, uint32_t offset, uint64_t value, unsigned size);
+void dmalab_vtd_timer(DmalabVtd* unit, unsigned timer);
+void dmalab_vtd_reset(DmalabVtd* unit);
+
+/* perm: DMALAB_VTD_READ | DMALAB_VTD_WRITE, or DMALAB_VTD_QUERY. */
+DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_t iova,
+                                          unsigned perm);
+bool dmalab_vtd_enabled(DmalabVtd* unit);
+
+/* NULL when applied; otherwise why not, and nothing changed. */
+const char* dmalab_vtd_set_costs(DmalabVtd* unit, uint64_t desc_ns, uint64_t page_ns,
+                                 uint64_t wait_ns);
+void dmalab_vtd_set_audit(DmalabVtd* unit, bool on);
+
+/* Counters by index, 0 .. count-1: a name and a value (see docs/vtd.rst). */
+unsigned dmalab_vtd_counter_count(void);
+const char* dmalab_vtd_counter_name(unsigned index);
+uint64_t dmalab_vtd_counter(DmalabVtd* unit, unsigned index);
+
+/* Migration: a malloc'ed blob (free with free()), and its loader. */
+uint8_t* dmalab_vtd_save(DmalabVtd* unit, uint32_t* len);
+bool dmalab_vtd_load(DmalabVtd* unit, const uint8_t* data, uint32_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// C ABI adapter of the VT-d model (vtd_core.h).
+
+#include "dmalab/vtd_core.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "dmalab/host_adapter.h"
+#include "dmalab/vtd/unit.h"
+
+using namespace dmalab;
+
+namespace
+{
+
+class TraceAdapter final : public vtd::Observer
+{
+  public:
+    TraceAdapter(void* opaque, const DmalabVtdTrace* t) : opaque_(opaque)
+    {
+        if (t)
+            t_ = *t;
+    }
+    void fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason, bool recorded) override
+    {
+        if (t_.fault)
+            t_.fault(opaque_, sid, iova, write, reason, recorded);
+    }
+    void invalidated(char kind, vtd::Gran g, uint16_t did, uint64_t addr, unsigned am,
+                     uint64_t dropped, bool queued) override
+    {
+        if (t_.invalidated)
+            t_.invalidated(opaque_, kind, static_cast<uint8_t>(g), did, addr, am, dropped, queued);
+    }
+    void wait_done(uint64_t modelled, uint64_t achieved) override
+    {
+        if (t_.wait_done)
+            t_.wait_done(opaque_, modelled, achieved);
+    }
+    void stale(uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now, uint8_t f) override
+    {
+        if (t_.stale)
+            t_.stale(opaque_, sid, iova, cached, now, f);
+    }
+    void queue_error(uint32_t head, uint64_t lo, uint64_t hi) override
+    {
+        if (t_.queue_error)
+            t_.queue_error(opaque_, head, lo, hi);
+    }
+
+  private:
+    void* opaque_;
+    DmalabVtdTrace t_{};
+};
+
+vtd::Config to_config(const DmalabVtdConfig& c)
+{
+    vtd::Config cfg;
+    cfg.aw_bits = c.aw_bits;
+    cfg.iotlb_entries = c.iotlb_entries;
+    cfg.iotlb_ways = c.iotlb_ways;
+    cfg.replacement = c.replacement == DMALAB_VTD_FIFO     ? vtd::Replacement::Fifo
+                      : c.replacement == DMALAB_VTD_RANDOM ? vtd::Replacement::Random
+                                                           : vtd::Replacement::Lru;
+    cfg.context_entries = c.context_entries;
+    cfg.qi = c.qi;
+    cfg.pt = c.pt;
+    cfg.audit = c.audit;
+    cfg.inv_desc_ns = c.inv_desc_ns;
+    cfg.inv_page_ns = c.inv_page_ns;
+    cfg.wait_ns = c.wait_ns;
+    cfg.queue_step = c.queue_step;
+    cfg.seed = c.seed;
+    return cfg;
+}
+
+// The counters' names (QOM property names) and where each lives.
+struct CounterDef {
+    const char* name;
+    uint64_t vtd::Counters::*field;
+};
+constexpr CounterDef kCounters[] = {
+    {"translations", &vtd::Counters::translations},
+    {"iotlb-hits", &vtd::Counters::iotlb_hits},
+    {"iotlb-misses", &vtd::Counters::iotlb_misses},
+    {"iotlb-evictions", &vtd::Counters::iotlb_evictions},
+    {"context-hits", &vtd::Counters::context_hits},
+    {"context-misses", &vtd::Counters::context_misses},
+    {"context-evictions", &vtd::Counters::context_evictions},
+    {"page-walks", &vtd::Counters::page_walks},
+    {"walk-reads", &vtd::Counters::walk_reads},
+    {"faults", &vtd::Counters::faults},
+    {"faults-recorded", &vtd::Counters::faults_recorded},
+    {"faults-overflowed", &vtd::Counters::faults_overflowed},
+    {"inv-register", &vtd::Counters::inv_register},
+    {"inv-queued", &vtd::Counters::inv_queued},
+    {"iotlb-dropped", &vtd::Counters::iotlb_dropped},
+    {"waits", &vtd::Counters::waits},
+    {"wait-modelled-ns", &vtd::Counters::wait_modelled_ns},
+    {"wait-achieved-ns", &vtd::Counters::wait_achieved_ns},
+    {"wait-max-achieved-ns", &vtd::Counters::wait_max_achieved_ns},
+    {"wait-status-failed", &vtd::Counters::wait_status_failed},
+    {"queue-errors", &vtd::Counters::queue_errors},
+    {"fault-events", &vtd::Counters::fault_events},
+    {"inv-events", &vtd::Counters::inv_events},
+    {"audit-checks", &vtd::Counters::audit_checks},
+    {"audit-stale", &vtd::Counters::audit_stale},
+};
+// The by-granularity arrays follow the table above.
+constexpr const char* kGranCounters[] = {
+    "cc-inv-global",    "cc-inv-domain",    "cc-inv-device",
+    "iotlb-inv-global", "iotlb-inv-domain", "iotlb-inv-page",
+};
+constexpr unsigned kPlain = sizeof kCounters / sizeof kCounters[0];
+constexpr unsigned kAll = kPlain + sizeof kGranCounters / sizeof kGranCounters[0];
+
+} // namespace
+
+struct DmalabVtd {
+    DmalabVtd(const vtd::Config& config, const DmalabHost& h, const DmalabVtdTrace* t)
+        : host(h), trace(h.opaque, t), unit(config, {host, host, host, host, &trace})
+    {
+    }
+
+    HostAdapter host;
+    TraceAdapter trace;
+    vtd::Unit unit;
+};
+
+extern "C" {
+
+void dmalab_vtd_default_config(DmalabVtdConfig* out)
+{
+    vtd::Config d;
+    *out = {};
+    out->aw_bits = d.aw_bits;
+    out->iotlb_entries = d.iotlb_entries;
+    out->iotlb_ways = d.iotlb_ways;
+    out->replacement = DMALAB_VTD_LRU;
+    out->context_entries = d.context_entries;
+    out->qi = d.qi;
+    out->pt = d.pt;
+    out->audit = d.audit;
+    out->inv_desc_ns = d.inv_desc_ns;
+    out->inv_page_ns = d.inv_page_ns;
+    out->wait_ns = d.wait_ns;
+    out->queue_step = d.queue_step;
+    out->seed = d.seed;
+}
+
+const char* dmalab_vtd_check(const DmalabVtdConfig* config)
+{
+    if (config->replacement > DMALAB_VTD_RANDOM)
+        return "replacement must be lru, fifo or random";
+    return vtd::check(to_config(*config));
+}
+
+DmalabVtd* dmalab_vtd_new(const DmalabVtdConfig* config, const DmalabHost* host,
+                          const DmalabVtdTrace* trace, const char** why)
+{
+    *why = dmalab_vtd_check(config);
+    if (*why)
+        return nullptr;
+    return new (std::nothrow) DmalabVtd(to_config(*config), *host, trace);
+}
+
+void dmalab_vtd_free(DmalabVtd* unit)
+{
+    delete unit;
+}
+
+unsigned dmalab_vtd_timer_count(void)
+{
+    return vtd::kTimerCount;
+}
+
+uint64_t dmalab_vtd_mmio_read(DmalabVtd* unit, uint32_t offset, unsigned size)
+{
+    return unit->unit.mmio_read(offset, size);
+}
+
+void dmalab_vtd_mmio_write(DmalabVtd* unit, uint32_t offset, uint64_t value, unsigned size)
+{
+    unit->unit.mmio_write(offset, value, size);
+}
+
+void dmalab_vtd_timer(DmalabVtd* unit, unsigned timer)
+{
+    unit->unit.timer(timer);
+}
+
+void dmalab_vtd_reset(DmalabVtd* unit)
+{
+    unit->unit.reset();
+}
+
+DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_t iova,
+                                          unsigned perm)
+{
+    vtd::Translation t = unit->unit.translate(sid, iova, perm & 3);
+    return {t.iova, t.addr, t.mask, t.ok, t.translated, t.read, t.write, t.fault_reason};
+}
+
+bool dmalab_vtd_enabled(DmalabVtd* unit)
+{
+    return unit->unit.translation_enabled();
+}
+
+const char* dmalab_vtd_set_costs(DmalabVtd* unit, uint64_t desc_ns, uint64_t page_ns,
+                                 uint64_t wait_ns)
+{
+    return unit->unit.set_costs(desc_ns, page_ns, wait_ns);
+}
+
+void dmalab_vtd_set_audit(DmalabVtd* unit, bool on)
+{
+    unit->unit.set_audit(on);
+}
+
+unsigned dmalab_vtd_counter_count(void)
+{
+    return kAll;
+}
+
+const char* dmalab_vtd_counter_name(unsigned index)
+{
+    if (index < kPlain)
+        return kCounters[index].name;
+    if (index < kAll)
+        return kGranCounters[index - kPlain];
+    return nullptr;
+}
+
+uint64_t dmalab_vtd_counter(DmalabVtd* unit, unsigned index)
+{
+    const vtd::Counters& c = unit->unit.counters();
+    if (index < kPlain)
+        return c.*(kCounters[index].field);
+    if (index < kPlain + 3)
+        return c.cc_inv[1 + index - kPlain];
+    if (index < kAll)
+        return c.iotlb_inv[1 + index - kPlain - 3];
+    return 0;
+}
+
+uint8_t* dmalab_vtd_save(DmalabVtd* unit, uint32_t* len)
+{
+    StateWriter w;
+    unit->unit.save(w);
+    auto* out = static_cast<uint8_t*>(std::malloc(w.bytes.size()));
+    if (!out)
+        return nullptr;
+    std::memcpy(out, w.bytes.data(), w.bytes.size());
+    *len = static_cast<uint32_t>(w.bytes.size());
+    return out;
+}
+
+bool dmalab_vtd_load(DmalabVtd* unit, const uint8_t* data, uint32_t len)
+{
+    StateReader r({data, len});
+    return unit->unit.load(r);
+}
+
+} // extern "C"

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Register-based and queued invalidation: what they drop, and when (in virtual time).
+
+#include "rig.h"
+
+namespace dmalab::vtd::testing
+{
+namespace
+{
+
+constexpr uint64_t kStatus = 0x8000;
+
+Config costs(uint64_t desc, uint64_t page, uint64_t wait)
+{
+    Config c;
+    c.inv_desc_ns = desc;
+    c.inv_page_ns = page;
+    c.wait_ns = wait;
+    return c;
+}
+
+TEST(RegisterInvalidation, IvtStaysSetUntilDoneAndOldEntriesServeMeanwhile)
+{
+    Rig r(costs(1000, 10, 0));
+    uint64_t pgd = r.basic();
+    uint64_t leaf = r.map(pgd, 0x1000, 0x9000);
+    ASSERT_EQ(r.read(0x1000).addr, 0x9000u);
+    r.mem.put<uint64_t>(leaf, 0xa000 | SL_R | SL_W);
+    // Page-selective invalidation of 0x1000 in domain 1 (IVA then IOTLB, as Linux does).
+    r.w64(IVA, 0x1000);
+    r.w64(IOTLB, IOTLB_IVT | uint64_t{3} << IOTLB_IIRG_SHIFT | uint64_t{1} << IOTLB_DID_SHIFT);
+    EXPECT_TRUE(r.r64(IOTLB) & IOTLB_IVT);
+    EXPECT_EQ(r.read(0x1000).addr, 0x9000u); // not yet in effect
+    r.run_until(1009);
+    EXPECT_TRUE(r.r64(IOTLB) & IOTLB_IVT);
+    r.run_until(1010); // 1000 per command + 10 for its one page
+    uint64_t v = r.r64(IOTLB);
+    EXPECT_FALSE(v & IOTLB_IVT);
+    EXPECT_EQ((v >> IOTLB_IAIG_SHIFT) & 3, 3u);
+    EXPECT_EQ(r.read(0x1000).addr, 0xa000u);
+    EXPECT_EQ(r.unit.counters().iotlb_inv[3], 1u);
+    EXPECT_EQ(r.unit.counters().inv_register, 1u);
+}
+
+TEST(RegisterInvalidation, ContextCommandStaysBusyThenReportsItsGranularity)
+{
+    Rig r(costs(500, 0, 0));
+    uint64_t pgd = r.basic();
+    r.map(pgd, 0x1000, 0x9000);
+    r.read(0x1000);
+    r.w64(CCMD, CCMD_ICC | uint64_t{1} << CCMD_CIRG_SHIFT);
+    EXPECT_TRUE(r.r64(CCMD) & CCMD_ICC);
+    r.run_until(499);
+    EXPECT_TRUE(r.r64(CCMD) & CCMD_ICC);
+    r.run_until(500);
+    EXPECT_FALSE(r.r64(CCMD) & CCMD_ICC);
+    EXPECT_EQ((r.r64(CCMD) >> CCMD_CAIG_SHIFT) & 3, 1u);
+    uint64_t misses = r.unit.counters().context_misses;
+    r.read(0x1000);
+    EXPECT_EQ(r.unit.counters().context_misses, misses + 1);
+}
+
+TEST(RegisterInvalidation, ReservedGranularityIsReportedAsNotDone)
+{
+    Rig r(costs(0, 0, 0));
+    r.w64(IOTLB, IOTLB_IVT); // IIRG 0
+    EXPECT_FALSE(r.r64(IOTLB) & IOTLB_IVT);
+    EXPECT_EQ((r.r64(IOTLB) >> IOTLB_IAIG_SHIFT) & 3, 0u);
+}
+
+TEST(RegisterInvalidation, IgnoredWhileQueuedInvalidationIsOn)
+{
+    Rig r;
+    r.qi_enable();
+    r.w64(CCMD, CCMD_ICC | uint64_t{1} << CCMD_CIRG_SHIFT);
+    EXPECT_FALSE(r.r64(CCMD) & CCMD_ICC);
+    EXPECT_FALSE(r.log.guest_errors.empty());
+}
+
+TEST(QueuedInvalidation, WaitWritesStatusAfterEverythingBeforeIt)
+{
+    Rig r(costs(100, 10, 50));
+    uint64_t pgd = r.basic();
+    uint64_t leaf = r.map(pgd, 0x1000, 0x9000);
+    r.read(0x1000);
+    r.mem.put<uint64_t>(leaf, 0xa000 | SL_R | SL_W);
+    r.qi_enable();
+    r.submit({Rig::iotlb_page(1, 0x1000), Rig::wait(kStatus, 0xc0de)});
+    // Nothing has completed at the moment of the tail write.
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 0u);
+    EXPECT_EQ(r.read(0x1000).addr, 0x9000u);
+    r.run_until(109);
+    EXPECT_EQ(r.read(0x1000).addr, 0x9000u);
+    r.run_until(110); // the IOTLB descriptor: 100 + 10 for its page
+    EXPECT_EQ(r.read(0x1000).addr, 0xa000u);
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 0u);
+    r.run_until(159);
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 0u);
+    r.run_until(160); // then the wait: 50
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 0xc0deu);
+    EXPECT_EQ(r.r64(IQH), r.r64(IQT));
+    EXPECT_EQ(r.unit.counters().waits, 1u);
+    EXPECT_EQ(r.unit.counters().wait_modelled_ns, 160u);
+    EXPECT_EQ(r.unit.counters().wait_achieved_ns, 160u);
+    EXPECT_EQ(r.unit.counters().inv_queued, 2u - 1u); // the IOTLB descriptor (waits apart)
+}
+
+TEST(QueuedInvalidation, AchievedLatencyIncludesLateTimers)
+{
+    Rig r(costs(100, 0, 100));
+    r.qi_enable();
+    r.submit({Rig::cc_global(), Rig::wait(kStatus)});
+    r.run_until(150);
+    r.timers.now = 5000; // the host ran the timer late
+    r.run_all();
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 1u);
+    EXPECT_EQ(r.unit.counters().wait_modelled_ns, 200u);
+    EXPECT_EQ(r.unit.counters().wait_achieved_ns, 5000u);
+}
+
+TEST(QueuedInvalidation, DomainAndGlobalGranularities)
+{
+    Rig r(costs(0, 0, 0));
+    r.set_root();
+    uint64_t a = r.alloc(), b = r.alloc();
+    r.context(0x0010, 1, a);
+    r.context(0x0018, 2, b);
+    r.command(G_TE);
+    r.map(a, 0x1000, 0xa000);
+    r.map(b, 0x1000, 0xb000);
+    r.read(0x1000, 0x0010);
+    r.read(0x1000, 0x0018);
+    r.qi_enable();
+    r.submit({{uint64_t{2} << QI_DID_SHIFT | 2u << QI_G_SHIFT | QI_IOTLB, 0}});
+    EXPECT_EQ(r.unit.counters().iotlb_dropped, 1u);
+    EXPECT_EQ(r.unit.counters().iotlb_inv[2], 1u);
+    r.submit({Rig::iotlb_global()});
+    EXPECT_EQ(r.unit.counters().iotlb_dropped, 2u);
+}
+
+TEST(QueuedInvalidation, AddressMaskCoversARange)
+{
+    Rig r(costs(0, 0, 0));
+    uint64_t pgd = r.basic();
+    for (uint64_t i = 0; i < 8; i++) {
+        r.map(pgd, i << 12, (0x100 + i) << 12);
+        r.read(i << 12);
+    }
+    r.qi_enable();
+    r.submit({Rig::iotlb_page(1, 0x4000, 2)}); // pages 4..7
+    EXPECT_EQ(r.unit.counters().iotlb_dropped, 4u);
+    uint64_t misses = r.unit.counters().iotlb_misses;
+    r.read(0x3000);
+    EXPECT_EQ(r.unit.counters().iotlb_misses, misses);
+    r.read(0x4000);
+    EXPECT_EQ(r.unit.counters().iotlb_misses, misses + 1);
+}
+
+TEST(QueuedInvalidation, PageInvalidationDropsALargePageThatCoversIt)
+{
+    Rig r(costs(0, 0, 0));
+    uint64_t pgd = r.basic();
+    r.map(pgd, 0x200000, 0x400000, true, true, 4, 2);
+    r.read(0x200000);
+    r.qi_enable();
+    r.submit({Rig::iotlb_page(1, 0x3ff000)});
+    EXPECT_EQ(r.unit.counters().iotlb_dropped, 1u);
+}
+
+TEST(QueuedInvalidation, ContextDeviceSelectiveWithFunctionMask)
+{
+    Rig r(costs(0, 0, 0));
+    r.set_root();
+    uint64_t pgd = r.alloc();
+    for (uint16_t fn = 0; fn < 8; fn++)
+        r.context(0x0100 | fn, 1, pgd);
+    r.command(G_TE);
+    r.map(pgd, 0x1000, 0x9000);
+    for (uint16_t fn = 0; fn < 8; fn++)
+        r.read(0x1000, 0x0100 | fn);
+    r.qi_enable();
+    // Device 0x0104 with FM=1: function bit 2 masked, so functions 0 and 4 go.
+    r.submit({{uint64_t{1} << QI_CC_FM_SHIFT | uint64_t{0x0104} << QI_CC_SID_SHIFT |
+                   3u << QI_G_SHIFT | QI_CC,
+               0}});
+    uint64_t misses = r.unit.counters().context_misses;
+    for (uint16_t fn = 0; fn < 8; fn++)
+        r.read(0x1000, 0x0100 | fn);
+    EXPECT_EQ(r.unit.counters().context_misses, misses + 2);
+}
+
+TEST(QueuedInvalidation, CompletionEventFromWaitWithInterruptFlag)
+{
+    Rig r(costs(0, 0, 10));
+    r.w32(IEADDR, Rig::kIeAddr);
+    r.w32(IEDATA, 0x41);
+    r.w32(IECTL, 0); // unmask
+    r.qi_enable();
+    r.submit({Rig::wait(kStatus, 1, true)});
+    EXPECT_TRUE(r.irq.msis.empty());
+    r.run_all();
+    ASSERT_EQ(r.irq.msis.size(), 1u);
+    EXPECT_EQ(r.irq.msis[0], std::make_pair(uint64_t{Rig::kIeAddr}, uint32_t{0x41}));
+    EXPECT_TRUE(r.r32(ICS) & ICS_IWC);
+    // While IWC is set, further waits raise no new event.
+    r.submit({Rig::wait(kStatus, 2, true)});
+    r.run_all();
+    EXPECT_EQ(r.irq.msis.size(), 1u);
+    r.w32(ICS, ICS_IWC);
+    r.submit({Rig::wait(kStatus, 3, true)});
+    r.run_all();
+    EXPECT_EQ(r.irq.msis.size(), 2u);
+}
+
+TEST(QueuedInvalidation, MaskedEventIsPendingUntilUnmasked)
+{
+    Rig r(costs(0, 0, 0));
+    r.w32(IEADDR, Rig::kIeAddr);
+    r.qi_enable();
+    r.submit({Rig::wait(kStatus, 1, true)});
+    EXPECT_TRUE(r.irq.msis.empty());
+    EXPECT_TRUE(r.r32(IECTL) & CTL_IP);
+    r.w32(IECTL, 0);
+    EXPECT_EQ(r.irq.msis.size(), 1u);
+    EXPECT_FALSE(r.r32(IECTL) & CTL_IP);
+}
+
+TEST(QueuedInvalidation, WrapsAroundTheQueue)
+{
+    Rig r(costs(0, 0, 0));
+    r.qi_enable();
+    for (unsigned i = 0; i < 300; i++)
+        r.submit({Rig::wait(kStatus, i)});
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 299u);
+    EXPECT_EQ(r.r64(IQH), uint64_t{300 % 256} << 4);
+}
+
+TEST(QueuedInvalidation, ZeroCostWorkIsBoundedPerStep)
+{
+    Config c = costs(0, 0, 0);
+    c.queue_step = 8;
+    Rig r(c);
+    r.qi_enable();
+    for (unsigned i = 0; i < 100; i++) {
+        r.mem.put<uint64_t>(r.iq + i * 16, Rig::wait(kStatus, i).first);
+        r.mem.put<uint64_t>(r.iq + i * 16 + 8, kStatus);
+    }
+    r.w64(IQT, 100u << 4);
+    EXPECT_EQ(r.r64(IQH), 8u << 4); // at most queue_step descriptors inside the write
+    ASSERT_TRUE(r.timers.next());
+    EXPECT_GT(r.timers.next()->second, r.timers.now); // the rest strictly later
+    r.run_all();
+    EXPECT_EQ(r.r64(IQH), 100u << 4);
+}
+
+TEST(QueuedInvalidation, DisableWithWorkPendingDropsIt)
+{
+    Rig r(costs(1000, 0, 0));
+    r.qi_enable();
+    r.submit({Rig::cc_global(), Rig::wait(kStatus)});
+    r.command(G_QIE, false);
+    EXPECT_FALSE(r.r32(GSTS) & G_QIE);
+    r.run_all();
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 0u);
+    EXPECT_FALSE(r.log.guest_errors.empty());
+}
+
+TEST(Costs, RuntimeChangeIsChecked)
+{
+    Rig r;
+    EXPECT_EQ(r.unit.set_costs(1, 2, 3), nullptr);
+    EXPECT_EQ(r.unit.config().wait_ns, 3u);
+    EXPECT_NE(r.unit.set_costs(kMaxCostNs + 1, 0, 0), nullptr);
+    EXPECT_EQ(r.unit.config().inv_desc_ns, 1u);
+}
+
+} // namespace
+} // namespace dmalab::vtd::testing

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A VT-d unit on fake memory, with helpers that build root, context and page tables and
+// drive the registers the way a driver does.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <utility>
+
+#include "../../common/testing/fake_memory.h"
+#include "dmalab/vtd/unit.h"
+
+namespace dmalab::vtd::testing
+{
+
+using dmalab::testing::FakeInterrupts;
+using dmalab::testing::FakeLog;
+using dmalab::testing::FakeMemory;
+using dmalab::testing::FakeTimers;
+
+struct Recorder : Observer {
+    void stale(uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now, uint8_t f) override
+    {
+        stales.push_back({sid, iova, cached, now, f});
+    }
+    struct Stale {
+        uint16_t sid;
+        uint64_t iova, cached, now;
+        uint8_t fault;
+    };
+    std::vector<Stale> stales;
+};
+
+class Rig
+{
+  public:
+    static constexpr uint64_t kMem = 16u << 20;
+    static constexpr uint64_t kFeAddr = 0xfee00000, kIeAddr = 0xfee01000;
+
+    explicit Rig(Config c = {}) : config(c), unit(c, Host{mem, timers, irq, log, &rec}) {}
+
+    uint64_t alloc()
+    {
+        uint64_t p = next_;
+        next_ += 0x1000;
+        return p;
+    }
+    uint64_t r64(uint32_t off) { return unit.mmio_read(off, 8); }
+    uint32_t r32(uint32_t off) { return static_cast<uint32_t>(unit.mmio_read(off, 4)); }
+    void w64(uint32_t off, uint64_t v) { unit.mmio_write(off, v, 8); }
+    void w32(uint32_t off, uint32_t v) { unit.mmio_write(off, v, 4); }
+
+    // GCMD the way Linux drives it: the persistent bits plus one command.
+    void command(uint32_t bit, bool on = true)
+    {
+        uint32_t sts = r32(GSTS) & (G_TE | G_QIE | G_IRE | G_CFI);
+        w32(GCMD, on ? sts | bit : sts & ~bit);
+    }
+    void set_root()
+    {
+        root = alloc();
+        w64(RTADDR, root);
+        command(G_SRTP);
+    }
+    // A context entry for `sid`, creating the bus's context table when needed.
+    void context(uint16_t sid, uint16_t did, uint64_t pgd, uint8_t aw = 2, uint8_t tt = 0,
+                 bool fpd = false)
+    {
+        uint64_t re = mem.get<uint64_t>(root + (sid >> 8) * 16);
+        if (!(re & RE_P)) {
+            re = alloc() | RE_P;
+            mem.put<uint64_t>(root + (sid >> 8) * 16, re);
+        }
+        uint64_t ce = (re & RE_CTP) + (sid & 0xff) * 16;
+        mem.put<uint64_t>(ce, pgd | uint64_t{tt} << CE_TT_SHIFT | (fpd ? CE_FPD : 0) | CE_P);
+        mem.put<uint64_t>(ce + 8, uint64_t{did} << CE_HI_DID_SHIFT | aw);
+    }
+    // Maps one page of size 4K << (9 * (leaf_level - 1)) in a `levels`-level table.
+    uint64_t map(uint64_t pgd, uint64_t iova, uint64_t pa, bool r = true, bool w = true,
+                 unsigned levels = 4, unsigned leaf_level = 1)
+    {
+        uint64_t table = pgd;
+        for (unsigned level = levels; level > leaf_level; level--) {
+            uint64_t at = table + ((iova >> (12 + 9 * (level - 1))) & 511) * 8;
+            uint64_t pte = mem.get<uint64_t>(at);
+            if (!(pte & (SL_R | SL_W))) {
+                pte = alloc() | SL_R | SL_W;
+                mem.put<uint64_t>(at, pte);
+            }
+            table = pte & ~uint64_t{0xfff} & ((uint64_t{1} << 52) - 1);
+        }
+        uint64_t at = table + ((iova >> (12 + 9 * (leaf_level - 1))) & 511) * 8;
+        mem.put<uint64_t>(at, pa | (r ? SL_R : 0) | (w ? SL_W : 0) | (leaf_level > 1 ? SL_PS : 0));
+        return at; // where the leaf entry lives
+    }
+    // Root table, one device `sid` in domain `did` with an empty 4-level table, TE on.
+    uint64_t basic(uint16_t sid = 0x0010, uint16_t did = 1)
+    {
+        set_root();
+        uint64_t pgd = alloc();
+        context(sid, did, pgd);
+        command(G_TE);
+        return pgd;
+    }
+
+    void qi_enable(unsigned qs = 0)
+    {
+        iq = alloc();
+        for (unsigned i = 1; i < (1u << qs); i++)
+            alloc();
+        w64(IQA, iq | qs);
+        w64(IQT, 0);
+        command(G_QIE);
+        tail = 0;
+    }
+    // Appends descriptors and moves IQT past them.
+    void submit(std::initializer_list<std::pair<uint64_t, uint64_t>> descs)
+    {
+        uint32_t n = 256u << (r64(IQA) & 7);
+        for (auto [lo, hi] : descs) {
+            mem.put<uint64_t>(iq + tail * 16, lo);
+            mem.put<uint64_t>(iq + tail * 16 + 8, hi);
+            tail = (tail + 1) % n;
+        }
+        w64(IQT, uint64_t{tail} << 4);
+    }
+    static std::pair<uint64_t, uint64_t> wait(uint64_t status, uint32_t data = 1, bool intr = false)
+    {
+        return {uint64_t{data} << 32 | QI_WAIT_SW | (intr ? QI_WAIT_IF : 0) | QI_WAIT, status};
+    }
+    static std::pair<uint64_t, uint64_t> iotlb_page(uint16_t did, uint64_t addr, unsigned am = 0)
+    {
+        return {uint64_t{did} << QI_DID_SHIFT | 3u << QI_G_SHIFT | QI_IOTLB, addr | am};
+    }
+    static std::pair<uint64_t, uint64_t> iotlb_global() { return {1u << QI_G_SHIFT | QI_IOTLB, 0}; }
+    static std::pair<uint64_t, uint64_t> cc_global() { return {1u << QI_G_SHIFT | QI_CC, 0}; }
+
+    // Runs timers in time order until none is due at or before `until`.
+    void run_until(uint64_t until)
+    {
+        for (int guard = 0; guard < 1000000; guard++) {
+            auto next = timers.next();
+            if (!next || next->second > until)
+                break;
+            timers.pending.erase(next->first);
+            timers.now = std::max(timers.now, next->second);
+            unit.timer(next->first);
+        }
+        timers.now = std::max(timers.now, until);
+    }
+    void run_all() { run_until(kTimeLimit); }
+
+    Translation read(uint64_t iova, uint16_t sid = 0x0010)
+    {
+        return unit.translate(sid, iova, Unit::kRead);
+    }
+    Translation write(uint64_t iova, uint16_t sid = 0x0010)
+    {
+        return unit.translate(sid, iova, Unit::kWrite);
+    }
+
+    Config config;
+    FakeMemory mem{kMem};
+    FakeTimers timers;
+    FakeInterrupts irq;
+    FakeLog log;
+    Recorder rec;
+    Unit unit;
+    uint64_t root = 0, iq = 0;
+    uint32_t tail = 0;
+
+  private:
+    uint64_t next_ = 0x10000;
+};
+
+} // namespace dmalab::vtd::testing
