@@ -43,6 +43,7 @@ LINKS = {
     "devices": REPO / "devices",
     "dmaengine": REPO / "dmaengine",
     "common": REPO / "common",
+    "iommu": REPO / "iommu",
 }
 
 
@@ -79,9 +80,16 @@ def fetch_debian_source(cache: Path) -> Path:
     return src
 
 
+def applied(src: Path, patch: Path) -> bool:
+    """True when `patch` is already in the tree (it reverses cleanly)."""
+    return subprocess.run(["patch", "-p1", "-R", "--dry-run", "-s", "-f", "-i", str(patch)],
+                          cwd=src, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
 def hook_devices(src: Path):
-    if "subdir('dmalab')" not in (src / "hw" / "meson.build").read_text():
-        for p in PATCHES:
+    for p in PATCHES:
+        if not applied(src, p):
             run(["patch", "-p1", "--forward", "-i", str(p)], cwd=src)
     hw = src / "hw" / "dmalab"
     hw.mkdir(exist_ok=True)

@@ -1,0 +1,875 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dmalab-vtd: QEMU glue for the dmalab VT-d DMA-remapping model.
+ *
+ * Everything the unit does lives in the C++ model (iommu/); this file only
+ * connects it to QEMU: the register window at the q35 DMAR address, one IOMMU
+ * memory region per PCI device whose translate calls the model, the interrupt
+ * window that keeps MSIs working behind the unit, virtual-clock timers, the
+ * ACPI DMAR table, properties, counters, migration and trace points.
+ *
+ * Locking: translate may be called without the BQL (devices with iothreads),
+ * so every call into the model is serialised by DmalabVtdState.lock. The
+ * model reads its tables, queue and wait status from RAM only (never MMIO),
+ * so no path holds the lock while it waits for the BQL. Interrupt messages
+ * raised without the BQL are delivered from a bottom half.
+ */
+
+#include "qemu/osdep.h"
+#include "exec/address-spaces.h"
+#include "hw/acpi/aml-build.h"
+#include "hw/i386/x86-iommu.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/pci_bus.h"
+#include "hw/pci/pci_host.h"
+#include "hw/qdev-properties.h"
+#include "hw/sysbus.h"
+#include "migration/vmstate.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "qemu/error-report.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/module.h"
+#include "qemu/rcu.h"
+#include "qemu/timer.h"
+#include "qom/object.h"
+#include "exec/memory.h"
+#include "trace.h"
+
+#include "dmalab/vtd_core.h"
+
+#define TYPE_DMALAB_VTD "dmalab-vtd"
+OBJECT_DECLARE_SIMPLE_TYPE(DmalabVtdState, DMALAB_VTD)
+#define TYPE_DMALAB_VTD_IOMMU_MR "dmalab-vtd-iommu-mr"
+
+/* Where q35 firmware and Linux expect the remapping unit's registers. */
+#define DMALAB_VTD_BASE 0xfed90000ULL
+#define DMALAB_VTD_INTR_BASE 0xfee00000ULL
+#define DMALAB_VTD_INTR_SIZE 0x100000ULL
+#define DMALAB_VTD_PENDING_MSIS 16
+
+typedef struct DmalabVtdSpace {
+    struct DmalabVtdState *s;
+    PCIBus *bus;
+    uint8_t devfn;
+    MemoryRegion root;
+    IOMMUMemoryRegion iommu;
+    MemoryRegion nodmar;
+    MemoryRegion intr;
+    AddressSpace as;
+} DmalabVtdSpace;
+
+typedef struct DmalabVtdTimer {
+    QEMUTimer *timer;
+    struct DmalabVtdState *s;
+    unsigned id;
+} DmalabVtdTimer;
+
+struct DmalabVtdState {
+    X86IOMMUState parent_obj;
+
+    MemoryRegion regs;
+    MemoryRegion nodmar;   /* shared: all of system memory */
+    MemoryRegion sys_alias;
+    DmalabVtd *model;
+    QemuMutex lock;
+    DmalabVtdTimer *timers;
+    GHashTable *spaces; /* (bus, devfn) -> DmalabVtdSpace */
+    bool dmar_on;       /* what the address spaces currently route through */
+
+    /* Messages raised without the BQL, sent from msi_bh. */
+    QEMUBH *msi_bh;
+    struct {
+        uint64_t address;
+        uint32_t data;
+    } pending[DMALAB_VTD_PENDING_MSIS];
+    unsigned npending;
+    uint64_t msis_dropped;
+
+    /* Properties. */
+    uint8_t aw_bits;
+    uint32_t iotlb_entries;
+    uint32_t iotlb_ways;
+    char *replacement;
+    uint32_t context_entries;
+    bool qi;
+    bool audit;
+    uint64_t inv_desc_ns;
+    uint64_t inv_page_ns;
+    uint64_t wait_ns;
+    uint32_t queue_step;
+    uint64_t seed;
+
+    /* Migration. */
+    uint8_t *state_blob;
+    uint32_t state_len;
+};
+
+typedef struct DmalabVtdKey {
+    PCIBus *bus;
+    uint8_t devfn;
+} DmalabVtdKey;
+
+/* Host services for the model. */
+
+/*
+ * Tables, the queue and wait status must be RAM: an access that reaches
+ * anything else (MMIO, including the unit's own registers) fails, and the
+ * model gives the architected response (a fault, IQE, a failed status write).
+ */
+static bool dmalab_vtd_ram_range(hwaddr addr, hwaddr len, bool is_write)
+{
+    if (addr + len < addr) {
+        return false;
+    }
+    RCU_READ_LOCK_GUARD();
+    while (len) {
+        hwaddr xlat, l = len;
+        MemoryRegion *mr;
+
+        mr = address_space_translate(&address_space_memory, addr, &xlat, &l,
+                                     is_write, MEMTXATTRS_UNSPECIFIED);
+        if (!memory_region_is_ram(mr) ||
+            (is_write && memory_region_is_rom(mr)) || l == 0) {
+            return false;
+        }
+        addr += l;
+        len -= l;
+    }
+    return true;
+}
+
+static DmalabDmaResult host_dma(uint64_t addr, void *buf, size_t len,
+                                bool is_write)
+{
+    DmalabDmaResult r = { .error = DMALAB_DMA_OK, .done = len };
+    MemTxResult res;
+
+    if (!dmalab_vtd_ram_range(addr, len, is_write)) {
+        r.error = DMALAB_DMA_UNASSIGNED;
+        r.fault_addr = addr;
+        r.done = 0;
+        return r;
+    }
+    res = address_space_rw(&address_space_memory, addr,
+                           MEMTXATTRS_UNSPECIFIED, buf, len, is_write);
+    if (res != MEMTX_OK) {
+        r.error = DMALAB_DMA_TARGET_ERROR;
+        r.fault_addr = addr;
+        r.done = 0;
+    }
+    return r;
+}
+
+static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf,
+                                     size_t len, const DmalabMemAttrs *attrs)
+{
+    return host_dma(addr, buf, len, false);
+}
+
+static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr,
+                                      const void *buf, size_t len,
+                                      const DmalabMemAttrs *attrs)
+{
+    return host_dma(addr, (void *)buf, len, true);
+}
+
+static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
+                          bool is_write, const DmalabMemAttrs *attrs)
+{
+    return NULL; /* the unit reads small structures only */
+}
+
+static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
+                           size_t accessed)
+{
+}
+
+static uint64_t host_now(void *opaque)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static void host_timer_arm(void *opaque, unsigned timer, uint64_t when)
+{
+    DmalabVtdState *s = opaque;
+
+    timer_mod(s->timers[timer].timer, (int64_t)when);
+}
+
+static void host_timer_cancel(void *opaque, unsigned timer)
+{
+    DmalabVtdState *s = opaque;
+
+    timer_del(s->timers[timer].timer);
+}
+
+static bool host_notify(void *opaque, unsigned vector)
+{
+    return false;
+}
+
+static bool host_set_level(void *opaque, bool asserted)
+{
+    return false;
+}
+
+static void dmalab_vtd_deliver(uint64_t address, uint32_t data)
+{
+    MemTxResult res;
+
+    address_space_stl_le(&address_space_memory, address, data,
+                         MEMTXATTRS_UNSPECIFIED, &res);
+    trace_dmalab_vtd_msi(address, data, res == MEMTX_OK);
+}
+
+static bool host_send_msi(void *opaque, uint64_t address, uint32_t data,
+                          const DmalabMemAttrs *attrs)
+{
+    DmalabVtdState *s = opaque;
+
+    if (bql_locked()) {
+        dmalab_vtd_deliver(address, data);
+        return true;
+    }
+    /* Called from a translation without the BQL: send it from the BH. */
+    if (s->npending == DMALAB_VTD_PENDING_MSIS) {
+        s->msis_dropped++;
+        return false;
+    }
+    s->pending[s->npending].address = address;
+    s->pending[s->npending].data = data;
+    s->npending++;
+    qemu_bh_schedule(s->msi_bh);
+    return true;
+}
+
+static void dmalab_vtd_msi_bh(void *opaque)
+{
+    DmalabVtdState *s = opaque;
+    unsigned i, n;
+    typeof(s->pending[0]) msgs[DMALAB_VTD_PENDING_MSIS];
+
+    qemu_mutex_lock(&s->lock);
+    n = s->npending;
+    memcpy(msgs, s->pending, sizeof(msgs[0]) * n);
+    s->npending = 0;
+    qemu_mutex_unlock(&s->lock);
+    for (i = 0; i < n; i++) {
+        dmalab_vtd_deliver(msgs[i].address, msgs[i].data);
+    }
+}
+
+static void host_log(void *opaque, int kind, const char *text)
+{
+    qemu_log_mask(kind == DMALAB_LOG_UNIMP ? LOG_UNIMP : LOG_GUEST_ERROR,
+                  "%s\n", text);
+}
+
+static void trace_fault(void *opaque, uint16_t sid, uint64_t iova,
+                        bool write, uint8_t reason, bool recorded)
+{
+    trace_dmalab_vtd_fault(PCI_BUS_NUM(sid), PCI_SLOT(sid & 0xff),
+                           PCI_FUNC(sid & 0xff), iova, write, reason,
+                           recorded);
+}
+
+static void trace_invalidated(void *opaque, char kind, uint8_t gran,
+                              uint16_t did, uint64_t addr, unsigned am,
+                              uint64_t dropped, bool queued)
+{
+    trace_dmalab_vtd_invalidated(kind, gran, did, addr, am, dropped, queued);
+}
+
+static void trace_wait_done(void *opaque, uint64_t modelled, uint64_t achieved)
+{
+    trace_dmalab_vtd_wait(modelled, achieved);
+}
+
+static void trace_stale(void *opaque, uint16_t sid, uint64_t iova,
+                        uint64_t cached, uint64_t now, uint8_t now_fault)
+{
+    trace_dmalab_vtd_stale(PCI_BUS_NUM(sid), PCI_SLOT(sid & 0xff),
+                           PCI_FUNC(sid & 0xff), iova, cached, now,
+                           now_fault);
+}
+
+static void trace_queue_error(void *opaque, uint32_t head, uint64_t lo,
+                              uint64_t hi)
+{
+    trace_dmalab_vtd_queue_error(head, lo, hi);
+}
+
+/* Address spaces. */
+
+/* Routes every device's DMA through the IOMMU region or straight to memory. */
+static void dmalab_vtd_switch(DmalabVtdState *s)
+{
+    bool on;
+    GHashTableIter it;
+    gpointer value;
+
+    qemu_mutex_lock(&s->lock);
+    on = s->model && dmalab_vtd_enabled(s->model);
+    qemu_mutex_unlock(&s->lock);
+    if (on == s->dmar_on) {
+        return;
+    }
+    s->dmar_on = on;
+    trace_dmalab_vtd_switch(on);
+    memory_region_transaction_begin();
+    g_hash_table_iter_init(&it, s->spaces);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        DmalabVtdSpace *sp = value;
+
+        memory_region_set_enabled(&sp->nodmar, !on);
+        memory_region_set_enabled(MEMORY_REGION(&sp->iommu), on);
+    }
+    memory_region_transaction_commit();
+}
+
+static IOMMUTLBEntry dmalab_vtd_translate_mr(IOMMUMemoryRegion *iommu,
+                                             hwaddr addr,
+                                             IOMMUAccessFlags flag,
+                                             int iommu_idx)
+{
+    DmalabVtdSpace *sp = container_of(iommu, DmalabVtdSpace, iommu);
+    DmalabVtdState *s = sp->s;
+    uint16_t sid = PCI_BUILD_BDF(pci_bus_num(sp->bus), sp->devfn);
+    unsigned perm = ((flag & IOMMU_RO) ? DMALAB_VTD_READ : 0) |
+                    ((flag & IOMMU_WO) ? DMALAB_VTD_WRITE : 0);
+    DmalabVtdTranslation t;
+    IOMMUTLBEntry e = {
+        .target_as = &address_space_memory,
+        .perm = IOMMU_NONE,
+    };
+
+    qemu_mutex_lock(&s->lock);
+    t = dmalab_vtd_translate(s->model, sid, addr, perm);
+    qemu_mutex_unlock(&s->lock);
+    e.iova = t.iova;
+    e.translated_addr = t.addr;
+    e.addr_mask = t.mask;
+    if (t.ok) {
+        e.perm = (t.read ? IOMMU_RO : 0) | (t.write ? IOMMU_WO : 0);
+    }
+    return e;
+}
+
+static int dmalab_vtd_notify_flag_changed(IOMMUMemoryRegion *iommu,
+                                          IOMMUNotifierFlag old,
+                                          IOMMUNotifierFlag new,
+                                          Error **errp)
+{
+    if (new != IOMMU_NOTIFIER_NONE) {
+        error_setg(errp, "dmalab-vtd does not send IOMMU notifications "
+                   "(vhost and vfio need intel-iommu)");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/*
+ * Writes to 0xFEEx_xxxx from a device behind the unit are interrupt requests
+ * (VT-d 3.14), not DMA: without interrupt remapping they go on to the APIC.
+ */
+static MemTxResult dmalab_vtd_intr_write(void *opaque, hwaddr addr,
+                                         uint64_t value, unsigned size,
+                                         MemTxAttrs attrs)
+{
+    MemTxResult res;
+
+    address_space_stl_le(&address_space_memory, DMALAB_VTD_INTR_BASE + addr,
+                         value, attrs, &res);
+    return res;
+}
+
+static MemTxResult dmalab_vtd_intr_read(void *opaque, hwaddr addr,
+                                        uint64_t *data, unsigned size,
+                                        MemTxAttrs attrs)
+{
+    *data = 0;
+    return MEMTX_ERROR;
+}
+
+static const MemoryRegionOps dmalab_vtd_intr_ops = {
+    .read_with_attrs = dmalab_vtd_intr_read,
+    .write_with_attrs = dmalab_vtd_intr_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+static guint dmalab_vtd_key_hash(gconstpointer v)
+{
+    const DmalabVtdKey *k = v;
+
+    return g_direct_hash(k->bus) ^ k->devfn;
+}
+
+static gboolean dmalab_vtd_key_equal(gconstpointer a, gconstpointer b)
+{
+    const DmalabVtdKey *x = a, *y = b;
+
+    return x->bus == y->bus && x->devfn == y->devfn;
+}
+
+static AddressSpace *dmalab_vtd_find_as(PCIBus *bus, void *opaque, int devfn)
+{
+    DmalabVtdState *s = opaque;
+    DmalabVtdKey key = { .bus = bus, .devfn = devfn };
+    DmalabVtdSpace *sp = g_hash_table_lookup(s->spaces, &key);
+    g_autofree char *name = NULL;
+
+    if (sp) {
+        return &sp->as;
+    }
+    sp = g_new0(DmalabVtdSpace, 1);
+    sp->s = s;
+    sp->bus = bus;
+    sp->devfn = devfn;
+    name = g_strdup_printf("dmalab-vtd-%02x.%x", PCI_SLOT(devfn),
+                           PCI_FUNC(devfn));
+    memory_region_init(&sp->root, OBJECT(s), name, UINT64_MAX);
+    memory_region_init_iommu(&sp->iommu, sizeof(sp->iommu),
+                             TYPE_DMALAB_VTD_IOMMU_MR, OBJECT(s), name,
+                             UINT64_MAX);
+    memory_region_init_alias(&sp->nodmar, OBJECT(s), "dmalab-vtd-nodmar",
+                             &s->nodmar, 0, memory_region_size(&s->nodmar));
+    memory_region_init_io(&sp->intr, OBJECT(s), &dmalab_vtd_intr_ops, sp,
+                          "dmalab-vtd-intr", DMALAB_VTD_INTR_SIZE);
+    memory_region_add_subregion_overlap(&sp->root, 0,
+                                        MEMORY_REGION(&sp->iommu), 0);
+    memory_region_add_subregion_overlap(&sp->root, 0, &sp->nodmar, 0);
+    memory_region_add_subregion_overlap(&sp->root, DMALAB_VTD_INTR_BASE,
+                                        &sp->intr, 1);
+    memory_region_set_enabled(MEMORY_REGION(&sp->iommu), s->dmar_on);
+    memory_region_set_enabled(&sp->nodmar, !s->dmar_on);
+    address_space_init(&sp->as, &sp->root, name);
+    g_hash_table_insert(s->spaces, g_memdup2(&key, sizeof(key)), sp);
+    return &sp->as;
+}
+
+static PCIIOMMUOps dmalab_vtd_iommu_ops = {
+    .get_address_space = dmalab_vtd_find_as,
+};
+
+/* Registers. */
+
+static uint64_t dmalab_vtd_read(void *opaque, hwaddr addr, unsigned size)
+{
+    DmalabVtdState *s = opaque;
+    uint64_t value;
+
+    qemu_mutex_lock(&s->lock);
+    value = dmalab_vtd_mmio_read(s->model, addr, size);
+    qemu_mutex_unlock(&s->lock);
+    trace_dmalab_vtd_mmio_read(addr, size, value);
+    return value;
+}
+
+static void dmalab_vtd_write(void *opaque, hwaddr addr, uint64_t value,
+                             unsigned size)
+{
+    DmalabVtdState *s = opaque;
+
+    trace_dmalab_vtd_mmio_write(addr, size, value);
+    qemu_mutex_lock(&s->lock);
+    dmalab_vtd_mmio_write(s->model, addr, value, size);
+    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_switch(s);
+}
+
+static const MemoryRegionOps dmalab_vtd_ops = {
+    .read = dmalab_vtd_read,
+    .write = dmalab_vtd_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    /* The model checks sizes and alignment and reports what it refuses. */
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+};
+
+static void dmalab_vtd_timer_cb(void *opaque)
+{
+    DmalabVtdTimer *t = opaque;
+    DmalabVtdState *s = t->s;
+
+    qemu_mutex_lock(&s->lock);
+    dmalab_vtd_timer(s->model, t->id);
+    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_switch(s);
+}
+
+/* ACPI: a DMAR table with one unit that covers every PCI device (VT-d 8.1). */
+
+static void dmalab_vtd_build_acpi(X86IOMMUState *iommu, GArray *table_data,
+                                  BIOSLinker *linker, const char *oem_id,
+                                  const char *oem_table_id)
+{
+    DmalabVtdState *s = DMALAB_VTD(iommu);
+    AcpiTable table = { .sig = "DMAR", .rev = 1, .oem_id = oem_id,
+                        .oem_table_id = oem_table_id };
+    static const uint8_t reserved[10];
+
+    acpi_table_begin(&table, table_data);
+    build_append_int_noprefix(table_data, s->aw_bits - 1, 1); /* HAW */
+    build_append_int_noprefix(table_data, 0, 1); /* no interrupt remapping */
+    g_array_append_vals(table_data, reserved, sizeof(reserved));
+    /* DRHD: type 0, 16 bytes, INCLUDE_PCI_ALL, segment 0, register base */
+    build_append_int_noprefix(table_data, 0, 2);
+    build_append_int_noprefix(table_data, 16, 2);
+    build_append_int_noprefix(table_data, 1, 1);
+    build_append_int_noprefix(table_data, 0, 1);
+    build_append_int_noprefix(table_data, 0, 2);
+    build_append_int_noprefix(table_data, DMALAB_VTD_BASE, 8);
+    acpi_table_end(linker, &table);
+}
+
+/* Counters and run-time properties. */
+
+static void dmalab_vtd_get_counter(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    uint64_t value = 0;
+
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        value = dmalab_vtd_counter(s->model, (uintptr_t)opaque);
+        qemu_mutex_unlock(&s->lock);
+    }
+    visit_type_uint64(v, name, &value, errp);
+}
+
+static void dmalab_vtd_get_cost(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    uint64_t *field = (uint64_t *)((char *)obj + (uintptr_t)opaque);
+
+    visit_type_uint64(v, name, field, errp);
+}
+
+static void dmalab_vtd_set_cost(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    uint64_t *field = (uint64_t *)((char *)obj + (uintptr_t)opaque);
+    uint64_t value, old;
+    const char *why = NULL;
+
+    if (!visit_type_uint64(v, name, &value, errp)) {
+        return;
+    }
+    old = *field;
+    *field = value;
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        why = dmalab_vtd_set_costs(s->model, s->inv_desc_ns, s->inv_page_ns,
+                                   s->wait_ns);
+        qemu_mutex_unlock(&s->lock);
+    }
+    if (why) {
+        *field = old;
+        error_setg(errp, "dmalab-vtd: %s", why);
+    }
+}
+
+static bool dmalab_vtd_prop_get_audit(Object *obj, Error **errp)
+{
+    return DMALAB_VTD(obj)->audit;
+}
+
+static void dmalab_vtd_prop_set_audit(Object *obj, bool value, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+
+    s->audit = value;
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        dmalab_vtd_set_audit(s->model, value);
+        qemu_mutex_unlock(&s->lock);
+    }
+}
+
+/* Life cycle. */
+
+static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(dev);
+    X86IOMMUState *x86 = X86_IOMMU_DEVICE(dev);
+    Object *host = object_resolve_path_type("", "q35-pcihost", NULL);
+    PCIBus *bus;
+    DmalabVtdConfig cfg;
+    DmalabHost h = {
+        .opaque = s,
+        .dma_read = host_dma_read,
+        .dma_write = host_dma_write,
+        .dma_map = host_dma_map,
+        .dma_unmap = host_dma_unmap,
+        .now_ns = host_now,
+        .timer_arm = host_timer_arm,
+        .timer_cancel = host_timer_cancel,
+        .notify = host_notify,
+        .set_level = host_set_level,
+        .send_msi = host_send_msi,
+        .log = host_log,
+    };
+    static const DmalabVtdTrace trace = {
+        .fault = trace_fault,
+        .invalidated = trace_invalidated,
+        .wait_done = trace_wait_done,
+        .stale = trace_stale,
+        .queue_error = trace_queue_error,
+    };
+    const char *why;
+    unsigned i;
+
+    if (!host) {
+        error_setg(errp, "dmalab-vtd needs the q35 machine (-M q35)");
+        return;
+    }
+    if (x86->intr_supported == ON_OFF_AUTO_ON) {
+        error_setg(errp, "dmalab-vtd does not remap interrupts: use "
+                   "intremap=off");
+        return;
+    }
+    if (x86->dt_supported) {
+        error_setg(errp, "dmalab-vtd has no device-TLB support: use "
+                   "device-iotlb=off");
+        return;
+    }
+    dmalab_vtd_default_config(&cfg);
+    cfg.aw_bits = s->aw_bits;
+    cfg.iotlb_entries = s->iotlb_entries;
+    cfg.iotlb_ways = s->iotlb_ways;
+    if (!s->replacement || !strcmp(s->replacement, "lru")) {
+        cfg.replacement = DMALAB_VTD_LRU;
+    } else if (!strcmp(s->replacement, "fifo")) {
+        cfg.replacement = DMALAB_VTD_FIFO;
+    } else if (!strcmp(s->replacement, "random")) {
+        cfg.replacement = DMALAB_VTD_RANDOM;
+    } else {
+        error_setg(errp, "dmalab-vtd: replacement must be lru, fifo or "
+                   "random");
+        return;
+    }
+    cfg.context_entries = s->context_entries;
+    cfg.qi = s->qi;
+    cfg.pt = x86->pt_supported;
+    cfg.audit = s->audit;
+    cfg.inv_desc_ns = s->inv_desc_ns;
+    cfg.inv_page_ns = s->inv_page_ns;
+    cfg.wait_ns = s->wait_ns;
+    cfg.queue_step = s->queue_step;
+    cfg.seed = s->seed;
+    why = dmalab_vtd_check(&cfg);
+    if (why) {
+        error_setg(errp, "dmalab-vtd: %s", why);
+        return;
+    }
+
+    qemu_mutex_init(&s->lock);
+    s->msi_bh = qemu_bh_new_guarded(dmalab_vtd_msi_bh, s,
+                                    &dev->mem_reentrancy_guard);
+    s->timers = g_new0(DmalabVtdTimer, dmalab_vtd_timer_count());
+    for (i = 0; i < dmalab_vtd_timer_count(); i++) {
+        s->timers[i].s = s;
+        s->timers[i].id = i;
+        s->timers[i].timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                          dmalab_vtd_timer_cb, &s->timers[i]);
+    }
+    s->model = dmalab_vtd_new(&cfg, &h, &trace, &why);
+    if (!s->model) {
+        error_setg(errp, "dmalab-vtd: %s", why ? why : "out of memory");
+        return;
+    }
+
+    memory_region_init_io(&s->regs, OBJECT(s), &dmalab_vtd_ops, s,
+                          "dmalab-vtd", DMALAB_VTD_REG_SIZE);
+    memory_region_add_subregion(get_system_memory(), DMALAB_VTD_BASE,
+                                &s->regs);
+    memory_region_init(&s->nodmar, OBJECT(s), "dmalab-vtd-nodmar",
+                       UINT64_MAX);
+    memory_region_init_alias(&s->sys_alias, OBJECT(s), "dmalab-vtd-sys",
+                             get_system_memory(), 0,
+                             memory_region_size(get_system_memory()));
+    memory_region_add_subregion(&s->nodmar, 0, &s->sys_alias);
+    s->spaces = g_hash_table_new_full(dmalab_vtd_key_hash,
+                                      dmalab_vtd_key_equal, g_free, g_free);
+    bus = PCI_HOST_BRIDGE(host)->bus;
+    pci_setup_iommu(bus, &dmalab_vtd_iommu_ops, s);
+}
+
+static void dmalab_vtd_reset_hold(Object *obj, ResetType type)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        dmalab_vtd_reset(s->model);
+        qemu_mutex_unlock(&s->lock);
+        dmalab_vtd_switch(s);
+    }
+}
+
+static int dmalab_vtd_pre_save(void *opaque)
+{
+    DmalabVtdState *s = opaque;
+
+    g_free(s->state_blob);
+    qemu_mutex_lock(&s->lock);
+    s->state_blob = dmalab_vtd_save(s->model, &s->state_len);
+    qemu_mutex_unlock(&s->lock);
+    return s->state_blob ? 0 : -ENOMEM;
+}
+
+static int dmalab_vtd_pre_load(void *opaque)
+{
+    DmalabVtdState *s = opaque;
+
+    g_free(s->state_blob);
+    s->state_blob = NULL;
+    s->state_len = 0;
+    return 0;
+}
+
+static int dmalab_vtd_post_load(void *opaque, int version_id)
+{
+    DmalabVtdState *s = opaque;
+    bool ok;
+
+    qemu_mutex_lock(&s->lock);
+    ok = dmalab_vtd_load(s->model, s->state_blob, s->state_len);
+    qemu_mutex_unlock(&s->lock);
+    g_free(s->state_blob);
+    s->state_blob = NULL;
+    if (!ok) {
+        error_report("dmalab-vtd: the incoming unit state is not valid for "
+                     "this configuration");
+        return -EINVAL;
+    }
+    dmalab_vtd_switch(s);
+    return 0;
+}
+
+static const VMStateDescription vmstate_dmalab_vtd = {
+    .name = TYPE_DMALAB_VTD,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .priority = MIG_PRI_IOMMU,
+    .pre_save = dmalab_vtd_pre_save,
+    .pre_load = dmalab_vtd_pre_load,
+    .post_load = dmalab_vtd_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(state_len, DmalabVtdState),
+        VMSTATE_VBUFFER_ALLOC_UINT32(state_blob, DmalabVtdState, 0, NULL,
+                                     state_len),
+        VMSTATE_END_OF_LIST(),
+    },
+};
+
+static void dmalab_vtd_instance_init(Object *obj)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+        const char *desc;
+    } costs[] = {
+        { "inv-desc-ns", offsetof(DmalabVtdState, inv_desc_ns),
+          "virtual ns per invalidation descriptor or register command" },
+        { "inv-page-ns", offsetof(DmalabVtdState, inv_page_ns),
+          "virtual ns per page an IOTLB invalidation covers" },
+        { "wait-ns", offsetof(DmalabVtdState, wait_ns),
+          "virtual ns per invalidation wait descriptor" },
+    };
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    unsigned i;
+
+    /* No interrupt remapping: "intremap" defaults to off, and on is refused. */
+    X86_IOMMU_DEVICE(obj)->intr_supported = ON_OFF_AUTO_OFF;
+    s->inv_desc_ns = 200;
+    s->inv_page_ns = 10;
+    s->wait_ns = 500;
+    for (i = 0; i < dmalab_vtd_counter_count(); i++) {
+        object_property_add(obj, dmalab_vtd_counter_name(i), "uint64",
+                            dmalab_vtd_get_counter, NULL, NULL,
+                            (void *)(uintptr_t)i);
+    }
+    for (i = 0; i < ARRAY_SIZE(costs); i++) {
+        ObjectProperty *op;
+
+        op = object_property_add(obj, costs[i].name, "uint64",
+                                 dmalab_vtd_get_cost, dmalab_vtd_set_cost,
+                                 NULL, (void *)(uintptr_t)costs[i].offset);
+        op->description = g_strdup(costs[i].desc);
+    }
+    object_property_add_bool(obj, "audit", dmalab_vtd_prop_get_audit,
+                             dmalab_vtd_prop_set_audit);
+}
+
+static const Property dmalab_vtd_properties[] = {
+    DEFINE_PROP_UINT8("aw-bits", DmalabVtdState, aw_bits, 48),
+    DEFINE_PROP_UINT32("iotlb-entries", DmalabVtdState, iotlb_entries, 512),
+    DEFINE_PROP_UINT32("iotlb-ways", DmalabVtdState, iotlb_ways, 8),
+    DEFINE_PROP_STRING("replacement", DmalabVtdState, replacement),
+    DEFINE_PROP_UINT32("context-entries", DmalabVtdState, context_entries,
+                       64),
+    DEFINE_PROP_BOOL("qi", DmalabVtdState, qi, true),
+    DEFINE_PROP_UINT32("queue-step", DmalabVtdState, queue_step, 64),
+    DEFINE_PROP_UINT64("seed", DmalabVtdState, seed, 0),
+};
+
+static void dmalab_vtd_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    X86IOMMUClass *x86 = X86_IOMMU_DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+
+    x86->realize = dmalab_vtd_realize;
+    x86->build_acpi_table = dmalab_vtd_build_acpi;
+    rc->phases.hold = dmalab_vtd_reset_hold;
+    dc->desc = "dmalab VT-d DMA-remapping unit";
+    dc->vmsd = &vmstate_dmalab_vtd;
+    dc->hotpluggable = false;
+    dc->user_creatable = true;
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+    device_class_set_props(dc, dmalab_vtd_properties);
+}
+
+static void dmalab_vtd_iommu_mr_class_init(ObjectClass *klass, void *data)
+{
+    IOMMUMemoryRegionClass *imrc = IOMMU_MEMORY_REGION_CLASS(klass);
+
+    imrc->translate = dmalab_vtd_translate_mr;
+    imrc->notify_flag_changed = dmalab_vtd_notify_flag_changed;
+}
+
+static const TypeInfo dmalab_vtd_types[] = {
+    {
+        .name = TYPE_DMALAB_VTD,
+        .parent = TYPE_X86_IOMMU_DEVICE,
+        .instance_size = sizeof(DmalabVtdState),
+        .instance_init = dmalab_vtd_instance_init,
+        .class_init = dmalab_vtd_class_init,
+    },
+    {
+        .name = TYPE_DMALAB_VTD_IOMMU_MR,
+        .parent = TYPE_IOMMU_MEMORY_REGION,
+        .class_init = dmalab_vtd_iommu_mr_class_init,
+    },
+};
+
+DEFINE_TYPES(dmalab_vtd_types)
