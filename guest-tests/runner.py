@@ -105,6 +105,20 @@ class Boot:
 
 
 COUNTERS = ("descriptors", "bytes", "errors", "interrupts")
+# dmalab-vtd's QOM counters (docs/vtd.rst), read when the unit is present.
+VTD_COUNTERS = (
+    "translations", "iotlb-hits", "iotlb-misses", "iotlb-evictions",
+    "context-hits", "context-misses", "page-walks", "walk-reads", "faults",
+    "faults-recorded", "faults-overflowed", "faults-coalesced",
+    "inv-register", "inv-queued", "iotlb-dropped", "cc-inv-global", "cc-inv-domain", "cc-inv-device",
+    "iotlb-inv-global", "iotlb-inv-domain", "iotlb-inv-page", "waits",
+    "wait-modelled-ns", "wait-achieved-ns", "wait-max-achieved-ns",
+    "wait-status-failed", "queue-errors", "fault-events", "inv-events",
+    "audit-checks", "audit-stale")
+# --expect-vtd: NAME OP VALUE, where VALUE is a number or ops[*N|/N] (the
+# copies the guest verified).
+VTD_EXPECT_RE = re.compile(
+    r"^([a-z-]+)\s*(>=|<=|==|>|<)\s*(\d+|ops(?:\s*([*/])\s*(\d+))?)$")
 
 
 class QmpError(Exception):
@@ -184,17 +198,28 @@ class Qmp:
 
 
 def read_device_counters(qmp):
-    """QOM counters of every dmalab-ioat in the machine."""
+    """QOM counters of every dmalab-ioat and dmalab-vtd in the machine."""
     found = []
+    kinds = {"child<dmalab-ioat>": ("dmalab-ioat", COUNTERS),
+             "child<dmalab-vtd>": ("dmalab-vtd", VTD_COUNTERS)}
     for parent in ("/machine/peripheral", "/machine/peripheral-anon"):
         for child in qmp.command("qom-list", path=parent):
-            if child.get("type") == "child<dmalab-ioat>":
+            kind = kinds.get(child.get("type"))
+            if kind:
                 path = "%s/%s" % (parent, child["name"])
-                stats = {"path": path}
-                for c in COUNTERS:
+                stats = {"path": path, "type": kind[0]}
+                for c in kind[1]:
                     stats[c] = qmp.command("qom-get", path=path, property=c)
                 found.append(stats)
     return found
+
+
+def ioat_stats(boot):
+    return [d for d in boot.device_stats or [] if d.get("type", "dmalab-ioat") == "dmalab-ioat"]
+
+
+def vtd_stats(boot):
+    return [d for d in boot.device_stats or [] if d.get("type") == "dmalab-vtd"]
 
 
 def build_cmdline(args, seed=None):
@@ -270,7 +295,10 @@ def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None,
         except (QmpError, OSError, ValueError) as e:
             # Without QMP nobody would end a -no-shutdown QEMU: stop now.
             boot.qmp_error = str(e)
-            os.killpg(proc.pid, signal.SIGKILL)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # QEMU already exited (it says why on its output)
     pending = b""
     deadline = start + timeout
 
@@ -701,6 +729,7 @@ def analyse(boot, args):
         reasons += judge_irqs(facts, args)
     reasons += judge_counters(facts, boot, args)
     reasons += judge_probes(boot, args)
+    reasons += judge_lines(boot, args)
     return facts, reasons
 
 
@@ -753,10 +782,10 @@ def judge_counters(facts, boot, args):
         return ["QMP: %s" % boot.qmp_error]
     if boot.device_stats is None:
         return []
-    if not boot.device_stats:
-        return ["QMP: no dmalab-ioat device found in the QOM tree"]
-    reasons = []
-    total = {c: sum(d[c] for d in boot.device_stats) for c in COUNTERS}
+    reasons = judge_vtd(facts, boot, args)
+    if not ioat_stats(boot):
+        return reasons + ["QMP: no dmalab-ioat device found in the QOM tree"]
+    total = {c: sum(d[c] for d in ioat_stats(boot)) for c in COUNTERS}
     if total["descriptors"] < args.min_device_descriptors:
         reasons.append("dmalab-ioat completed %d descriptors, expected at "
                        "least %d" % (total["descriptors"],
@@ -780,6 +809,41 @@ def judge_counters(facts, boot, args):
         if s["ops"] and not total["interrupts"]:
             reasons.append("dmalab-ioat sent no interrupt")
     return reasons
+
+
+def judge_vtd(facts, boot, args):
+    """--expect-vtd: conditions on dmalab-vtd's counters."""
+    if not args.expect_vtd:
+        return []
+    units = vtd_stats(boot)
+    if not units:
+        return ["QMP: no dmalab-vtd found in the QOM tree"]
+    ops = facts["summary"]["ops"] if facts["summary"] else 0
+    reasons = []
+    for text in args.expect_vtd:
+        name, op, value, scale_op, scale = VTD_EXPECT_RE.match(text).groups()
+        if value.startswith("ops"):
+            want = ops
+            if scale_op == "*":
+                want = ops * int(scale)
+            elif scale_op == "/":
+                want = ops // int(scale)
+        else:
+            want = int(value)
+        have = sum(u[name] for u in units)
+        ok = {">=": have >= want, "<=": have <= want, "==": have == want,
+              ">": have > want, "<": have < want}[op]
+        if not ok:
+            reasons.append("dmalab-vtd: %s is %d, expected %s %d (%s)" % (
+                name, have, op, want, text))
+    return reasons
+
+
+def judge_lines(boot, args):
+    """--expect-line: each pattern matches at least one serial line."""
+    lines = [strip_ts(l) for l in boot.lines]
+    return ["no serial line matches %r" % rx for rx in args.expect_line
+            if not any(re.search(rx, l) for l in lines)]
 
 
 def fmt_bytes(n):
@@ -832,7 +896,19 @@ def print_summary(facts, boot, hdr="boot"):
     if facts["allowed"]:
         print("  allowed:      %d expected error line(s) (--allow)" %
               len(facts["allowed"]))
-    for d in boot.device_stats or []:
+    for d in vtd_stats(boot):
+        print("  vtd (QMP):    %s" % d["path"])
+        names = [c for c in VTD_COUNTERS if d[c]]
+        for i in range(0, len(names), 4):
+            print("                %s" % "  ".join(
+                "%s=%d" % (c, d[c]) for c in names[i:i + 4]))
+        if d["waits"]:
+            print("                wait latency: modelled %.1f us, achieved "
+                  "%.1f us on average (max %.1f us)" % (
+                      d["wait-modelled-ns"] / d["waits"] / 1e3,
+                      d["wait-achieved-ns"] / d["waits"] / 1e3,
+                      d["wait-max-achieved-ns"] / 1e3))
+    for d in ioat_stats(boot):
         print("  device (QMP): %s descriptors=%d bytes=%s errors=%d "
               "interrupts=%d" % (d["path"], d["descriptors"],
                                  fmt_bytes(d["bytes"]), d["errors"],
@@ -1032,6 +1108,13 @@ def make_parser():
     ap.add_argument("--expect-device-errors", default="0", metavar="N[+]",
                     help="channel errors dmalab-ioat must count (QMP): N "
                          "exactly, N+ at least N (default 0)")
+    ap.add_argument("--expect-vtd", action="append", default=[],
+                    metavar="NAME OP VALUE",
+                    help="a condition on dmalab-vtd's counters, e.g. "
+                         "'iotlb-inv-page>=ops*2' (ops: verified copies)")
+    ap.add_argument("--expect-line", action="append", default=[],
+                    metavar="REGEX",
+                    help="a serial line must match REGEX (repeatable)")
     ap.add_argument("--no-counters", action="store_true",
                     help="do not read dmalab-ioat's counters over QMP at "
                          "the end (they are cross-checked against the "
@@ -1045,7 +1128,7 @@ def want_counters(args):
     """Read the device counters when a dmalab-ioat is on the command line."""
     devices = args.device or DEFAULT_DEVICES
     return not args.no_counters and any(
-        d.split(",")[0] == "dmalab-ioat" for d in devices)
+        d.split(",")[0] in ("dmalab-ioat", "dmalab-vtd") for d in devices)
 
 
 def check_args(ap, args):
@@ -1056,8 +1139,14 @@ def check_args(ap, args):
         ap.error("--boots must be at least 1")
     try:
         parse_errors_expectation(args.expect_device_errors)
-        for rx in args.allow + ([args.reset_on] if args.reset_on else []):
+        for rx in args.allow + args.expect_line + (
+                [args.reset_on] if args.reset_on else []):
             re.compile(rx)
+        for text in args.expect_vtd:
+            if not VTD_EXPECT_RE.match(text):
+                raise ValueError("--expect-vtd %r: want NAME OP VALUE" % text)
+            if VTD_EXPECT_RE.match(text).group(1) not in VTD_COUNTERS:
+                raise ValueError("--expect-vtd %r: no such counter" % text)
     except (ValueError, re.error) as e:
         ap.error(str(e))
 

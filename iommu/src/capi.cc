@@ -94,6 +94,7 @@ constexpr CounterDef kCounters[] = {
     {"faults", &vtd::Counters::faults},
     {"faults-recorded", &vtd::Counters::faults_recorded},
     {"faults-overflowed", &vtd::Counters::faults_overflowed},
+    {"faults-coalesced", &vtd::Counters::faults_coalesced},
     {"inv-register", &vtd::Counters::inv_register},
     {"inv-queued", &vtd::Counters::inv_queued},
     {"iotlb-dropped", &vtd::Counters::iotlb_dropped},

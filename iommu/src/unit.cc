@@ -220,6 +220,7 @@ void Unit::reset()
     caches_->clear();
     root_valid_ = false;
     root_ = 0;
+    next_record_ = 0;
     q_busy_ = false;
     q_lo_ = q_hi_ = q_due_ = q_submitted_ = 0;
     marks_.clear();
@@ -756,24 +757,33 @@ void Unit::record_fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason)
         return;
     }
     bool pending = read_fsts(fsts) & FSTS_PPF;
-    unsigned fri = (fsts >> FSTS_FRI_SHIFT) & 0xff;
-    if (fri >= kFaultRecords)
-        fri = 0;
-    unsigned hi = R_FRCD0 + 2 * fri + 1;
-    if (regs_->get(hi) & FRCD_F) {
+    unsigned slot = next_record_ % kFaultRecords;
+    // A request refused again while its record is still pending is not recorded twice
+    // (7.2.1 lets hardware coalesce faults from one requester to one page): QEMU splits a
+    // faulting access into many small ones, and each would otherwise take a record.
+    unsigned last = R_FRCD0 + 2 * ((slot + kFaultRecords - 1) % kFaultRecords);
+    uint64_t hi = FRCD_F | (write ? 0 : FRCD_T_READ) | uint64_t{reason} << FRCD_FR_SHIFT | sid;
+    if (regs_->get(last + 1) == hi && regs_->get(last) == (iova & ~uint64_t{0xfff})) {
+        counters_.faults_coalesced++;
+        return;
+    }
+    unsigned reg = R_FRCD0 + 2 * slot;
+    if (regs_->get(reg + 1) & FRCD_F) {
         counters_.faults_overflowed++;
         regs_->set(R_FSTS, fsts | FSTS_PFO);
         fault_event();
         return;
     }
-    regs_->set(hi - 1, iova & ~uint64_t{0xfff});
-    regs_->set(hi, FRCD_F | (write ? 0 : FRCD_T_READ) | uint64_t{reason} << FRCD_FR_SHIFT | sid);
-    fri = (fri + 1) % kFaultRecords;
-    regs_->set(R_FSTS,
-               (fsts & ~(uint64_t{0xff} << FSTS_FRI_SHIFT)) | uint64_t{fri} << FSTS_FRI_SHIFT);
+    regs_->set(reg, iova & ~uint64_t{0xfff});
+    regs_->set(reg + 1, hi);
+    next_record_ = (slot + 1) % kFaultRecords;
     counters_.faults_recorded++;
-    if (!pending)
+    if (!pending) {
+        // 10.4.9: FRI names the record of the first pending fault.
+        regs_->set(R_FSTS,
+                   (fsts & ~(uint64_t{0xff} << FSTS_FRI_SHIFT)) | uint64_t{slot} << FSTS_FRI_SHIFT);
         fault_event();
+    }
 }
 
 // ---- Translation (3.6, 9) ----
@@ -1013,6 +1023,7 @@ void Unit::save(StateWriter& w) const
     w.u64(cc_due_);
     w.u64(iotlb_due_);
     w.u64(prng_.state());
+    w.u8(static_cast<uint8_t>(next_record_));
 }
 
 bool Unit::load(StateReader& r)
@@ -1027,7 +1038,9 @@ bool Unit::load(StateReader& r)
     bool q_busy = r.boolean();
     uint64_t q_lo = r.u64(), q_hi = r.u64(), q_due = r.u64(), q_submitted = r.u64();
     uint64_t cc_due = r.u64(), iotlb_due = r.u64(), prng = r.u64();
-    if (!r.finished() || q_due > kTimeLimit || cc_due > kTimeLimit || iotlb_due > kTimeLimit)
+    unsigned next_record = r.u8();
+    if (!r.finished() || next_record >= kFaultRecords || q_due > kTimeLimit ||
+        cc_due > kTimeLimit || iotlb_due > kTimeLimit)
         return false;
     reset();
     for (unsigned i = 0; i < R_COUNT; i++)
@@ -1043,6 +1056,7 @@ bool Unit::load(StateReader& r)
     cc_due_ = cc_due;
     iotlb_due_ = iotlb_due;
     prng_.set_state(prng);
+    next_record_ = next_record;
     // Caches start empty, as after any invalidation; work in progress goes on.
     if (q_busy_)
         host_.timers.arm(kQueueTimer, q_due_);

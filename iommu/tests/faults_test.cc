@@ -36,14 +36,33 @@ TEST(Faults, RecordHoldsRequesterAddressReasonAndType)
     EXPECT_EQ(f.lo, 0x7000000u);
     uint32_t fsts = r.r32(FSTS);
     EXPECT_TRUE(fsts & FSTS_PPF);
-    EXPECT_EQ((fsts >> FSTS_FRI_SHIFT) & 0xff, 1u);
+    EXPECT_EQ((fsts >> FSTS_FRI_SHIFT) & 0xff, 0u); // the first pending record
     r.unit.translate(0x0310, 0x8000, Unit::kRead);
     EXPECT_EQ(record(r, 1).reason(), FR_READ);
     EXPECT_TRUE(record(r, 1).read());
+    EXPECT_EQ((r.r32(FSTS) >> FSTS_FRI_SHIFT) & 0xff, 0u);
     // Clearing F (W1C on the upper dword, as Linux does) empties the record; PPF follows.
     r.w32(FRCD + 12, 0x80000000);
     r.w32(FRCD + 16 + 12, 0x80000000);
     EXPECT_FALSE(r.r32(FSTS) & FSTS_PPF);
+}
+
+TEST(Faults, RepeatsOfThePendingRecordAreCoalesced)
+{
+    Rig r;
+    r.basic();
+    for (int i = 0; i < 100; i++)
+        r.read(0x5000 + 8 * i); // one page, as QEMU splits a faulting access
+    EXPECT_EQ(r.unit.counters().faults, 100u);
+    EXPECT_EQ(r.unit.counters().faults_recorded, 1u);
+    EXPECT_EQ(r.unit.counters().faults_coalesced, 99u);
+    r.write(0x5000); // another type: a new record
+    r.read(0x6000);  // another page: a new record
+    EXPECT_EQ(r.unit.counters().faults_recorded, 3u);
+    // Once the record is cleared, the same fault is recorded again.
+    r.w32(FRCD + 2 * 16 + 12, 0x80000000);
+    r.read(0x6000);
+    EXPECT_EQ(r.unit.counters().faults_recorded, 4u);
 }
 
 TEST(Faults, EventIsAnMsiFromFeaddrAndFedata)
@@ -107,8 +126,13 @@ TEST(Faults, OverflowSetsPfoAndStopsRecording)
     r.w32(FSTS, FSTS_PFO);
     r.read(0xb00000);
     EXPECT_EQ(r.unit.counters().faults_recorded, kFaultRecords + 1);
-    // Recording went on at the next index (FRI had wrapped to 0).
+    // Recording went on at the next record (wrapped to 0), and FRI names it.
     EXPECT_EQ(record(r, 0).lo, 0xb00000u);
+    EXPECT_EQ((r.r32(FSTS) >> FSTS_FRI_SHIFT) & 0xff, 0u);
+    r.w32(FRCD + 12, 0x80000000);
+    r.read(0xc00000);
+    EXPECT_EQ(record(r, 1).lo, 0xc00000u);
+    EXPECT_EQ((r.r32(FSTS) >> FSTS_FRI_SHIFT) & 0xff, 1u);
 }
 
 TEST(Faults, FaultProcessingDisableSuppressesTheRecord)

@@ -55,12 +55,13 @@ struct Counters {
     uint64_t translations = 0; // requests that reached the translation path with TE on
     uint64_t iotlb_hits = 0, iotlb_misses = 0, iotlb_evictions = 0;
     uint64_t context_hits = 0, context_misses = 0, context_evictions = 0;
-    uint64_t page_walks = 0, walk_reads = 0;   // walks started, paging entries read
-    uint64_t faults = 0;                       // translation requests refused
-    uint64_t faults_recorded = 0;              // of those, written to a fault-recording register
-    uint64_t faults_overflowed = 0;            // lost to a full set of records (FSTS.PFO)
-    uint64_t cc_inv[4] = {};                   // context-cache invalidations by granularity (1..3)
-    uint64_t iotlb_inv[4] = {};                // IOTLB invalidations by granularity (1..3)
+    uint64_t page_walks = 0, walk_reads = 0; // walks started, paging entries read
+    uint64_t faults = 0;                     // translation requests refused
+    uint64_t faults_recorded = 0;            // of those, written to a fault-recording register
+    uint64_t faults_overflowed = 0;          // lost to a full set of records (FSTS.PFO)
+    uint64_t faults_coalesced = 0;           // repeats of the pending record (same requester, page)
+    uint64_t cc_inv[4] = {};                 // context-cache invalidations by granularity (1..3)
+    uint64_t iotlb_inv[4] = {};              // IOTLB invalidations by granularity (1..3)
     uint64_t inv_register = 0, inv_queued = 0; // how they arrived
     uint64_t iotlb_dropped = 0;                // entries removed by invalidations
     uint64_t waits = 0;                        // wait descriptors completed
@@ -196,6 +197,7 @@ class Unit
 
     bool root_valid_ = false; // SRTP latched a usable root table
     uint64_t root_ = 0;
+    unsigned next_record_ = 0; // the fault-recording register the next fault goes to
 
     // The queue: the descriptor in progress, when it is due, and when the wait it belongs
     // to was submitted.
