@@ -44,14 +44,18 @@ class FakeMemory : public DmaMemory
     {
         if (wraps(addr, len))
             return addr;
-        uint64_t bad = addr + len;
+        if (len == 0)
+            return std::nullopt;
+        // Inclusive ends: a range may end exactly at 2^64 (addr + len is then 0).
+        uint64_t last = addr + (len - 1);
+        uint64_t bad = last;
         bool any = false;
-        if (addr + len > ram.size()) {
+        if (last >= ram.size()) {
             bad = std::max<uint64_t>(addr, ram.size());
             any = true;
         }
         for (const auto& h : holes)
-            if (addr < h.addr + h.len && h.addr < addr + len) {
+            if (h.len && addr <= h.addr + (h.len - 1) && h.addr <= last) {
                 bad = std::min(bad, std::max(addr, h.addr));
                 any = true;
             }
