@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "dmalab/prng.h"
+#include "dmalab/timers.h"
 #include "dmalab/vtd/unit.h"
 
 namespace dmalab::vtd
@@ -17,33 +19,44 @@ template <class Entry> class SetAssoc
 {
   public:
     SetAssoc(unsigned entries, unsigned ways, Replacement policy, Prng& prng)
-        : ways_(ways), sets_(entries / ways), policy_(policy), prng_(prng), slots_(entries)
+        : ways_(ways), sets_(entries / ways), policy_(policy), prng_(prng), tags_(entries, 0),
+          stamps_(entries, 0), entries_(entries)
     {
     }
 
     unsigned sets() const { return sets_; }
-
-    // The valid entry in set `set` that `match` accepts, or nullptr. Counts as a use.
-    template <class Match> Entry* find(unsigned set, Match&& match)
+    // The set for a key: a multiplicative hash mapped onto [0, sets) without a division.
+    unsigned set_of(uint64_t key) const
     {
-        Slot* s = &slots_[size_t{set} * ways_];
+        uint64_t h = key * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+        return static_cast<unsigned>((static_cast<u128>(h) * sets_) >> 64);
+    }
+
+    // The entry tagged `tag` (never 0) in set `set`, or nullptr. Counts as a use. The tags
+    // of a set are contiguous, so a lookup touches one or two cache lines.
+    Entry* find(unsigned set, uint64_t tag)
+    {
+        size_t base = size_t{set} * ways_;
+        const uint64_t* t = &tags_[base];
         for (unsigned w = 0; w < ways_; w++)
-            if (s[w].valid && match(s[w].entry)) {
+            if (t[w] == tag) {
                 if (policy_ == Replacement::Lru)
-                    s[w].stamp = ++clock_;
-                return &s[w].entry;
+                    stamps_[base + w] = ++clock_;
+                return &entries_[base + w];
             }
         return nullptr;
     }
 
-    // Places `e` in set `set`; true when a valid entry was evicted for it.
-    bool insert(unsigned set, const Entry& e)
+    // Places `e` under `tag` in set `set`: where it went, and whether a valid entry was
+    // evicted for it.
+    std::pair<Entry*, bool> insert(unsigned set, uint64_t tag, const Entry& e)
     {
-        Slot* s = &slots_[size_t{set} * ways_];
+        size_t base = size_t{set} * ways_;
         unsigned victim = 0;
         bool evict = true;
         for (unsigned w = 0; w < ways_; w++)
-            if (!s[w].valid) {
+            if (tags_[base + w] == 0) {
                 victim = w;
                 evict = false;
                 break;
@@ -53,21 +66,30 @@ template <class Entry> class SetAssoc
                 victim = static_cast<unsigned>(prng_.upto(ways_ - 1));
             } else {
                 for (unsigned w = 1; w < ways_; w++)
-                    if (s[w].stamp < s[victim].stamp)
+                    if (stamps_[base + w] < stamps_[base + victim])
                         victim = w;
             }
         }
-        s[victim] = {e, ++clock_, true};
-        return evict;
+        tags_[base + victim] = tag;
+        stamps_[base + victim] = ++clock_;
+        entries_[base + victim] = e;
+        return {&entries_[base + victim], evict};
+    }
+
+    // A use of an entry found earlier (and not dropped or replaced since).
+    void touch(Entry* e)
+    {
+        if (policy_ == Replacement::Lru)
+            stamps_[static_cast<size_t>(e - entries_.data())] = ++clock_;
     }
 
     // Drops every entry `pred` accepts; returns how many.
     template <class Pred> uint64_t drop_if(Pred&& pred)
     {
         uint64_t n = 0;
-        for (Slot& s : slots_)
-            if (s.valid && pred(s.entry)) {
-                s.valid = false;
+        for (size_t i = 0; i < tags_.size(); i++)
+            if (tags_[i] && pred(entries_[i])) {
+                tags_[i] = 0;
                 n++;
             }
         return n;
@@ -76,23 +98,20 @@ template <class Entry> class SetAssoc
     uint64_t valid() const
     {
         uint64_t n = 0;
-        for (const Slot& s : slots_)
-            n += s.valid;
+        for (uint64_t t : tags_)
+            n += t != 0;
         return n;
     }
 
   private:
-    struct Slot {
-        Entry entry{};
-        uint64_t stamp = 0; // last use (LRU) or fill (FIFO)
-        bool valid = false;
-    };
     unsigned ways_;
     unsigned sets_;
     Replacement policy_;
     Prng& prng_;
     uint64_t clock_ = 0;
-    std::vector<Slot> slots_;
+    std::vector<uint64_t> tags_;   // 0: empty
+    std::vector<uint64_t> stamps_; // last use (LRU) or fill (FIFO)
+    std::vector<Entry> entries_;
 };
 
 } // namespace dmalab::vtd

@@ -158,12 +158,14 @@ class Caches
           iotlb(c.iotlb_entries, c.iotlb_ways, c.replacement, prng)
     {
     }
-    unsigned context_set(uint16_t sid) const { return (sid ^ (sid >> 5)) % context.sets(); }
-    unsigned iotlb_set(uint16_t did, uint64_t vpn, unsigned shift) const
+    static uint64_t context_tag(uint16_t sid) { return uint64_t{1} << 63 | sid; }
+    // vpn < 2^36 (input addresses below 2^48), did 16 bits, the page size in 2 bits.
+    static uint64_t iotlb_tag(uint16_t did, uint64_t vpn, unsigned shift)
     {
-        uint64_t h = vpn ^ (vpn >> 9) ^ (uint64_t{did} * 0x9e37u) ^ shift;
-        return static_cast<unsigned>(h % iotlb.sets());
+        return uint64_t{1} << 63 | vpn << 20 | uint64_t{did} << 4 | (shift - 12) / 9;
     }
+    unsigned context_set(uint16_t sid) const { return context.set_of(sid); }
+    unsigned iotlb_set(uint64_t tag) const { return iotlb.set_of(tag); }
     void clear()
     {
         context.drop_if([](const auto&) { return true; });
@@ -218,6 +220,8 @@ void Unit::reset()
         host_.timers.cancel(t);
     regs_->reset();
     caches_->clear();
+    forget();
+    te_ = false;
     root_valid_ = false;
     root_ = 0;
     next_record_ = 0;
@@ -225,11 +229,6 @@ void Unit::reset()
     q_lo_ = q_hi_ = q_due_ = q_submitted_ = 0;
     marks_.clear();
     cc_due_ = iotlb_due_ = 0;
-}
-
-bool Unit::translation_enabled() const
-{
-    return regs_->get(R_GSTS) & G_TE;
 }
 
 const char* Unit::set_costs(uint64_t desc_ns, uint64_t page_ns, uint64_t wait_ns)
@@ -329,6 +328,7 @@ void Unit::write_gcmd(uint64_t, uint64_t written, uint64_t bytes)
         logf(host_.log, LogKind::Unimplemented,
              "vtd: GCMD 0x%x asks for a feature the unit does not advertise", cmd);
     regs_->set(R_GSTS, sts);
+    te_ = sts & G_TE;
     if (sts & G_QIE)
         queue_kick();
 }
@@ -449,6 +449,7 @@ uint64_t Unit::cost(char kind, Gran g, unsigned am) const
 uint64_t Unit::do_cc(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued)
 {
     uint16_t fmask = static_cast<uint16_t>((0x7u << (3 - fm)) & 0x7u); // 6.5.1.1, FM
+    forget();
     uint64_t n = caches_->context.drop_if([&](const Context& e) {
         switch (g) {
         case Gran::Global:
@@ -473,6 +474,7 @@ uint64_t Unit::do_iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool q
     uint64_t size = pow2(12 + am);
     uint64_t first = addr & ~(size - 1);
     uint64_t last = first + (size - 1);
+    forget();
     uint64_t n = caches_->iotlb.drop_if([&](const TlbEntry& e) {
         switch (g) {
         case Gran::Global:
@@ -790,9 +792,16 @@ void Unit::record_fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason)
 
 bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
 {
-    unsigned set = caches_->context_set(sid);
-    if (Context* c = caches_->context.find(set, [&](const Context& e) { return e.sid == sid; })) {
+    if (last_context_ && static_cast<Context*>(last_context_)->sid == sid) {
         counters_.context_hits++;
+        caches_->context.touch(static_cast<Context*>(last_context_));
+        out = *static_cast<Context*>(last_context_);
+        return true;
+    }
+    unsigned set = caches_->context_set(sid);
+    if (Context* c = caches_->context.find(set, Caches::context_tag(sid))) {
+        counters_.context_hits++;
+        last_context_ = c;
         out = *c;
         return true;
     }
@@ -846,8 +855,12 @@ bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
         reason = FR_CONTEXT_INVALID;
         return false;
     }
-    if (caches_->context.insert(set, out))
+    auto [where, evicted] = caches_->context.insert(set, Caches::context_tag(sid), out);
+    if (evicted) {
         counters_.context_evictions++;
+        forget();
+    }
+    last_context_ = where;
     return true;
 }
 
@@ -950,6 +963,24 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
         return t;
     }
     counters_.translations++;
+    if (front_.valid && front_.sid == sid && (iova & ~front_.mask) == front_.base &&
+        !config_.audit) {
+        counters_.context_hits++;
+        counters_.iotlb_hits++;
+        caches_->iotlb.touch(static_cast<TlbEntry*>(front_.entry));
+        if ((perm & kWrite) && !front_.w)
+            return refuse(sid, iova, perm, FR_WRITE, !front_.fpd);
+        if ((perm & kRead) && !front_.r)
+            return refuse(sid, iova, perm, FR_READ, !front_.fpd);
+        t.ok = true;
+        t.translated = true;
+        t.mask = front_.mask;
+        t.iova = front_.base;
+        t.addr = front_.page;
+        t.read = front_.r;
+        t.write = front_.w;
+        return t;
+    }
     Context ctx;
     uint8_t reason = 0;
     if (!context_for(sid, ctx, reason))
@@ -966,17 +997,16 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
     if (iova >> agaw)
         return refuse(sid, iova, perm, FR_ADDRESS_BEYOND_AW, !ctx.fpd);
 
-    const TlbEntry* hit = nullptr;
+    TlbEntry* hit = nullptr;
     for (unsigned shift : {12u, 21u, 30u}) {
         uint64_t vpn = iova >> shift;
-        unsigned set = caches_->iotlb_set(ctx.did, vpn, shift);
-        hit = caches_->iotlb.find(set, [&](const TlbEntry& e) {
-            return e.vpn == vpn && e.shift == shift && e.did == ctx.did;
-        });
+        uint64_t tag = Caches::iotlb_tag(ctx.did, vpn, shift);
+        hit = caches_->iotlb.find(caches_->iotlb_set(tag), tag);
         if (hit)
             break;
     }
     TlbEntry e;
+    TlbEntry* slot = hit;
     if (hit) {
         counters_.iotlb_hits++;
         e = *hit;
@@ -989,9 +1019,16 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
         if (!walk(ctx, iova, perm, w, reason, true))
             return refuse(sid, iova, perm, reason, !ctx.fpd);
         e = {ctx.did, static_cast<uint8_t>(w.shift), w.r, w.w, iova >> w.shift, w.page};
-        if (caches_->iotlb.insert(caches_->iotlb_set(ctx.did, e.vpn, w.shift), e))
+        uint64_t tag = Caches::iotlb_tag(ctx.did, e.vpn, w.shift);
+        auto [where, evicted] = caches_->iotlb.insert(caches_->iotlb_set(tag), tag, e);
+        slot = where;
+        if (evicted) {
             counters_.iotlb_evictions++;
+            forget();
+        }
     }
+    front_ = {true,    sid, iova & ~(pow2(e.shift) - 1), pow2(e.shift) - 1, e.page, e.r, e.w,
+              ctx.fpd, slot};
     if ((perm & kWrite) && !e.w)
         return refuse(sid, iova, perm, FR_WRITE, !ctx.fpd);
     if ((perm & kRead) && !e.r)
@@ -1057,6 +1094,8 @@ bool Unit::load(StateReader& r)
     iotlb_due_ = iotlb_due;
     prng_.set_state(prng);
     next_record_ = next_record;
+    forget();
+    te_ = regs_->get(R_GSTS) & G_TE;
     // Caches start empty, as after any invalidation; work in progress goes on.
     if (q_busy_)
         host_.timers.arm(kQueueTimer, q_due_);

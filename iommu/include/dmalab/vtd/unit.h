@@ -138,7 +138,7 @@ class Unit
     // entry disables it. perm = 0 is a query: what the tables say, with nothing recorded.
     static constexpr unsigned kRead = 1, kWrite = 2;
     Translation translate(uint16_t sid, uint64_t iova, unsigned perm);
-    bool translation_enabled() const;
+    bool translation_enabled() const { return te_; }
 
     const Counters& counters() const { return counters_; }
     const Config& config() const { return config_; }
@@ -194,6 +194,26 @@ class Unit
     Counters counters_;
     Prng prng_;
     unsigned depth_ = 0; // nesting of host calls; register accesses inside one are refused
+
+    // The IOTLB entry the latest translation used, with what its context said: checked
+    // first, so a run of hits on one page costs no set lookup. Every invalidation,
+    // eviction and reset clears it; the audit bypasses it.
+    struct Front {
+        bool valid = false;
+        uint16_t sid = 0;
+        uint64_t base = 0, mask = 0, page = 0;
+        bool r = false, w = false, fpd = false;
+        void* entry = nullptr;
+    };
+    Front front_;
+    void* last_context_ = nullptr; // the context-cache entry used last
+    bool te_ = false;              // GSTS.TES
+    // Drops the shortcuts above (after any change to the caches).
+    void forget()
+    {
+        front_.valid = false;
+        last_context_ = nullptr;
+    }
 
     bool root_valid_ = false; // SRTP latched a usable root table
     uint64_t root_ = 0;
