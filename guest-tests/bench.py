@@ -1,17 +1,21 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Boot the bench scenario without and with QEMU's intel-iommu and compare.
+"""Boot the bench scenario in several IOMMU configurations and compare.
 
 Runs runner.py's bench guest (dmalab_exercise mode=bench) once per
 configuration, judges each boot like runner.py does (verification errors,
-kernel problems, device counters ... fail), prints both bench tables and
-the ops/s ratio "with intel-iommu / without" per copy size and channel
-count.  The figures are only reported, never asserted.  The last line is
+kernel problems, device counters ... fail), prints the bench tables and
+the ops/s ratio of each configuration over the first one, per copy size and
+channel count, and the host CPU time QEMU spent per GiB the device moved.
+--set iommu (default): without an IOMMU, then QEMU's intel-iommu.
+--set vtd: QEMU's intel-iommu, then dmalab-vtd (both lazy, the default).
+The figures are only reported, never asserted.  The last line is
 "guest <name>: PASS" or "guest <name>: FAIL: <reason>".
 """
 
 import argparse
 import os
+import resource
 import sys
 
 sys.dont_write_bytecode = True     # keep the source tree clean
@@ -19,12 +23,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import runner  # noqa: E402
 
 # (label, runner arguments): the baseline first
-CONFIGS = [
-    ("without", ["--device", "dmalab-ioat",
-                 "--append", "dmalab_exercise.mode=bench"]),
-    ("intel-iommu", ["--device", "intel-iommu", "--device", "dmalab-ioat",
-                     "--append", "intel_iommu=on dmalab_exercise.mode=bench"]),
-]
+WITHOUT = ("without", ["--device", "dmalab-ioat",
+                       "--append", "dmalab_exercise.mode=bench"])
+INTEL = ("intel-iommu", ["--device", "intel-iommu", "--device", "dmalab-ioat",
+                         "--append", "intel_iommu=on dmalab_exercise.mode=bench"])
+VTD = ("dmalab-vtd", ["--device", "dmalab-vtd", "--device", "dmalab-ioat",
+                      "--append", "intel_iommu=on dmalab_exercise.mode=bench"])
+SETS = {"iommu": [WITHOUT, INTEL], "vtd": [INTEL, VTD]}
 
 
 def rows_by_key(bench, tag, keys):
@@ -40,7 +45,7 @@ def ratio(a, b):
         return "-"
 
 
-def compare(base, other, label):
+def compare(base, other, label, base_label="without"):
     """Text lines: ops/s of two configurations and their ratio."""
     out = []
     for tag, keys in (("bench", ("size", "channels")),
@@ -58,7 +63,7 @@ def compare(base, other, label):
                 for k in a]
         width = [max(len(str(r[i])) for r in [head] + rows)
                  for i in range(len(head))]
-        out.append("%s ops/s, ratio = with %s / without:" % (tag, label))
+        out.append("%s ops/s, ratio = %s / %s:" % (tag, label, base_label))
         for r in [head] + rows:
             out.append("  " + "  ".join(str(v).rjust(w)
                                         for v, w in zip(r, width)))
@@ -77,13 +82,17 @@ def main(argv=None):
     ap.add_argument("--runner-arg", action="append", default=[],
                     help="extra runner.py argument for both boots "
                          "(repeatable)")
+    ap.add_argument("--set", choices=sorted(SETS), default="iommu",
+                    help="which configurations to compare (default iommu)")
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args(argv)
+    configs = SETS[args.set]
 
     rp = runner.make_parser()
     failed = []
     benches = []
-    for label, extra in CONFIGS:
+    costs = []  # (label, QEMU CPU seconds, wall seconds, bytes the device moved)
+    for label, extra in configs:
         rargs = rp.parse_args(
             ["--qemu", os.path.abspath(args.qemu),
              "--kernel", os.path.abspath(args.kernel),
@@ -93,7 +102,13 @@ def main(argv=None):
             (["--verbose"] if args.verbose else []))
         runner.check_args(rp, rargs)
         print("==== %s ====" % label, flush=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         boot, results, run_reasons = runner.run_once(rargs)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + \
+            (after.ru_stime - before.ru_stime)
+        moved = sum(d["bytes"] for d in runner.ioat_stats(boot))
+        costs.append((label, cpu, boot.wall, moved))
         if args.log_dir:
             with open(os.path.join(args.log_dir, "%s-%s.log" %
                                    (args.name, label)), "w") as f:
@@ -107,9 +122,23 @@ def main(argv=None):
             failed.append((label, ["no '# bench' lines from the guest"]))
 
     print("==== comparison ====")
-    for label, bench in zip([c[0] for c in CONFIGS[1:]], benches[1:]):
-        for line in compare(benches[0], bench, label):
+    for label, bench in zip([c[0] for c in configs[1:]], benches[1:]):
+        for line in compare(benches[0], bench, label, configs[0][0]):
             print(line)
+    print("QEMU host CPU time and wall time per GiB dmalab-ioat moved, whole "
+          "boot (firmware and kernel boot included):")
+    gib = 1 << 30
+    for label, cpu, wall, moved in costs:
+        if moved:
+            print("  %-12s cpu %.2f s/GiB  wall %.2f s/GiB  (%.1f s cpu, "
+                  "%.1f s wall, %.2f GiB)" % (label, cpu * gib / moved,
+                                              wall * gib / moved, cpu, wall,
+                                              moved / gib))
+    if len(costs) == 2 and costs[0][3] and costs[1][3]:
+        a, b = costs
+        print("  ratio %s / %s: cpu per byte %.2f, wall per byte %.2f" % (
+            b[0], a[0], (b[1] / b[3]) / (a[1] / a[3]),
+            (b[2] / b[3]) / (a[2] / a[3])))
     return runner.verdict(args.name, failed)
 
 
