@@ -1,0 +1,242 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Device-level tests of dmalab-vtd over qtest: its registers at 0xfed90000, queued
+invalidation timed on the virtual clock, and what a hostile guest can do to it (malformed
+descriptors, a wait status aimed at the unit's own registers, odd access sizes, a root table
+in MMIO, translation with no root table), with dmalab-ioat behind it as the DMA master.
+Each test starts its own QEMU and checks it exits cleanly.
+
+Usage: vtd_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
+
+import os
+import struct
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from libqtest import GuestAlloc, QTest  # noqa: E402
+import libqtest  # noqa: E402
+from ioat_rig import CHANERR_NEXT_ADDR, CTL_COMPL_WRITE, HALTED, Ioat  # noqa: E402
+
+QEMU = None
+BASE = 0xFED90000
+VER, CAP, ECAP, GCMD, GSTS, RTADDR, CCMD = 0x00, 0x08, 0x10, 0x18, 0x1C, 0x20, 0x28
+FSTS, FECTL, FEDATA, FEADDR, FEUADDR = 0x34, 0x38, 0x3C, 0x40, 0x44
+IQH, IQT, IQA, ICS = 0x80, 0x88, 0x90, 0x9C
+FRCD = 0x220
+TE, SRTP, QIE = 1 << 31, 1 << 30, 1 << 26
+FSTS_PPF, FSTS_IQE = 1 << 1, 1 << 4
+QOM = "/machine/peripheral/vtd"
+DEFAULT_COSTS = {"desc": 200, "page": 10, "wait": 500}
+
+
+def wait_desc(status, data):
+    return struct.pack("<QQ", data << 32 | 1 << 5 | 0x5, status)
+
+
+def iotlb_global():
+    return struct.pack("<QQ", 1 << 4 | 0x2, 0)
+
+
+class Vtd:
+    """Register access and a queue on a QTest machine."""
+
+    def __init__(self, qt):
+        self.qt = qt
+        self.mem = GuestAlloc(qt)
+        self.tail = 0
+
+    def r32(self, off):
+        return self.qt.readl(BASE + off)
+
+    def r64(self, off):
+        return self.qt.readq(BASE + off)
+
+    def w32(self, off, v):
+        self.qt.writel(BASE + off, v)
+
+    def w64(self, off, v):
+        self.qt.writeq(BASE + off, v)
+
+    def command(self, bit):
+        self.w32(GCMD, (self.r32(GSTS) & (TE | QIE)) | bit)
+
+    def counter(self, name):
+        return self.qt.qmp("qom-get", path=QOM, property=name)
+
+    def qi_enable(self):
+        self.iq = self.mem.alloc(4096, fill=0)
+        self.w64(IQA, self.iq)
+        self.w64(IQT, 0)
+        self.command(QIE)
+        self.tail = 0
+
+    def submit(self, *descs):
+        for d in descs:
+            self.qt.memwrite(self.iq + 16 * self.tail, d)
+            self.tail = (self.tail + 1) % 256
+        self.w64(IQT, self.tail << 4)
+
+
+class VtdTest(unittest.TestCase):
+    def setUp(self):
+        self.machines = []
+
+    def tearDown(self):
+        for qt in self.machines:
+            code = qt.close()
+            self.assertEqual(code, 0, f"QEMU exit status; stderr: {qt.stderr!r}")
+            for word in ("assert", "abort"):
+                self.assertNotIn(word, qt.stderr.lower(), qt.stderr)
+
+    def unit(self, props="", args=()):
+        qt = QTest(QEMU, ["-device", "dmalab-vtd,id=vtd" + props] + list(args))
+        self.machines.append(qt)
+        return Vtd(qt)
+
+    def test_identity(self):
+        v = self.unit()
+        self.assertEqual(v.r32(VER), 0x10)
+        cap = v.r64(CAP)
+        self.assertEqual(cap >> 8 & 0x1F, 0x6)       # SAGAW: 39 and 48 bits
+        self.assertEqual(cap >> 16 & 0x3F, 47)       # MGAW
+        self.assertEqual((cap >> 24 & 0x3FF) * 16, FRCD)
+        ecap = v.r64(ECAP)
+        self.assertTrue(ecap & 0x2)                  # QI
+        self.assertEqual(v.r32(FECTL), 1 << 31)      # events masked out of reset
+        self.assertEqual(v.counter("translations"), 0)
+
+    def test_wait_completes_on_the_virtual_clock(self):
+        v = self.unit()
+        status = v.mem.alloc(64, fill=0)
+        v.qi_enable()
+        v.submit(iotlb_global(), wait_desc(status, 0xC0DE))
+        # 200 ns for the IOTLB descriptor (an empty IOTLB), then 500 ns for the wait.
+        v.qt.clock_step(699)
+        self.assertEqual(v.qt.readl(status), 0)
+        v.qt.clock_step(1)
+        self.assertEqual(v.qt.readl(status), 0xC0DE)
+        self.assertEqual(v.r64(IQH), v.r64(IQT))
+        self.assertEqual(v.counter("waits"), 1)
+        self.assertEqual(v.counter("wait-modelled-ns"), 700)
+        self.assertEqual(v.counter("iotlb-inv-global"), 1)
+
+    def test_costs_are_settable_at_run_time(self):
+        v = self.unit()
+        v.qt.qmp("qom-set", path=QOM, property="wait-ns", value=5000)
+        self.assertEqual(v.qt.qmp("qom-get", path=QOM, property="wait-ns"), 5000)
+        with self.assertRaises(libqtest.QMPError):
+            v.qt.qmp("qom-set", path=QOM, property="inv-desc-ns", value=2 * 10**9)
+        status = v.mem.alloc(64, fill=0)
+        v.qi_enable()
+        v.submit(wait_desc(status, 1))
+        v.qt.clock_step(4999)
+        self.assertEqual(v.qt.readl(status), 0)
+        v.qt.clock_step(1)
+        self.assertEqual(v.qt.readl(status), 1)
+
+    def test_malformed_descriptor_raises_iqe_and_the_queue_resumes(self):
+        v = self.unit(",wait-ns=0,inv-desc-ns=0")
+        status = v.mem.alloc(64, fill=0)
+        report = v.mem.alloc(64, fill=0)
+        v.w32(FEADDR, report)     # the fault event lands in RAM where we can see it
+        v.w32(FEDATA, 0x1234)
+        v.w32(FECTL, 0)
+        v.qi_enable()
+        v.submit(wait_desc(status, 1), struct.pack("<QQ", 0x9, 0), wait_desc(status, 3))
+        v.qt.clock_step(10)
+        self.assertTrue(v.r32(FSTS) & FSTS_IQE)
+        self.assertEqual(v.r64(IQH), 1 << 4)
+        self.assertEqual(v.qt.readl(status), 1)
+        self.assertEqual(v.qt.readl(report), 0x1234)
+        v.qt.memwrite(v.iq + 16, wait_desc(status, 2))
+        v.w32(FSTS, FSTS_IQE)
+        v.qt.clock_step(10)
+        self.assertEqual(v.qt.readl(status), 3)
+        self.assertEqual(v.counter("queue-errors"), 1)
+
+    def test_wait_status_aimed_at_the_units_own_registers(self):
+        v = self.unit(",wait-ns=0,inv-desc-ns=0")
+        v.qi_enable()
+        # "TE" into GCMD, then 0 into IQT: both must be refused, not performed.
+        v.submit(wait_desc(BASE + GCMD, TE), wait_desc(BASE + IQT, 0))
+        v.qt.clock_step(10)
+        self.assertFalse(v.r32(GSTS) & TE)
+        self.assertEqual(v.r64(IQT), 2 << 4)
+        self.assertEqual(v.r64(IQH), 2 << 4)
+        self.assertEqual(v.counter("wait-status-failed"), 2)
+
+    def test_odd_access_sizes_are_ignored(self):
+        v = self.unit()
+        v.qt.writeb(BASE + GCMD + 3, 0x80)
+        v.qt.writew(BASE + GCMD + 2, 0x8000)
+        self.assertFalse(v.r32(GSTS) & TE)
+        self.assertEqual(v.qt.readb(BASE + VER), 0)
+        v.qt.writeq(BASE + GCMD + 4, 0x80000000)   # misaligned: QEMU splits it
+        self.assertFalse(v.r32(GSTS) & TE)
+        self.assertTrue(v.qt.responsive())
+
+    def ioat_behind(self, props=""):
+        io = Ioat(QEMU, args=["-device", "dmalab-vtd,id=vtd" + props])
+        self.machines.append(io.qt)
+        return io, Vtd(io.qt)
+
+    def copy_fails(self, io):
+        """A copy whose descriptor fetch cannot be translated halts channel 0."""
+        io.setup(0)
+        (src, _), (dst, _) = io.buffer(4096), io.buffer(4096, seed=2)
+        first = io.chain([(4096, CTL_COMPL_WRITE, src, dst)])[0]
+        io.start(0, first, 1)
+        io.settle()
+        self.assertEqual(io.state(0), HALTED)
+        self.assertTrue(io.chanerr(0) & CHANERR_NEXT_ADDR, hex(io.chanerr(0)))
+
+    def test_translation_without_a_root_table_faults_the_device(self):
+        io, v = self.ioat_behind()
+        v.command(TE)
+        self.assertTrue(v.r32(GSTS) & TE)
+        self.copy_fails(io)
+        hi = v.r64(FRCD + 8)
+        self.assertTrue(hi >> 63)                       # F
+        self.assertEqual(hi >> 32 & 0xFF, 0x8)          # root table not usable
+        self.assertEqual(hi & 0xFFFF, io.bdf)           # the requester
+        self.assertTrue(v.r32(FSTS) & FSTS_PPF)
+        self.assertTrue(io.qt.responsive())
+
+    def test_root_table_in_mmio_faults_without_touching_it(self):
+        io, v = self.ioat_behind()
+        v.w64(RTADDR, BASE)        # the unit's own registers as its root table
+        v.command(SRTP)
+        v.command(TE)
+        self.copy_fails(io)
+        self.assertEqual(v.r64(FRCD + 8) >> 32 & 0xFF, 0x8)
+        self.assertTrue(io.qt.responsive())
+
+    def test_pass_through_context_lets_the_device_copy(self):
+        io, v = self.ioat_behind()
+        root = v.mem.alloc(4096, fill=0)
+        ctx = v.mem.alloc(4096, fill=0)
+        bus, devfn = io.bdf >> 8, io.bdf & 0xFF
+        v.qt.memwrite(root + 16 * bus, struct.pack("<QQ", ctx | 1, 0))
+        v.qt.memwrite(ctx + 16 * devfn, struct.pack("<QQ", 2 << 2 | 1, 1 << 8 | 2))
+        v.w64(RTADDR, root)
+        v.command(SRTP)
+        v.command(TE)
+        io.setup(0)
+        (src, data), (dst, _) = io.buffer(8192), io.buffer(8192, seed=9)
+        first = io.chain([(8192, CTL_COMPL_WRITE, src, dst)])[0]
+        io.start(0, first, 1)
+        io.settle()
+        self.assertEqual(io.qt.memread(dst, 8192), data)
+        self.assertGreater(v.counter("translations"), 0)
+        self.assertEqual(v.counter("faults"), 0)
+
+
+def main():
+    global QEMU
+    QEMU, argv = libqtest.qemu_from_argv(sys.argv)
+    unittest.main(argv=argv)
+
+
+if __name__ == "__main__":
+    main()
