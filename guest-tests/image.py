@@ -102,18 +102,22 @@ def apt_lists_sig():
     return " ".join(parts)
 
 
-def resolve_default_version(cache):
-    """Version string (e.g. 6.1.0-57-amd64) linux-image-amd64 depends on.
+def resolve_default_version(cache, backports=False):
+    """Version string (e.g. 6.1.0-57-amd64) linux-image-amd64 depends on,
+    in bookworm-backports with backports (e.g. 6.12.95+deb12-amd64).
 
     apt-cache takes about a second, so the answer is remembered until
     apt's lists change."""
-    memo = os.path.join(cache, "guest-dl", ".default-version")
+    memo = os.path.join(cache, "guest-dl", ".default-version" +
+                        ("-bpo" if backports else ""))
     sig = apt_lists_sig()
     old = read_stamp(memo)
     if old and old.split("|")[0] == sig:
         return old.split("|")[1]
     try:
-        out = run(["apt-cache", "depends", "linux-image-amd64"])
+        out = run(["apt-cache", "depends"] +
+                  (["-t", "bookworm-backports"] if backports else []) +
+                  ["linux-image-amd64"])
         for line in out.splitlines():
             m = re.match(r"\s*Depends:\s*linux-image-(\S+)\s*$", line)
             if m:
@@ -123,10 +127,11 @@ def resolve_default_version(cache):
         why = "no 'Depends: linux-image-...' line in apt-cache output"
     except (ImageError, OSError) as e:
         why = str(e).splitlines()[0]
-    # Offline fallback: a single version already unpacked in the cache.
+    # Offline fallback: a single version of the series already unpacked.
     dl = os.path.join(cache, "guest-dl")
     have = sorted(d for d in os.listdir(dl)
-                  if os.path.isfile(os.path.join(dl, d, ".extracted"))) \
+                  if os.path.isfile(os.path.join(dl, d, ".extracted")) and
+                  ("+deb" in d) == backports) \
         if os.path.isdir(dl) else []
     if len(have) == 1:
         log("apt-cache failed (%s); using cached kernel %s" % (why, have[0]))
@@ -583,6 +588,9 @@ def main():
     ap.add_argument("--print-kernel-version", action="store_true",
                     help="print the default kernel version and exit (for "
                          "installing the matching linux-headers package)")
+    ap.add_argument("--backports", action="store_true",
+                    help="the default kernel is bookworm-backports' "
+                         "linux-image-amd64 (6.12) instead of bookworm's")
     ap.add_argument("--kernel-version",
                     help="Debian kernel version, e.g. 6.1.0-57-amd64 "
                          "(default: what linux-image-amd64 depends on)")
@@ -602,7 +610,8 @@ def main():
     try:
         if args.print_kernel_version:
             print(args.kernel_version or
-                  resolve_default_version(os.path.abspath(args.cache)))
+                  resolve_default_version(os.path.abspath(args.cache),
+                                          args.backports))
             return 0
         if not args.out:
             raise ImageError("--out is required")
@@ -625,7 +634,8 @@ def main():
                     os.path.join(build_link, "Makefile")) else \
                     "/usr/src/linux-headers-" + ver
         else:
-            ver = args.kernel_version or resolve_default_version(cache)
+            ver = args.kernel_version or resolve_default_version(
+                cache, args.backports)
             kernel, moddir = fetch_debian_kernel(cache, ver)
             kbuild = args.kbuild_dir or "/usr/src/linux-headers-" + ver
         kbuild = os.path.abspath(kbuild)

@@ -77,10 +77,12 @@ def meson_new_enough():
         return False
 
 
-def kernel_version():
-    """The kernel ABI the guest image uses (what linux-image-amd64 depends on)."""
+def kernel_version(backports=False):
+    """The kernel ABI a guest image uses (what linux-image-amd64 depends on, in bookworm
+    or in bookworm-backports)."""
     out = subprocess.run([sys.executable, REPO / "guest-tests" / "image.py",
-                          "--print-kernel-version"], capture_output=True, text=True, check=True)
+                          "--print-kernel-version"] + (["--backports"] if backports else []),
+                         capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
 
@@ -106,11 +108,13 @@ def setup():
     if need_bpo:
         run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "-t",
              "bookworm-backports"] + need_bpo, env=env)
-    headers = f"linux-headers-{kernel_version()}"
-    if missing([headers]):
+    # Headers for the exerciser module, for both guest kernels (6.1, and 6.12 from
+    # backports; its headers package pulls in the matching image, which is not used).
+    headers = missing([f"linux-headers-{kernel_version(b)}" for b in (False, True)])
+    if headers:
         if not updated:
             run(["apt-get", "update", "-q"], env=env)
-        run(["apt-get", "install", "-y", "-q", "--no-install-recommends", headers], env=env)
+        run(["apt-get", "install", "-y", "-q", "--no-install-recommends"] + headers, env=env)
 
 
 def build():
