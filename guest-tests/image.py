@@ -37,6 +37,7 @@ WANTED_MODULES = [
     "dca", "ioatdma",
     "async_tx", "async_memcpy", "async_xor", "async_pq",
     "async_raid6_recov", "raid6_pq", "xor", "brd",
+    "virtio_pci", "virtio_blk",
 ]
 
 STAMP_VERSION = "1"

@@ -26,11 +26,13 @@ finish() {
 KVER=$(uname -r)
 SCENARIO=memcpy
 BIND_WAIT=10
+DISK=""
 EX_PARAMS=""
 for w in $(cat /proc/cmdline); do
 	case "$w" in
 	dmalab.scenario=*)	SCENARIO=${w#*=} ;;
 	dmalab.bind_wait=*)	BIND_WAIT=${w#*=} ;;
+	dmalab.disk=*)		DISK=${w#*=} ;;
 	dmalab.iterations=*|dmalab.max_len=*|dmalab.seed=*|\
 	dmalab.timeout_ms=*|dmalab.max_channels=*)
 				EX_PARAMS="$EX_PARAMS ${w#dmalab.}" ;;
@@ -168,5 +170,24 @@ if [ "$SCENARIO" = memcpy ]; then
 	say "exercise end rc=$? uptime=$(cut -d' ' -f1 /proc/uptime)"
 fi
 report_irqs
+
+# dmalab.disk=vda: read a virtio-blk disk whole (its DMA goes through the
+# platform IOMMU when QEMU gives it iommu_platform=on) and print its checksum.
+if [ -n "$DISK" ]; then
+	load_mod virtio_pci && load_mod virtio_blk
+	tries=100
+	while [ ! -b "/dev/$DISK" ] && [ "$tries" -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	if [ -b "/dev/$DISK" ]; then
+		sum=$(sha256sum "/dev/$DISK" | cut -d' ' -f1)
+		bytes=$(cat "/sys/block/$DISK/size")
+		say "disk $DISK sha256=$sum bytes=$((bytes * 512))"
+	else
+		say "error: /dev/$DISK did not appear"
+		list_pci
+	fi
+fi
 
 finish

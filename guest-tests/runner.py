@@ -10,8 +10,11 @@ each is judged on its own.
 """
 
 import argparse
+import atexit
+import hashlib
 import json
 import os
+import random
 import re
 import selectors
 import signal
@@ -222,6 +225,18 @@ def vtd_stats(boot):
     return [d for d in boot.device_stats or [] if d.get("type") == "dmalab-vtd"]
 
 
+def disk_image(mib):
+    """A read-only raw disk of `mib` MiB with deterministic contents: (path,
+    sha256 hex). Written once per run into a temporary file."""
+    path = os.path.join(tempfile.gettempdir(), "dmalab-disk-%d-%d.img" %
+                        (os.getpid(), mib))
+    data = random.Random(0xd15c).randbytes(mib << 20)
+    with open(path, "wb") as f:
+        f.write(data)
+    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+    return path, hashlib.sha256(data).hexdigest()
+
+
 def build_cmdline(args, seed=None):
     append = ["console=ttyS0", "panic=-1", "printk.time=0",
               "dmalab.scenario=%s" % args.scenario]
@@ -250,6 +265,16 @@ def build_cmdline(args, seed=None):
             cmd += ["-device", dev]
     for raw in args.qemu_arg:
         cmd.append(raw)
+    if args.virtio_disk:
+        # A stock QEMU device whose DMA goes through the platform IOMMU (the
+        # guest reads the disk and prints its checksum: judge_disk).
+        if not getattr(args, "disk", None):
+            args.disk = disk_image(args.virtio_disk)
+        cmd += ["-drive", "file=%s,if=none,id=dlx-disk,format=raw,readonly=on" %
+                args.disk[0],
+                "-device", "virtio-blk-pci,drive=dlx-disk,iommu_platform=on,"
+                "disable-legacy=on"]
+        cmd[cmd.index("-append") + 1] += " dmalab.disk=vda"
     return cmd
 
 
@@ -730,6 +755,7 @@ def analyse(boot, args):
     reasons += judge_counters(facts, boot, args)
     reasons += judge_probes(boot, args)
     reasons += judge_lines(boot, args)
+    reasons += judge_disk(boot, args)
     return facts, reasons
 
 
@@ -837,6 +863,27 @@ def judge_vtd(facts, boot, args):
             reasons.append("dmalab-vtd: %s is %d, expected %s %d (%s)" % (
                 name, have, op, want, text))
     return reasons
+
+
+DISK_RE = re.compile(r"DMALAB: disk (\S+) sha256=([0-9a-f]{64}) bytes=(\d+)")
+
+
+def judge_disk(boot, args):
+    """--virtio-disk: the guest read the whole disk and its checksum matches."""
+    if not args.virtio_disk:
+        return []
+    for line in boot.lines:
+        m = DISK_RE.search(line)
+        if m:
+            want = args.disk[1]
+            if m.group(2) != want:
+                return ["virtio disk read back with sha256 %s, expected %s" %
+                        (m.group(2), want)]
+            if int(m.group(3)) != args.virtio_disk << 20:
+                return ["virtio disk read %s bytes, expected %d" %
+                        (m.group(3), args.virtio_disk << 20)]
+            return []
+    return ["the guest reported no virtio disk checksum"]
 
 
 def judge_lines(boot, args):
@@ -1112,6 +1159,9 @@ def make_parser():
                     metavar="NAME OP VALUE",
                     help="a condition on dmalab-vtd's counters, e.g. "
                          "'iotlb-inv-page>=ops*2' (ops: verified copies)")
+    ap.add_argument("--virtio-disk", type=int, default=0, metavar="MIB",
+                    help="add a read-only virtio-blk disk of MIB MiB "
+                         "(iommu_platform=on); the guest checksums it")
     ap.add_argument("--expect-line", action="append", default=[],
                     metavar="REGEX",
                     help="a serial line must match REGEX (repeatable)")

@@ -453,8 +453,7 @@ class BenchCompareTests(unittest.TestCase):
                             "ops_per_s": "500.0"}),
                  ("bench-cpu", {"size": "16384", "ops_per_s": "500.0"})]
         lines = bench.compare(base, other, "intel-iommu")
-        self.assertEqual(lines[0], "bench ops/s, ratio = with intel-iommu "
-                                   "/ without:")
+        self.assertEqual(lines[0], "bench ops/s, ratio = intel-iommu / without:")
         self.assertEqual(lines[2].split(), ["16384", "1", "1000.0", "500.0",
                                             "0.50"])
         # a configuration the other run lacks has no ratio
