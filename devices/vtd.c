@@ -38,6 +38,7 @@
 #include "trace.h"
 
 #include "dmalab/vtd_core.h"
+#include "dmalab-vtd.h"
 
 #define TYPE_DMALAB_VTD "dmalab-vtd"
 OBJECT_DECLARE_SIMPLE_TYPE(DmalabVtdState, DMALAB_VTD)
@@ -100,6 +101,7 @@ struct DmalabVtdState {
     uint64_t wait_ns;
     uint32_t queue_step;
     uint64_t seed;
+    uint64_t walk_read_ns;
 
     /* Migration. */
     uint8_t *state_blob;
@@ -299,6 +301,26 @@ static void trace_queue_error(void *opaque, uint32_t head, uint64_t lo,
                               uint64_t hi)
 {
     trace_dmalab_vtd_queue_error(head, lo, hi);
+}
+
+/*
+ * What a device's translations cost in walks since it last asked, for a DMA
+ * model that adds it to its own timing (dmalab-ioat). 0 without dmalab-vtd.
+ */
+uint64_t dmalab_vtd_dma_cost(PCIDevice *dev)
+{
+    Object *obj = OBJECT(x86_iommu_get_default());
+    DmalabVtdState *s = (DmalabVtdState *)object_dynamic_cast(obj,
+                                                              TYPE_DMALAB_VTD);
+    uint64_t ns;
+
+    if (!s || !s->model) {
+        return 0;
+    }
+    qemu_mutex_lock(&s->lock);
+    ns = dmalab_vtd_take_cost(s->model, pci_requester_id(dev));
+    qemu_mutex_unlock(&s->lock);
+    return ns;
 }
 
 /* Address spaces. */
@@ -675,6 +697,7 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
     cfg.wait_ns = s->wait_ns;
     cfg.queue_step = s->queue_step;
     cfg.seed = s->seed;
+    cfg.walk_read_ns = s->walk_read_ns;
     why = dmalab_vtd_check(&cfg);
     if (why) {
         error_setg(errp, "dmalab-vtd: %s", why);
@@ -830,6 +853,7 @@ static const Property dmalab_vtd_properties[] = {
     DEFINE_PROP_BOOL("qi", DmalabVtdState, qi, true),
     DEFINE_PROP_UINT32("queue-step", DmalabVtdState, queue_step, 64),
     DEFINE_PROP_UINT64("seed", DmalabVtdState, seed, 0),
+    DEFINE_PROP_UINT64("walk-read-ns", DmalabVtdState, walk_read_ns, 100),
 };
 
 static void dmalab_vtd_class_init(ObjectClass *klass, void *data)

@@ -94,6 +94,7 @@ class FakeMemory : public DmaMemory
 
     Mapping map(uint64_t addr, size_t len, Access, const MemAttrs&) override
     {
+        cost += cost_per_map;
         if (!mappable || window_at(addr, 1) || !accessible(addr, 1))
             return {};
         size_t n = std::min<size_t>(len, map_limit);
@@ -108,6 +109,12 @@ class FakeMemory : public DmaMemory
     }
 
     void unmap(const Mapping&, Access, size_t) override { outstanding--; }
+    uint64_t take_cost() override
+    {
+        uint64_t c = cost;
+        cost = 0;
+        return c;
+    }
 
     template <class T> void put(uint64_t addr, const T& v)
     {
@@ -130,7 +137,9 @@ class FakeMemory : public DmaMemory
     bool mappable = true;
     size_t map_limit = SIZE_MAX; // longest contiguous mapping handed out
     unsigned reads = 0, writes = 0, maps = 0;
-    int outstanding = 0; // maps not yet unmapped
+    int outstanding = 0;       // maps not yet unmapped
+    uint64_t cost = 0;         // what take_cost() reports next (as an IOMMU's walks)
+    uint64_t cost_per_map = 0; // added to `cost` by every map()
     MemAttrs last_attrs;
 
   private:

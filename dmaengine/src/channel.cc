@@ -407,6 +407,9 @@ Channel::Next Channel::data_phase(Budget& budget, uint64_t now, uint64_t& wake)
                             w.desc.src_addr + w.moved, n, [&] { return still(epoch); });
         if (!still(epoch))
             return Next::Stop;
+        // What the piece's translations cost upstream (IOTLB misses behind an IOMMU)
+        // delays the descriptor's completion.
+        w.plan.done_at = sat_add(w.plan.done_at, device_.host().memory.take_cost());
         w.moved += r.bytes;
         budget.bytes -= std::min(budget.bytes, std::max<uint64_t>(r.bytes, 1));
         if (r.failed != CopyResult::None) {

@@ -102,6 +102,36 @@ TEST(Timing, LatencyPerDescriptor)
     EXPECT_EQ(completed_at, (std::vector<uint64_t>{5000, 10000, 15000}));
 }
 
+// What the translations of a descriptor's data cost upstream (an IOMMU's walks, reported
+// by the memory's take_cost) delays that descriptor's completion, not the next one's.
+TEST(Timing, UpstreamTranslationCostDelaysCompletion)
+{
+    Config c;
+    c.latency_ns = 5000;
+    Rig r(c);
+    r.mem.map_limit = 4096;   // a mapping per page, as behind an IOMMU
+    r.mem.cost_per_map = 300; // each one a walk of 300 ns
+    r.setup(0, kCompletion);
+    r.fill(kSrc, 4 * 4096, 3);
+    r.put_desc(kRing, 4 * 4096, ctl::COMPL_WRITE, kSrc, kDst, kRing + 64);
+    r.put_desc(kRing + 64, 1, ctl::NULL_DESC | ctl::COMPL_WRITE, 0, 0, kRing + 128);
+    r.set_chainaddr(0, kRing);
+    r.issue(0, 2);
+    std::vector<uint64_t> completed_at;
+    uint64_t last = 0;
+    while (r.pending()) {
+        step_at_requested_time(r);
+        if (r.completed_addr(0) != last) {
+            last = r.completed_addr(0);
+            completed_at.push_back(r.timers.now);
+        }
+    }
+    // 4 pages each way: 8 mappings, 2400 ns on top of the latency; the null descriptor
+    // moves nothing and costs nothing more.
+    EXPECT_EQ(completed_at, (std::vector<uint64_t>{5000 + 2400, 5000 + 2400 + 5000}));
+    EXPECT_TRUE(r.same(kSrc, kDst, 4 * 4096));
+}
+
 TEST(Timing, JitterIsSeededAndReplays)
 {
     auto run = [](uint64_t seed) {

@@ -73,6 +73,7 @@ vtd::Config to_config(const DmalabVtdConfig& c)
     cfg.wait_ns = c.wait_ns;
     cfg.queue_step = c.queue_step;
     cfg.seed = c.seed;
+    cfg.walk_read_ns = c.walk_read_ns;
     return cfg;
 }
 
@@ -108,6 +109,7 @@ constexpr CounterDef kCounters[] = {
     {"inv-events", &vtd::Counters::inv_events},
     {"audit-checks", &vtd::Counters::audit_checks},
     {"audit-stale", &vtd::Counters::audit_stale},
+    {"walk-cost-ns", &vtd::Counters::walk_cost_ns},
 };
 // The by-granularity arrays follow the table above.
 constexpr const char* kGranCounters[] = {
@@ -149,6 +151,7 @@ void dmalab_vtd_default_config(DmalabVtdConfig* out)
     out->wait_ns = d.wait_ns;
     out->queue_step = d.queue_step;
     out->seed = d.seed;
+    out->walk_read_ns = d.walk_read_ns;
 }
 
 const char* dmalab_vtd_check(const DmalabVtdConfig* config)
@@ -202,6 +205,11 @@ DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_
 {
     vtd::Translation t = unit->unit.translate(sid, iova, perm & 3);
     return {t.iova, t.addr, t.mask, t.ok, t.translated, t.read, t.write, t.fault_reason};
+}
+
+uint64_t dmalab_vtd_take_cost(DmalabVtd* unit, uint16_t sid)
+{
+    return unit->unit.take_cost(sid);
 }
 
 bool dmalab_vtd_enabled(DmalabVtd* unit)

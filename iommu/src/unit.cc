@@ -190,6 +190,8 @@ const char* check(const Config& c)
         return "invalidation costs must be at most 1 s (1000000000 ns)";
     if (c.queue_step == 0 || c.queue_step > 4096)
         return "queue-step must be 1 to 4096";
+    if (c.walk_read_ns > kMaxCostNs)
+        return "walk-read-ns must be at most 1 s (1000000000 ns)";
     return nullptr;
 }
 
@@ -222,6 +224,8 @@ void Unit::reset()
     caches_->clear();
     forget();
     te_ = false;
+    for (Cost& c : costs_)
+        c = {};
     root_valid_ = false;
     root_ = 0;
     next_record_ = 0;
@@ -806,6 +810,7 @@ bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
         return true;
     }
     counters_.context_misses++;
+    charge(sid, 2 * config_.walk_read_ns); // the root and the context entry
     uint64_t haw_mask = ~(pow2(config_.aw_bits) - 1);
     if (!root_valid_ || (root_ & haw_mask)) {
         reason = FR_ROOT_TABLE;
@@ -1016,7 +1021,10 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
     } else {
         counters_.iotlb_misses++;
         Walk w;
-        if (!walk(ctx, iova, perm, w, reason, true))
+        uint64_t reads = counters_.walk_reads;
+        bool walked = walk(ctx, iova, perm, w, reason, true);
+        charge(sid, (counters_.walk_reads - reads) * config_.walk_read_ns);
+        if (!walked)
             return refuse(sid, iova, perm, reason, !ctx.fpd);
         e = {ctx.did, static_cast<uint8_t>(w.shift), w.r, w.w, iova >> w.shift, w.page};
         uint64_t tag = Caches::iotlb_tag(ctx.did, e.vpn, w.shift);
@@ -1041,6 +1049,38 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
     t.read = e.r;
     t.write = e.w;
     return t;
+}
+
+// ---- What walks cost the requesters ----
+
+void Unit::charge(uint16_t sid, uint64_t ns)
+{
+    if (ns == 0)
+        return;
+    counters_.walk_cost_ns += ns;
+    for (unsigned i = 0; i < kCostSlots; i++) {
+        Cost& c = costs_[(sid + i) % kCostSlots];
+        if (c.key == 0u || c.key == sid + 1u) {
+            c.key = sid + 1u;
+            c.ns = sat_add(c.ns, ns);
+            return;
+        }
+    }
+}
+
+uint64_t Unit::take_cost(uint16_t sid)
+{
+    for (unsigned i = 0; i < kCostSlots; i++) {
+        Cost& c = costs_[(sid + i) % kCostSlots];
+        if (c.key == sid + 1u) {
+            uint64_t ns = c.ns;
+            c.ns = 0; // the slot stays with its requester
+            return ns;
+        }
+        if (c.key == 0)
+            return 0;
+    }
+    return 0;
 }
 
 // ---- Migration ----

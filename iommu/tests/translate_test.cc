@@ -250,6 +250,25 @@ TEST(ContextCache, EntriesAreCached)
     EXPECT_EQ(r.unit.counters().context_hits, 1u);
 }
 
+TEST(Cost, WalksAreChargedToTheRequester)
+{
+    Config c;
+    c.walk_read_ns = 100;
+    Rig r(c);
+    uint64_t pgd = r.basic(0x0010);
+    r.context(0x0018, 2, pgd);
+    r.map(pgd, 0x1000, 0x9000);
+    r.read(0x1000);                                // context (2 reads) + 4-level walk
+    EXPECT_EQ(r.unit.take_cost(0x0010), 600u);
+    EXPECT_EQ(r.unit.take_cost(0x0010), 0u);       // taken
+    r.read(0x1000);                                // a hit costs nothing
+    EXPECT_EQ(r.unit.take_cost(0x0010), 0u);
+    r.read(0x1000, 0x0018);                        // another requester, its own account
+    EXPECT_EQ(r.unit.take_cost(0x0018), 600u);
+    EXPECT_EQ(r.unit.take_cost(0x0010), 0u);
+    EXPECT_EQ(r.unit.counters().walk_cost_ns, 1200u);
+}
+
 TEST(Query, RecordsNothing)
 {
     Rig r;

@@ -89,6 +89,11 @@ class DmaMemory
     };
     virtual Mapping map(uint64_t addr, size_t len, Access dir, const MemAttrs& attrs) = 0;
     virtual void unmap(const Mapping& m, Access dir, size_t accessed) = 0;
+
+    // Modelled time the accesses made since the last call cost on the way to memory (an
+    // IOMMU's table walks on IOTLB misses), in virtual nanoseconds; then 0 again. A DMA
+    // engine adds it to the duration of the work that made the accesses.
+    virtual uint64_t take_cost() { return 0; }
 };
 
 } // namespace dmalab

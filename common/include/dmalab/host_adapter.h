@@ -45,6 +45,7 @@ class HostAdapter final : public DmaMemory, public Timers, public Interrupts, pu
     {
         h_.dma_unmap(h_.opaque, m.host, m.len, dir == Access::Write, accessed);
     }
+    uint64_t take_cost() override { return h_.dma_cost ? h_.dma_cost(h_.opaque) : 0; }
     uint64_t now_ns() const override { return h_.now_ns(h_.opaque); }
     void arm(unsigned timer, uint64_t when_ns) override { h_.timer_arm(h_.opaque, timer, when_ns); }
     void cancel(unsigned timer) override { h_.timer_cancel(h_.opaque, timer); }

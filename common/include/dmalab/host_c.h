@@ -55,6 +55,9 @@ typedef struct DmalabHost {
     bool (*set_level)(void* opaque, bool asserted);
     bool (*send_msi)(void* opaque, uint64_t address, uint32_t data, const DmalabMemAttrs* attrs);
     void (*log)(void* opaque, int kind, const char* text);
+    /* Modelled upstream time of the accesses since the last call (IOMMU walks); may be
+     * NULL (none). */
+    uint64_t (*dma_cost)(void* opaque);
 } DmalabHost;
 
 #ifdef __cplusplus

@@ -37,6 +37,7 @@ typedef struct DmalabVtdConfig {
     uint64_t wait_ns;
     uint32_t queue_step;
     uint64_t seed;
+    uint64_t walk_read_ns; /* modelled cost of one table-entry read on a miss */
 } DmalabVtdConfig;
 
 /* What the model does, for QEMU's trace events. Any pointer may be NULL. */
@@ -82,6 +83,8 @@ void dmalab_vtd_reset(DmalabVtd* unit);
 DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_t iova,
                                           unsigned perm);
 bool dmalab_vtd_enabled(DmalabVtd* unit);
+/* Modelled walk time requests from `sid` caused since the last call (then 0 again). */
+uint64_t dmalab_vtd_take_cost(DmalabVtd* unit, uint16_t sid);
 
 /* NULL when applied; otherwise why not, and nothing changed. */
 const char* dmalab_vtd_set_costs(DmalabVtd* unit, uint64_t desc_ns, uint64_t page_ns,

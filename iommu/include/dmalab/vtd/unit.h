@@ -42,6 +42,10 @@ struct Config {
     // Queue descriptors completed in one timer step at most; the rest go on strictly later.
     unsigned queue_step = 64;
     uint64_t seed = 0; // random replacement
+    // Modelled cost of one read of a root, context or paging entry on a cache miss. The
+    // unit charges it to the requester (take_cost), so a DMA engine behind the unit can
+    // add its IOTLB and context misses to its own timing.
+    uint64_t walk_read_ns = 100;
 };
 
 // The largest per-operation cost the model accepts: Linux gives up (panics) on a register
@@ -72,6 +76,7 @@ struct Counters {
     uint64_t queue_errors = 0;                 // IQE raised
     uint64_t fault_events = 0, inv_events = 0; // interrupt messages sent
     uint64_t audit_checks = 0, audit_stale = 0;
+    uint64_t walk_cost_ns = 0; // modelled time of all walks (walk_read_ns per entry read)
 };
 
 // The outcome of one translation request.
@@ -139,6 +144,9 @@ class Unit
     static constexpr unsigned kRead = 1, kWrite = 2;
     Translation translate(uint16_t sid, uint64_t iova, unsigned perm);
     bool translation_enabled() const { return te_; }
+
+    // The modelled walk time requests from `sid` caused since the last call, and resets it.
+    uint64_t take_cost(uint16_t sid);
 
     const Counters& counters() const { return counters_; }
     const Config& config() const { return config_; }
@@ -208,6 +216,15 @@ class Unit
     Front front_;
     void* last_context_ = nullptr; // the context-cache entry used last
     bool te_ = false;              // GSTS.TES
+    // Walk time not yet taken, per requester: a small open-addressed table (a unit serves
+    // few requesters; beyond kCostSlots of them, costs are not tracked).
+    static constexpr unsigned kCostSlots = 64;
+    struct Cost {
+        uint32_t key = 0; // sid + 1, 0 for a free slot
+        uint64_t ns = 0;
+    };
+    Cost costs_[kCostSlots];
+    void charge(uint16_t sid, uint64_t ns);
     // Drops the shortcuts above (after any change to the caches).
     void forget()
     {
