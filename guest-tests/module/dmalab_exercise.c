@@ -79,7 +79,7 @@ MODULE_PARM_DESC(max_channels, "use at most this many channels (0 = all)");
 
 static char *mode = "memcpy";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench or hostile-ring");
+MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench, hostile-ring or stale");
 
 static unsigned int recover_ops = 20;
 module_param(recover_ops, uint, 0444);
@@ -117,6 +117,11 @@ MODULE_PARM_DESC(bench_ops_large, "bench: 1 MiB copies per configuration (defaul
 static unsigned int hostile_ms = 2000;
 module_param(hostile_ms, uint, 0444);
 MODULE_PARM_DESC(hostile_ms, "mode=hostile-ring: how long the ring runs (ms)");
+
+static char *stale_expect = "fault";
+module_param(stale_expect, charp, 0444);
+MODULE_PARM_DESC(stale_expect,
+		 "stale: what a copy into an unmapped buffer does: fault (strict IOTLB flushing) or lands (lazy)");
 
 /* splitmix64: small, good enough, deterministic across runs */
 static u64 dlx_next(u64 *state)
@@ -918,6 +923,111 @@ out:
 #define DLX_IOAT_NULL_DESC_CTL		0x20	/* null, no interrupt, no write-back */
 #define DLX_IOAT_CHANSTS_ACTIVE		0x0
 
+/* ---- mode=stale ------------------------------------------------------ */
+
+/* One copy on channel c; false when no callback came within tmo_ms. */
+static bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+			  size_t len)
+{
+	struct dma_async_tx_descriptor *tx;
+	dma_cookie_t cookie;
+
+	tx = dmaengine_prep_dma_memcpy(c->chan, dst, src, len,
+				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
+	if (!tx)
+		return false;
+	reinit_completion(&c->done);
+	c->result = DMA_TRANS_NOERROR;
+	tx->callback_result = dlx_callback;
+	tx->callback_param = c;
+	cookie = dmaengine_submit(tx);
+	if (dma_submit_error(cookie))
+		return false;
+	dma_async_issue_pending(c->chan);
+	return wait_for_completion_timeout(&c->done,
+					   msecs_to_jiffies(c->tmo_ms)) != 0;
+}
+
+/*
+ * Use after unmap, a driver bug made on purpose: a copy into a buffer whose
+ * DMA mapping was just removed.  The first copy leaves the buffer's
+ * translation in the IOMMU's IOTLB.  Under strict flushing (iommu.strict=1)
+ * the unmap's IOTLB invalidation has completed before dma_unmap_single()
+ * returns, so the second copy faults at the IOMMU and the channel reports a
+ * write error; under lazy flushing the invalidation is deferred and the copy
+ * lands in the page through the stale IOTLB entry (dmalab-vtd's audit counts
+ * it).  stale_expect says which the scenario boots into.
+ */
+static void dlx_mode_stale(void)
+{
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	bool lands = !strcmp(stale_expect, "lands");
+	dma_addr_t src_dma, dst_dma;
+	u64 start = ktime_get_ns();
+	bool came, landed, ok;
+
+	pr_info("1..2\n");
+	init_completion(&c->done);
+	c->tmo_ms = timeout_ms;
+	if (dlx_alloc_buffers(c)) {
+		pr_info("not ok 1 copy-while-mapped # no buffers\n");
+		pr_info("not ok 2 copy-after-unmap # no buffers\n");
+		c->failures++;
+		goto out;
+	}
+	memset(c->src, 0xa5, PAGE_SIZE);
+	memset(c->dst, 0, PAGE_SIZE);
+	src_dma = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, src_dma))
+		goto nomap;
+	dst_dma = dma_map_single(dev, c->dst, PAGE_SIZE, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, dst_dma)) {
+		dma_unmap_single(dev, src_dma, PAGE_SIZE, DMA_TO_DEVICE);
+		goto nomap;
+	}
+
+	came = dlx_copy_wait(c, dst_dma, src_dma, PAGE_SIZE);
+	ok = came && c->result == DMA_TRANS_NOERROR && c->dst[0] == 0xa5 &&
+	     c->dst[PAGE_SIZE - 1] == 0xa5;
+	if (!ok)
+		c->failures++;
+	pr_info("%sok 1 copy-while-mapped\n", ok ? "" : "not ");
+
+	dma_unmap_single(dev, dst_dma, PAGE_SIZE, DMA_FROM_DEVICE);
+	memset(c->dst, 0, PAGE_SIZE);
+	memset(c->src, 0x5a, PAGE_SIZE);
+	dma_sync_single_for_device(dev, src_dma, PAGE_SIZE, DMA_TO_DEVICE);
+	came = dlx_copy_wait(c, dst_dma, src_dma, PAGE_SIZE);
+	landed = c->dst[0] == 0x5a && c->dst[PAGE_SIZE - 1] == 0x5a;
+	pr_info("# %s: stale: copy into unmapped %pad: %s, result %s, data %s\n",
+		DLX_NAME, &dst_dma, came ? "called back" : "no callback",
+		dlx_result_name(c->result),
+		landed ? "landed in the page" : "not in the page");
+	if (lands)
+		ok = came && c->result == DMA_TRANS_NOERROR && landed;
+	else
+		ok = came && c->result == DMA_TRANS_WRITE_FAILED && !landed;
+	if (!came)
+		c->abandoned = true;	/* never free what a copy may still reach */
+	if (!ok)
+		c->failures++;
+	pr_info("%sok 2 copy-after-unmap # expected: %s\n", ok ? "" : "not ",
+		stale_expect);
+	dma_unmap_single(dev, src_dma, PAGE_SIZE, DMA_TO_DEVICE);
+	if (!c->abandoned)
+		dlx_free_buffers(c);
+	goto out;
+nomap:
+	pr_info("not ok 1 copy-while-mapped # mapping failed\n");
+	pr_info("not ok 2 copy-after-unmap # mapping failed\n");
+	c->failures++;
+	dlx_free_buffers(c);
+out:
+	dlx_chan_report(c, start);
+	dlx_summary(0, 1);
+}
+
 static void dlx_mode_hostile_ring(void)
 {
 	struct dlx_chan *c = &dlx_chans[0];
@@ -1494,9 +1604,11 @@ static int __init dlx_init(void)
 		dlx_mode_bench(n);
 	} else if (!strcmp(mode, "hostile-ring")) {
 		dlx_mode_hostile_ring();
+	} else if (!strcmp(mode, "stale")) {
+		dlx_mode_stale();
 	} else {
 		pr_info("1..1\n");
-		pr_info("not ok 1 mode # unknown mode=%s (memcpy recover inflight-reset bench hostile-ring)\n",
+		pr_info("not ok 1 mode # unknown mode=%s (memcpy recover inflight-reset bench hostile-ring stale)\n",
 			mode);
 	}
 
