@@ -80,6 +80,40 @@ def compare(base, other, label, base_label="without"):
     return out
 
 
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if v else None
+
+
+def median_bench(runs):
+    """One bench line list whose ops_per_s are the medians over runs."""
+    if len(runs) == 1:
+        return runs[0]
+    out = []
+    for tag, fields in runs[0]:
+        keys = ("size", "channels") if tag == "bench" else ("size",)
+        same = [f for r in runs for t, f in r if t == tag and
+                all(f.get(k) == fields.get(k) for k in keys)]
+        try:
+            ops = median(float(f["ops_per_s"]) for f in same)
+        except (KeyError, ValueError):
+            ops = None
+        out.append((tag, dict(fields, ops_per_s="%.1f" % ops
+                              if ops is not None else "-")))
+    return out
+
+
+def median_cost(costs):
+    """(label, cpu, wall, moved) with the median CPU and wall per byte."""
+    good = [c for c in costs if c[3]]
+    if not good:
+        return costs[0]
+    cpu = median(c[1] / c[3] for c in good)
+    wall = median(c[2] / c[3] for c in good)
+    moved = good[0][3]
+    return (costs[0][0], cpu * moved, wall * moved, moved)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qemu", required=True)
@@ -92,6 +126,9 @@ def main(argv=None):
     ap.add_argument("--runner-arg", action="append", default=[],
                     help="extra runner.py argument for both boots "
                          "(repeatable)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="boot each configuration N times, alternating, and "
+                         "report medians (default 1)")
     ap.add_argument("--set", choices=sorted(SETS), default="iommu",
                     help="which configurations to compare (default iommu)")
     ap.add_argument("--verbose", "-v", action="store_true")
@@ -100,9 +137,8 @@ def main(argv=None):
 
     rp = runner.make_parser()
     failed = []
-    benches = []
-    costs = []  # (label, QEMU CPU seconds, wall seconds, bytes the device moved)
-    for label, extra in configs:
+    runs = {label: [] for label, _ in configs}   # label -> [(bench, cost)]
+    for label, extra in [c for _ in range(max(args.repeat, 1)) for c in configs]:
         rargs = rp.parse_args(
             ["--qemu", os.path.abspath(args.qemu),
              "--kernel", os.path.abspath(args.kernel),
@@ -118,7 +154,6 @@ def main(argv=None):
         cpu = (after.ru_utime - before.ru_utime) + \
             (after.ru_stime - before.ru_stime)
         moved = sum(d["bytes"] for d in runner.ioat_stats(boot))
-        costs.append((label, cpu, boot.wall, moved))
         if args.log_dir:
             with open(os.path.join(args.log_dir, "%s-%s.log" %
                                    (args.name, label)), "w") as f:
@@ -127,9 +162,14 @@ def main(argv=None):
                                 run_label=label, verbose=args.verbose,
                                 whole=boot)
         failed += bad
-        benches.append(sum((facts["bench"] for _, facts, _ in results), []))
-        if not bad and not benches[-1]:
+        bench_lines = sum((facts["bench"] for _, facts, _ in results), [])
+        if not bad and not bench_lines:
             failed.append((label, ["no '# bench' lines from the guest"]))
+        runs[label].append((bench_lines, (label, cpu, boot.wall, moved)))
+    benches = [median_bench([b for b, _ in runs[label]]) for label, _ in configs]
+    costs = [median_cost([c for _, c in runs[label]]) for label, _ in configs]
+    if args.repeat > 1:
+        print("==== medians of %d boots per configuration ====" % args.repeat)
 
     print("==== comparison ====")
     for label, bench in zip([c[0] for c in configs[1:]], benches[1:]):

@@ -442,6 +442,15 @@ class BootsTests(unittest.TestCase):
 
 
 class BenchCompareTests(unittest.TestCase):
+    def test_median_of_runs(self):
+        run = lambda ops: [("bench", {"size": "16384", "channels": "1",
+                                      "ops_per_s": ops})]
+        med = bench.median_bench([run("10.0"), run("30.0"), run("20.0")])
+        self.assertEqual(med[0][1]["ops_per_s"], "20.0")
+        cost = bench.median_cost([("x", 3.0, 3.0, 1), ("x", 1.0, 1.0, 1),
+                                  ("x", 2.0, 2.0, 1)])
+        self.assertEqual(cost, ("x", 2.0, 2.0, 1))
+
     def test_compare(self):
         import bench
         base = [("bench", {"size": "16384", "channels": "1",
