@@ -443,6 +443,7 @@ class BootsTests(unittest.TestCase):
 
 class BenchCompareTests(unittest.TestCase):
     def test_median_of_runs(self):
+        import bench
         run = lambda ops: [("bench", {"size": "16384", "channels": "1",
                                       "ops_per_s": ops})]
         med = bench.median_bench([run("10.0"), run("30.0"), run("20.0")])
