@@ -11,12 +11,15 @@ Usage: vtd_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
 import os
 import struct
 import sys
+import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from libqtest import GuestAlloc, QTest  # noqa: E402
 import libqtest  # noqa: E402
-from ioat_rig import CHANERR_NEXT_ADDR, CTL_COMPL_WRITE, HALTED, Ioat  # noqa: E402
+from ioat_rig import (  # noqa: E402
+    CHANERR_NEXT_ADDR, CTL_COMPL_WRITE, HALTED, Ioat)
 
 QEMU = None
 BASE = 0xFED90000
@@ -25,7 +28,7 @@ FSTS, FECTL, FEDATA, FEADDR, FEUADDR = 0x34, 0x38, 0x3C, 0x40, 0x44
 IQH, IQT, IQA, ICS = 0x80, 0x88, 0x90, 0x9C
 FRCD = 0x220
 TE, SRTP, QIE = 1 << 31, 1 << 30, 1 << 26
-FSTS_PPF, FSTS_IQE = 1 << 1, 1 << 4
+FSTS_PFO, FSTS_PPF, FSTS_IQE = 1 << 0, 1 << 1, 1 << 4
 QOM = "/machine/peripheral/vtd"
 DEFAULT_COSTS = {"desc": 200, "page": 10, "wait": 500}
 
@@ -179,7 +182,9 @@ class VtdTest(unittest.TestCase):
     def ioat_behind(self, props=""):
         io = Ioat(QEMU, args=["-device", "dmalab-vtd,id=vtd" + props])
         self.machines.append(io.qt)
-        return io, Vtd(io.qt)
+        v = Vtd(io.qt)
+        v.mem = io.mem    # one allocator for the guest RAM both use
+        return io, v
 
     def copy_fails(self, io):
         """A copy whose descriptor fetch cannot be translated halts channel 0."""
@@ -211,6 +216,106 @@ class VtdTest(unittest.TestCase):
         self.copy_fails(io)
         self.assertEqual(v.r64(FRCD + 8) >> 32 & 0xFF, 0x8)
         self.assertTrue(io.qt.responsive())
+
+    def tables(self, io, v, lo, hi):
+        """A root table whose entry for the ioat's bus points at a context
+        table holding (lo, hi) for it; translation on."""
+        root = v.mem.alloc(4096, fill=0)
+        ctx = v.mem.alloc(4096, fill=0)
+        bus, devfn = io.bdf >> 8, io.bdf & 0xFF
+        v.qt.memwrite(root + 16 * bus, struct.pack("<QQ", ctx | 1, 0))
+        v.qt.memwrite(ctx + 16 * devfn, struct.pack("<QQ", lo, hi))
+        v.w64(RTADDR, root)
+        v.command(SRTP)
+        v.command(TE)
+
+    def test_reserved_bits_in_a_context_entry(self):
+        io, v = self.ioat_behind()
+        pgd = v.mem.alloc(4096, fill=0)
+        self.tables(io, v, pgd | 1 << 4 | 1, 1 << 8 | 2)   # bit 4: reserved
+        self.copy_fails(io)
+        self.assertEqual(v.r64(FRCD + 8) >> 32 & 0xFF, 0xB)
+
+    def test_reserved_bits_in_a_paging_entry(self):
+        io, v = self.ioat_behind()
+        pgd = v.mem.alloc(4096, fill=0)
+        for i in range(512):     # every top-level entry: present, snoop bit set
+            v.qt.writeq(pgd + 8 * i, pgd | 1 << 11 | 3)
+        self.tables(io, v, pgd | 1, 1 << 8 | 2)
+        self.copy_fails(io)
+        self.assertEqual(v.r64(FRCD + 8) >> 32 & 0xFF, 0xC)
+
+    def test_a_table_that_points_at_itself(self):
+        io, v = self.ioat_behind()
+        pgd = v.mem.alloc(4096, fill=0)
+        for i in range(512):     # each level leads back to the same table
+            v.qt.writeq(pgd + 8 * i, pgd | 3)
+        self.tables(io, v, pgd | 1, 1 << 8 | 2)
+        io.setup(0)
+        first = io.chain([(64, CTL_COMPL_WRITE, 0x1000, 0x2000)])[0]
+        io.start(0, first, 1)
+        io.settle()
+        # Every walk stops after its four levels; the device reads the table
+        # page itself as its descriptor and gets whatever error that gives.
+        walks, reads = v.counter("page-walks"), v.counter("walk-reads")
+        self.assertGreater(walks, 0)
+        self.assertLessEqual(reads, 4 * walks)
+        self.assertTrue(io.qt.responsive())
+
+    def test_tail_beyond_the_queue(self):
+        v = self.unit()
+        v.qi_enable()
+        v.w64(IQT, 300 << 4)      # the queue holds 256
+        v.qt.clock_step(1000)
+        self.assertTrue(v.r32(FSTS) & FSTS_IQE)
+        self.assertEqual(v.r64(IQH), 0)
+
+    def test_fault_records_overflow(self):
+        io, v = self.ioat_behind()
+        v.command(TE)            # no root table: every fetch faults (reason 8)
+        for rnd in range(3):
+            for ch in range(io.nchan):
+                io.setup(ch)
+                first = io.chain([(64, CTL_COMPL_WRITE, 0x1000, 0x2000)])[0]
+                io.mem.alloc(4096)   # next chain on another page: no coalescing
+                io.start(ch, first, 1)
+            io.settle()
+        self.assertTrue(v.r32(FSTS) & FSTS_PFO)
+        self.assertEqual(v.counter("faults-recorded"), 8)
+        self.assertGreater(v.counter("faults-overflowed"), 0)
+        self.assertTrue(io.qt.responsive())
+
+    def test_migration_in_the_middle_of_a_wait(self):
+        fd, path = tempfile.mkstemp(prefix="vtd-migration-", dir="/tmp")
+        os.close(fd)
+        self.addCleanup(os.unlink, path)
+        v = self.unit(",wait-ns=10000")
+        status = v.mem.alloc(64, fill=0)
+        v.qi_enable()
+        v.submit(wait_desc(status, 0x77))
+        v.qt.clock_step(5000)
+        self.assertEqual(v.qt.readl(status), 0)
+        clock = v.qt.clock_now()
+        v.qt.qmp("stop")
+        v.qt.qmp("migrate", uri="file:" + path)
+        deadline = time.monotonic() + 30
+        while v.qt.qmp("query-migrate").get("status") != "completed":
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.02)
+        qt = QTest(QEMU, ["-device", "dmalab-vtd,id=vtd,wait-ns=10000",
+                          "-incoming", "defer"])
+        self.machines.append(qt)
+        qt.qmp("migrate-incoming", uri="file:" + path)
+        while qt.qmp("query-migrate").get("status") != "completed":
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.02)
+        qt.clock_set(clock)
+        qt.qmp("cont")
+        self.assertTrue(qt.readl(BASE + GSTS) & QIE)
+        qt.clock_step(4999)
+        self.assertEqual(qt.readl(status), 0)
+        qt.clock_step(1)
+        self.assertEqual(qt.readl(status), 0x77)
 
     def test_pass_through_context_lets_the_device_copy(self):
         io, v = self.ioat_behind()
