@@ -339,55 +339,49 @@ void Unit::write_gcmd(uint64_t, uint64_t written, uint64_t bytes)
 
 // ---- Register-based invalidation (6.5.1) ----
 
-void Unit::write_ccmd(uint64_t old, uint64_t written, uint64_t bytes)
+// Starts a register-based invalidation (6.5.1). Its command bit (bit 63 of both CCMD and
+// IOTLB: ICC, IVT) stays set until the invalidation completes, in timer().
+void Unit::start_register_command(unsigned reg, char kind, unsigned request_shift,
+                                  unsigned actual_shift, unsigned timer_id, uint64_t& due,
+                                  uint64_t old, uint64_t written, uint64_t bytes)
 {
-    if (!(bytes & CCMD_ICC) || !(written & CCMD_ICC))
+    constexpr uint64_t kBusy = uint64_t{1} << 63;
+    const char* name = kind == 'c' ? "CCMD" : "IOTLB";
+    if (!(bytes & kBusy) || !(written & kBusy))
         return;
-    if (old & CCMD_ICC) {
-        logf(host_.log, LogKind::GuestError, "vtd: CCMD written while an invalidation is busy");
-        regs_->set(R_CCMD, old);
+    if (old & kBusy) {
+        logf(host_.log, LogKind::GuestError, "vtd: %s written while an invalidation is busy", name);
+        regs_->set(reg, old);
         return;
     }
-    uint64_t v = regs_->get(R_CCMD);
+    uint64_t v = regs_->get(reg);
     if (regs_->get(R_GSTS) & G_QIE) {
         logf(host_.log, LogKind::GuestError,
-             "vtd: register-based invalidation while queued invalidation is on; ignored");
+             "vtd: %s: register-based invalidation while queued invalidation is on; ignored", name);
+        regs_->set(reg, v & ~kBusy);
         return;
     }
-    Gran g = static_cast<Gran>((v >> CCMD_CIRG_SHIFT) & 3);
-    uint64_t due = sat_add(host_.timers.now_ns(), cost('c', g, 0));
-    regs_->set(R_CCMD, (v | CCMD_ICC) & ~(uint64_t{3} << CCMD_CAIG_SHIFT));
-    cc_due_ = due;
-    if (due <= host_.timers.now_ns())
-        timer(kContextTimer);
+    Gran g = static_cast<Gran>((v >> request_shift) & 3);
+    unsigned am = kind == 'i' ? regs_->get(R_IVA) & IVA_AM : 0;
+    uint64_t now = host_.timers.now_ns();
+    due = sat_add(now, cost(kind, g, am));
+    regs_->set(reg, (v | kBusy) & ~(uint64_t{3} << actual_shift));
+    if (due <= now)
+        timer(timer_id);
     else
-        host_.timers.arm(kContextTimer, due);
+        host_.timers.arm(timer_id, due);
+}
+
+void Unit::write_ccmd(uint64_t old, uint64_t written, uint64_t bytes)
+{
+    start_register_command(R_CCMD, 'c', CCMD_CIRG_SHIFT, CCMD_CAIG_SHIFT, kContextTimer, cc_due_,
+                           old, written, bytes);
 }
 
 void Unit::write_iotlb(uint64_t old, uint64_t written, uint64_t bytes)
 {
-    if (!(bytes & IOTLB_IVT) || !(written & IOTLB_IVT))
-        return;
-    if (old & IOTLB_IVT) {
-        logf(host_.log, LogKind::GuestError, "vtd: IOTLB written while an invalidation is busy");
-        regs_->set(R_IOTLB, old);
-        return;
-    }
-    uint64_t v = regs_->get(R_IOTLB);
-    if (regs_->get(R_GSTS) & G_QIE) {
-        logf(host_.log, LogKind::GuestError,
-             "vtd: register-based invalidation while queued invalidation is on; ignored");
-        return;
-    }
-    Gran g = static_cast<Gran>((v >> IOTLB_IIRG_SHIFT) & 3);
-    unsigned am = regs_->get(R_IVA) & IVA_AM;
-    uint64_t due = sat_add(host_.timers.now_ns(), cost('i', g, am));
-    regs_->set(R_IOTLB, (v | IOTLB_IVT) & ~(uint64_t{3} << IOTLB_IAIG_SHIFT));
-    iotlb_due_ = due;
-    if (due <= host_.timers.now_ns())
-        timer(kIotlbTimer);
-    else
-        host_.timers.arm(kIotlbTimer, due);
+    start_register_command(R_IOTLB, 'i', IOTLB_IIRG_SHIFT, IOTLB_IAIG_SHIFT, kIotlbTimer,
+                           iotlb_due_, old, written, bytes);
 }
 
 void Unit::timer(unsigned id)

@@ -166,6 +166,9 @@ class Unit
     // Register hooks.
     uint64_t read_fsts(uint64_t stored);
     void write_gcmd(uint64_t old, uint64_t written, uint64_t bytes);
+    void start_register_command(unsigned reg, char kind, unsigned request_shift,
+                                unsigned actual_shift, unsigned timer_id, uint64_t& due,
+                                uint64_t old, uint64_t written, uint64_t bytes);
     void write_ccmd(uint64_t old, uint64_t written, uint64_t bytes);
     void write_iotlb(uint64_t old, uint64_t written, uint64_t bytes);
     void write_fsts(uint64_t old, uint64_t written, uint64_t bytes);
