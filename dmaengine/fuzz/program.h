@@ -26,7 +26,8 @@ inline constexpr uint8_t kMaxXfercap = 15;
 // per kStepBytes of data and a completion step.
 inline constexpr uint64_t kDrainLimit = 65536ull * (3 + (1u << kMaxXfercap) / kStepBytes);
 inline constexpr uint64_t kWindow = 0xf000;
-inline constexpr unsigned kRoundTrips = 4; // save/load round trips checked per program // device windows, inside the fake's RAM range
+inline constexpr unsigned kRoundTrips =
+    4; // save/load round trips checked per program // device windows, inside the fake's RAM range
 
 // Keeps DMACOUNT's high byte 0 in every write the program makes: at most 255 descriptors
 // per start, so an execution stays short. The unit tests drive the full 65535
@@ -121,24 +122,33 @@ class Program
                 dev.mmio_write(off, tame(off, u16(), size, full_), size);
                 break;
             }
-            case 4:
-                dev.mmio_read(u16() % 0x400, 1u << (byte() % 4));
+            case 4: {
+                uint32_t off = u16() % 0x400;
+                dev.mmio_read(off, 1u << (byte() % 4));
                 break;
+            }
             case 5: { // timer expiries
                 unsigned n = 1 + byte() % 8;
                 for (unsigned i = 0; i < n && !timers.pending.empty(); i++)
                     step(dev, mem, timers, irq, c);
                 break;
             }
-            case 6: // memory: raw bytes
-                mem.put<uint64_t>(u16() % (mem.ram.size() - 8), u64());
+            case 6: { // memory: raw bytes
+                size_t at = u16() % (mem.ram.size() - 8);
+                mem.put<uint64_t>(at, u64());
                 break;
-            case 7: // memory: a plausible pointer or size
-                mem.put<uint64_t>(u16() % (mem.ram.size() - 8), u16());
+            }
+            case 7: { // memory: a plausible pointer or size
+                size_t at = u16() % (mem.ram.size() - 8);
+                mem.put<uint64_t>(at, u16());
                 break;
+            }
             case 8: // a hole where the device cannot reach
-                if (mem.holes.size() < 4)
-                    mem.add_hole(u16(), 1 + byte() * 64u, byte() & 1);
+                if (mem.holes.size() < 4) {
+                    uint64_t at = u16();
+                    uint64_t len = 1 + byte() * 64u;
+                    mem.add_hole(at, len, byte() & 1);
+                }
                 break;
             case 9:
                 mem.map_limit = 64 + u16(); // 1-byte mappings only make runs slow
@@ -166,10 +176,14 @@ class Program
             case 12:
                 dev.reset();
                 break;
-            case 13:
-                dev.config_write(byte() % 8, u64(), 1u << (byte() % 3));
-                dev.config_read(byte() % 8, 1u << (byte() % 3));
+            case 13: {
+                uint32_t off = byte() % 8;
+                uint64_t v = u64();
+                dev.config_write(off, v, 1u << (byte() % 3));
+                off = byte() % 8;
+                dev.config_read(off, 1u << (byte() % 3));
                 break;
+            }
             case 14: // a save/load round trip; a few per program show as much as many
                 if (round_trips_++ < kRoundTrips)
                     round_trip(dev, mem, c);
@@ -247,7 +261,15 @@ class Program
     }
 
     uint8_t byte() { return p_ < end_ ? *p_++ : 0; }
-    uint16_t u16() { return static_cast<uint16_t>(byte() | byte() << 8); }
+    // Each byte in its own statement: the order in which the operands of one expression
+    // (or the arguments of one call) are evaluated differs between compilers, and the same
+    // input must mean the same program in every build.
+    uint16_t u16()
+    {
+        uint8_t lo = byte();
+        uint8_t hi = byte();
+        return static_cast<uint16_t>(lo | hi << 8);
+    }
     uint64_t u64()
     {
         uint64_t v = 0;

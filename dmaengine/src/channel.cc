@@ -404,8 +404,8 @@ Channel::Next Channel::data_phase(Budget& budget, uint64_t now, uint64_t& wake)
         const uint64_t epoch = epoch_;
         uint64_t n = std::min(allowed - w.moved, budget.bytes);
         CopyResult r = copy(device_.host().memory, attrs(), w.desc.dst_addr + w.moved,
-                            w.desc.src_addr + w.moved, n, [&] { return still(epoch); });
-        if (!still(epoch))
+                            w.desc.src_addr + w.moved, n, [&] { return still(epoch) && work_; });
+        if (!still(epoch) || !work_) // reset, or halted by its own DMA (CHANCMD)
             return Next::Stop;
         // What the piece's translations cost upstream (IOTLB misses behind an IOMMU)
         // delays the descriptor's completion.
@@ -440,7 +440,7 @@ Channel::Next Channel::data_phase(Budget& budget, uint64_t now, uint64_t& wake)
             b ^= w.plan.corrupt_xor;
             device_.host().memory.write(at, &b, 1, attrs());
         }
-        if (!still(epoch))
+        if (!still(epoch) || !work_)
             return Next::Stop;
     }
     return Next::Now;
