@@ -187,12 +187,7 @@ uint8_t* dmalab_ioat_save(DmalabIoat* dev, uint32_t* len)
 {
     StateWriter w;
     dev->model.save(w);
-    auto* out = static_cast<uint8_t*>(std::malloc(w.bytes.size()));
-    if (!out)
-        return nullptr;
-    std::memcpy(out, w.bytes.data(), w.bytes.size());
-    *len = static_cast<uint32_t>(w.bytes.size());
-    return out;
+    return malloc_copy(w, len);
 }
 
 bool dmalab_ioat_load(DmalabIoat* dev, const uint8_t* data, uint32_t len)

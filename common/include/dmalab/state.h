@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -30,6 +32,18 @@ class StateWriter
             bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
     }
 };
+
+// The writer's bytes copied into a malloc'd buffer for the C ABI (the glue releases it with
+// g_free, which pairs with malloc since GLib 2.46); nullptr when out of memory.
+inline uint8_t* malloc_copy(const StateWriter& w, uint32_t* len)
+{
+    auto* out = static_cast<uint8_t*>(std::malloc(w.bytes.empty() ? 1 : w.bytes.size()));
+    if (!out)
+        return nullptr;
+    std::memcpy(out, w.bytes.data(), w.bytes.size());
+    *len = static_cast<uint32_t>(w.bytes.size());
+    return out;
+}
 
 class StateReader
 {
