@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Fault injection at the descriptor policy seam.
+
+#include "dmalab/ioat/faults.h"
+
+#include <algorithm>
+
+#include "dmalab/ioat/descriptor.h"
+#include "dmalab/ioat/device.h"
+#include "dmalab/ioat/registers.h"
+#include "dmalab/timers.h"
+
+namespace dmalab::ioat
+{
+namespace
+{
+
+constexpr uint32_t bit(faults::Kind k)
+{
+    return 1u << static_cast<unsigned>(k);
+}
+
+constexpr uint32_t kDescriptorKinds =
+    bit(faults::Kind::DelayData) | bit(faults::Kind::DelayCompletion) | bit(faults::Kind::Reorder) |
+    bit(faults::Kind::Fail) | bit(faults::Kind::Corrupt) | bit(faults::Kind::Shorten);
+
+uint64_t end_of(uint64_t start, uint64_t len)
+{
+    return start + std::min(len, UINT64_MAX - start);
+}
+
+} // namespace
+
+faults::ModelSpec fault_spec(unsigned channels)
+{
+    faults::ModelSpec s;
+    s.type = "dmalab-ioat";
+    s.kinds = kDescriptorKinds;
+    s.unit_selector = "channel";
+    s.unit_limit = channels;
+    s.ops = {{"copy", OP_COPY},     {"null", kFaultOpNull},  {"fill", OP_FILL},
+             {"xor", OP_XOR},       {"xor-val", OP_XOR_VAL}, {"pq", OP_PQ},
+             {"pq-val", OP_PQ_VAL}, {"pq-update", OP_PQ_UP}};
+    s.chanerr_mask = CHANERR_ALL;
+    s.max_delay_ns = kMaxDelayNs;
+    return s;
+}
+
+Decision FaultPolicy::decide(const DescriptorInfo& d, uint64_t now)
+{
+    Decision x = base_.decide(d, now);
+    faults::Occasion o{};
+    o.kinds = kDescriptorKinds;
+    o.unit = d.channel;
+    o.op = (d.ctl & ctl::NULL_DESC) ? kFaultOpNull : d.op;
+    o.key = d.addr;
+    o.start[0] = d.src;
+    o.end[0] = end_of(d.src, d.len);
+    o.start[1] = d.dst;
+    o.end[1] = end_of(d.dst, d.len);
+    injector_.decide(o, now, [&](const faults::Rule& r) {
+        switch (r.kind) {
+        case faults::Kind::DelayData:
+            // The completion waits for the data phase, so it moves with it.
+            x.data_at = sat_add(x.data_at, r.ns);
+            break;
+        case faults::Kind::DelayCompletion:
+        case faults::Kind::Reorder:
+            x.done_at = sat_add(x.done_at, r.ns);
+            break;
+        case faults::Kind::Fail:
+            x.fail |= r.chanerr;
+            break;
+        case faults::Kind::Corrupt:
+            x.corrupt_xor = r.xor_mask;
+            break;
+        case faults::Kind::Shorten:
+            x.move_limit = std::min(x.move_limit, r.bytes);
+            break;
+        default:
+            break;
+        }
+    });
+    return x;
+}
+
+// The base policy migrates with its owner (the device, for its timing model).
+void FaultPolicy::save(StateWriter& w) const
+{
+    injector_.save(w);
+}
+
+void FaultPolicy::load(StateReader& r)
+{
+    if (!injector_.load(r))
+        r.reject();
+}
+
+void FaultPolicy::reset()
+{
+    base_.reset();
+    injector_.reset();
+}
+
+} // namespace dmalab::ioat

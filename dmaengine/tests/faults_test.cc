@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Fault plans applied at the descriptor policy seam: each kind does what it says to the
+// descriptor it selects, and nothing else.
+
+#include "dmalab/ioat/faults.h"
+#include "rig.h"
+
+namespace dmalab::ioat::testing
+{
+namespace
+{
+
+struct FaultRig : Rig {
+    explicit FaultRig(const char* plan, Config c = {}) : Rig(c), policy(dev.timing(), injector)
+    {
+        std::string err;
+        auto p = faults::parse_plan(plan, fault_spec(c.channels), "ioat0", &err);
+        EXPECT_TRUE(p) << err;
+        if (p)
+            injector.set_plan(*p);
+        dev.set_policy(&policy);
+    }
+    ~FaultRig() { dev.set_policy(nullptr); }
+
+    // n copies of `len` bytes on channel `ch`, descriptor i from kSrc + i*len to kDst + i*len.
+    void copies(unsigned ch, unsigned n, uint32_t len, uint64_t ring = kRing, uint64_t off = 0)
+    {
+        setup(ch, kCompletion + 64 * ch);
+        fill(kSrc + off, n * len, static_cast<uint8_t>(ch + 1));
+        for (unsigned i = 0; i < n; i++)
+            put_desc(ring + 64 * i, len, kCopyIrq, kSrc + off + i * len, kDst + off + i * len,
+                     ring + 64 * (i + 1));
+        set_chainaddr(ch, ring);
+        issue(ch, static_cast<uint16_t>(n));
+    }
+
+    faults::Injector injector;
+    FaultPolicy policy;
+};
+
+TEST(Faults, DelayDataHoldsTheBytesOfTheNthDescriptor)
+{
+    Config c;
+    c.latency_ns = 1000;
+    FaultRig r(R"({"rules": [{"kind": "delay-data", "delay": "1ms", "nth": 2}]})", c);
+    r.copies(0, 3, 4096);
+    while (r.pending() && r.timers.next()->second < 1000000)
+        r.step();
+    EXPECT_TRUE(r.same(kSrc, kDst, 4096));
+    EXPECT_EQ(r.mem.ram[kDst + 4096], 0) << "the second copy's data waits";
+    EXPECT_EQ(r.completed_addr(0), kRing);
+    r.run_until_idle();
+    EXPECT_TRUE(r.same(kSrc, kDst, 3 * 4096));
+    EXPECT_EQ(r.completed_addr(0), kRing + 128);
+    // The second started at t = 1000 (the first's latency); its bytes moved 1 ms later and
+    // it completed with them, its own latency having passed. The third took its latency.
+    EXPECT_EQ(r.timers.now, 1000u + 1000000 + 1000);
+    EXPECT_EQ(r.injector.injected(0), 1u);
+}
+
+TEST(Faults, DelayedCompletionOnOneChannelIsOvertakenByAnother)
+{
+    Config c;
+    c.channels = 2;
+    FaultRig r(R"({"rules": [{"kind": "reorder", "delay": "2ms", "channel": 0}]})", c);
+    r.copies(0, 1, 256, kRing, 0);
+    r.copies(1, 1, 256, kRing + 0x1000, 0x10000);
+    std::vector<unsigned> order; // channels in the order their completions were written
+    while (r.pending()) {
+        r.step();
+        for (unsigned ch = 0; ch < 2; ch++)
+            if (r.completed_addr(ch) && std::find(order.begin(), order.end(), ch) == order.end())
+                order.push_back(ch);
+    }
+    EXPECT_EQ(order, (std::vector<unsigned>{1, 0}));
+    // The held copy's data moved at once; only its completion waited.
+    EXPECT_TRUE(r.same(kSrc, kDst, 256));
+    EXPECT_EQ(r.timers.now, 2000000u);
+}
+
+TEST(Faults, FailHaltsWithTheChosenErrorAndMovesNothing)
+{
+    FaultRig r(R"({"rules": [{"kind": "fail", "chanerr": "0x100", "nth": 2}]})");
+    r.copies(0, 3, 512);
+    r.run_until_idle();
+    EXPECT_EQ(r.state(0), ChanState::Halted);
+    EXPECT_EQ(r.chanerr(0), CHANERR_READ_DATA_ERR);
+    EXPECT_TRUE(r.same(kSrc, kDst, 512));
+    for (unsigned i = 512; i < 3 * 512; i++)
+        ASSERT_EQ(r.mem.ram[kDst + i], 0) << i;
+    EXPECT_EQ(r.completed_addr(0), kRing);
+}
+
+TEST(Faults, CorruptFlipsTheLastByteWrittenOnly)
+{
+    FaultRig r(
+        R"({"rules": [{"kind": "corrupt", "xor": "0x5a", "range": ["0x400000", "0x400001"]}]})");
+    r.copies(0, 2, 1000);
+    r.run_until_idle();
+    EXPECT_TRUE(r.same(kSrc, kDst, 999));
+    EXPECT_EQ(r.mem.ram[kDst + 999], r.mem.ram[kSrc + 999] ^ 0x5a);
+    EXPECT_TRUE(r.same(kSrc + 1000, kDst + 1000, 1000)) << "the range picked the first copy";
+    EXPECT_EQ(r.mem.ram[kDst + 2000], 0);
+    EXPECT_EQ(r.completed_addr(0), kRing + 64);
+}
+
+TEST(Faults, ShortenMovesAPrefixAndCompletesAsWhole)
+{
+    FaultRig r(R"({"rules": [{"kind": "shorten", "bytes": 100}]})");
+    r.copies(0, 1, 4096);
+    r.run_until_idle();
+    EXPECT_TRUE(r.same(kSrc, kDst, 100));
+    for (unsigned i = 100; i < 4096; i++)
+        ASSERT_EQ(r.mem.ram[kDst + i], 0) << i;
+    EXPECT_EQ(r.completed_addr(0), kRing);
+    EXPECT_EQ(r.state(0), ChanState::Done);
+}
+
+TEST(Faults, NullDescriptorsMatchTheirOwnOp)
+{
+    FaultRig r(R"({"rules": [{"kind": "fail", "chanerr": 1, "op": "null"}]})");
+    r.copies(0, 1, 64);
+    r.run_until_idle();
+    EXPECT_EQ(r.state(0), ChanState::Done) << "a copy is not a null descriptor";
+    r.put_desc(kRing + 64, 8, ctl::NULL_DESC | ctl::COMPL_WRITE, 0, 0, kRing + 128);
+    r.issue(0, 2);
+    r.run_until_idle();
+    EXPECT_EQ(r.state(0), ChanState::Halted);
+    EXPECT_EQ(r.chanerr(0), CHANERR_SRC_ADDR_ERR);
+}
+
+TEST(Faults, ResetReplaysThePlan)
+{
+    FaultRig r(R"({"rules": [{"kind": "fail", "chanerr": 1, "nth": 1}]})");
+    r.copies(0, 1, 64);
+    r.run_until_idle();
+    EXPECT_EQ(r.state(0), ChanState::Halted);
+    r.dev.reset();
+    EXPECT_EQ(r.injector.total(), 0u);
+    r.copies(0, 1, 64);
+    r.run_until_idle();
+    EXPECT_EQ(r.state(0), ChanState::Halted) << "after a reset the first descriptor is hit again";
+}
+
+TEST(Faults, PolicyStateMigrates)
+{
+    const char* plan =
+        R"({"seed": 5, "rules": [{"kind": "corrupt", "xor": 1, "probability": 0.5}]})";
+    FaultRig a(plan), b(plan);
+    a.copies(0, 5, 64);
+    a.run_until_idle();
+    StateWriter w;
+    a.policy.save(w);
+    StateReader rd(w.bytes);
+    b.policy.load(rd);
+    EXPECT_TRUE(rd.finished());
+    EXPECT_EQ(b.injector.total(), a.injector.total());
+    faults::Occasion o{~0u, 0, 0, 0, {0, 0}, {0, 0}};
+    std::vector<bool> fa, fb;
+    for (int i = 0; i < 64; i++) {
+        bool x = false, y = false;
+        a.injector.decide(o, 0, [&](const faults::Rule&) { x = true; });
+        b.injector.decide(o, 0, [&](const faults::Rule&) { y = true; });
+        fa.push_back(x);
+        fb.push_back(y);
+    }
+    EXPECT_EQ(fa, fb);
+}
+
+} // namespace
+} // namespace dmalab::ioat::testing
