@@ -56,6 +56,7 @@ struct DmalabIoatState {
 
     MemoryRegion bar0;
     MemoryRegion regs;
+    MemoryRegion fault_regs; /* the test-only fault doorbell */
     DmalabIoatTimer *timers;
     unsigned ntimers;
     DmalabIoat *model;
@@ -78,6 +79,8 @@ struct DmalabIoatState {
     uint64_t latency_ns;
     uint64_t jitter_ns;
     uint64_t seed;
+    char *fault_plan; /* path of the fault plan file; settable at run time */
+    bool fault_doorbell;
 };
 
 static bool dmalab_ioat_live(DmalabIoatState *s)
@@ -146,6 +149,40 @@ static const MemoryRegionOps dmalab_ioat_ops = {
     /*
      * Linux reads CHANSTS with readq; the model handles any size and alignment.
      */
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+};
+
+/*
+ * The fault doorbell (docs/faults.rst): test-only registers through which a
+ * guest arms a fault plan's rules. Its accesses never call out of the model.
+ */
+static uint64_t dmalab_ioat_fault_read(void *opaque, hwaddr addr,
+                                       unsigned size)
+{
+    DmalabIoatState *s = opaque;
+
+    if (!s->model || s->released) {
+        return 0;
+    }
+    return dmalab_ioat_doorbell_read(s->model, addr, size);
+}
+
+static void dmalab_ioat_fault_write(void *opaque, hwaddr addr, uint64_t val,
+                                    unsigned size)
+{
+    DmalabIoatState *s = opaque;
+
+    trace_dmalab_ioat_doorbell(addr, size, val);
+    if (s->model && !s->released) {
+        dmalab_ioat_doorbell_write(s->model, addr, val, size);
+    }
+}
+
+static const MemoryRegionOps dmalab_ioat_fault_ops = {
+    .read = dmalab_ioat_fault_read,
+    .write = dmalab_ioat_fault_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
     .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
@@ -389,6 +426,12 @@ static void trace_stepped(void *opaque, unsigned ch, uint64_t bytes,
     trace_dmalab_ioat_step(ch, bytes, descs, next_ns);
 }
 
+static void trace_fault(void *opaque, const char *rule, const char *kind,
+                        unsigned ch, uint64_t desc)
+{
+    trace_dmalab_ioat_fault(rule, kind, ch, desc);
+}
+
 static void dmalab_ioat_release(DmalabIoatState *s)
 {
     unsigned i;
@@ -481,6 +524,70 @@ static void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v,
     *field = value; /* checked at realize */
 }
 
+/* Fault plans: a file named at start-up, replaceable at run time (qom-set). */
+
+static bool dmalab_ioat_apply_plan(DmalabIoatState *s, const char *path,
+                                   Error **errp)
+{
+    g_autofree char *text = NULL;
+    g_autoptr(GError) gerr = NULL;
+    char *why;
+
+    if (path && *path && !g_file_get_contents(path, &text, NULL, &gerr)) {
+        error_setg(errp, "dmalab-ioat: cannot read the fault plan %s: %s",
+                   path, gerr->message);
+        return false;
+    }
+    why = dmalab_ioat_set_fault_plan(s->model, text, DEVICE(s)->id);
+    if (why) {
+        error_setg(errp, "dmalab-ioat: fault plan %s: %s", path, why);
+        free(why);
+        return false;
+    }
+    trace_dmalab_ioat_fault_plan(path ? path : "");
+    return true;
+}
+
+static char *dmalab_ioat_get_plan(Object *obj, Error **errp)
+{
+    return g_strdup(DMALAB_IOAT(obj)->fault_plan ?: "");
+}
+
+static void dmalab_ioat_set_plan(Object *obj, const char *value, Error **errp)
+{
+    DmalabIoatState *s = DMALAB_IOAT(obj);
+
+    /* Before realize the plan is read there; after, it replaces the old. */
+    if (s->model && !dmalab_ioat_apply_plan(s, value, errp)) {
+        return;
+    }
+    g_free(s->fault_plan);
+    s->fault_plan = g_strdup(value);
+}
+
+static void dmalab_ioat_get_injected(Object *obj, Visitor *v, const char *name,
+                                     void *opaque, Error **errp)
+{
+    DmalabIoatState *s = DMALAB_IOAT(obj);
+    uint64_t value = s->model ? dmalab_ioat_faults_injected(s->model) : 0;
+
+    visit_type_uint64(v, name, &value, errp);
+}
+
+static char *dmalab_ioat_get_fault_log(Object *obj, Error **errp)
+{
+    DmalabIoatState *s = DMALAB_IOAT(obj);
+    char *log, *out;
+
+    if (!s->model) {
+        return g_strdup("");
+    }
+    log = dmalab_ioat_fault_log(s->model);
+    out = g_strdup(log ?: "");
+    free(log);
+    return out;
+}
+
 static void dmalab_ioat_warn_timing(const DmalabIoatConfig *cfg)
 {
     uint64_t longest = dmalab_ioat_longest_descriptor_ns(cfg);
@@ -554,6 +661,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         .completed = trace_completed,
         .halted = trace_halted,
         .stepped = trace_stepped,
+        .fault = trace_fault,
     };
     const char *why = NULL;
     unsigned i;
@@ -617,6 +725,13 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     for (i = 0; i < s->channels; i++) {
         msix_vector_use(pdev, i);
     }
+    if (s->fault_doorbell) {
+        memory_region_init_io(&s->fault_regs, OBJECT(s), &dmalab_ioat_fault_ops,
+                              s, "dmalab-ioat-fault-doorbell",
+                              DMALAB_IOAT_FAULT_DOORBELL_SIZE);
+        memory_region_add_subregion(&s->bar0, DMALAB_IOAT_FAULT_DOORBELL,
+                                    &s->fault_regs);
+    }
 
     s->ntimers = dmalab_ioat_timer_count(&cfg);
     s->timers = g_new0(DmalabIoatTimer, s->ntimers);
@@ -637,6 +752,14 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     s->released = false;
+    if (s->fault_plan && *s->fault_plan &&
+        !dmalab_ioat_apply_plan(s, s->fault_plan, errp)) {
+        dmalab_ioat_release(s);
+        msix_uninit(pdev, &s->bar0, &s->bar0);
+        msi_uninit(pdev);
+        pcie_cap_exit(pdev);
+        return;
+    }
 }
 
 static void dmalab_ioat_exit(PCIDevice *pdev)
@@ -769,6 +892,19 @@ static void dmalab_ioat_instance_init(Object *obj)
                                  (void *)(uintptr_t)timing[i].offset);
         op->description = g_strdup(timing[i].desc);
     }
+    object_property_add_str(obj, "fault-plan", dmalab_ioat_get_plan,
+                            dmalab_ioat_set_plan);
+    object_property_set_description(
+        obj, "fault-plan",
+        "JSON file of faults to inject (docs/faults.rst); settable at run time");
+    object_property_add(obj, "faults-injected", "uint64",
+                        dmalab_ioat_get_injected, NULL, NULL, NULL);
+    object_property_add_str(obj, "fault-log", dmalab_ioat_get_fault_log, NULL);
+}
+
+static void dmalab_ioat_instance_finalize(Object *obj)
+{
+    g_free(DMALAB_IOAT(obj)->fault_plan);
 }
 
 static const Property dmalab_ioat_properties[] = {
@@ -783,6 +919,7 @@ static const Property dmalab_ioat_properties[] = {
     DEFINE_PROP_UINT64("step-gap-ns", DmalabIoatState, step_gap_ns, 1000),
     DEFINE_PROP_BOOL("sync-start", DmalabIoatState, sync_start, true),
     DEFINE_PROP_UINT64("seed", DmalabIoatState, seed, 0),
+    DEFINE_PROP_BOOL("fault-doorbell", DmalabIoatState, fault_doorbell, false),
 };
 
 static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
@@ -811,6 +948,7 @@ static const TypeInfo dmalab_ioat_info = {
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(DmalabIoatState),
     .instance_init = dmalab_ioat_instance_init,
+    .instance_finalize = dmalab_ioat_instance_finalize,
     .class_init = dmalab_ioat_class_init,
     .interfaces =
         (InterfaceInfo[]){

@@ -417,7 +417,7 @@ void Injector::reset()
 {
     state_.clear();
     for (const auto& r : plan_.rules)
-        state_.push_back({r.armed, 0, 0, Prng(rule_seed(plan_.seed, r.index))});
+        state_.push_back({r.armed, 0, 0, 0, Prng(rule_seed(plan_.seed, r.index))});
     log_.clear();
     head_ = 0;
     seq_ = 0;
@@ -427,7 +427,7 @@ bool Injector::take(size_t i, const Occasion& o, uint64_t now)
 {
     const Rule& r = plan_.rules[i];
     State& s = state_[i];
-    if (!s.armed || s.injected >= r.count)
+    if (!s.armed || s.round >= r.count)
         return false;
     if (r.unit && *r.unit != o.unit)
         return false;
@@ -439,6 +439,7 @@ bool Injector::take(size_t i, const Occasion& o, uint64_t now)
         return false;
     if (r.threshold && s.prng.next() >= r.threshold)
         return false;
+    s.round++;
     s.injected++;
     Event e{seq_++, now, r.index, r.kind, o.unit, o.key};
     if (log_.size() < kLogSize) {
@@ -447,27 +448,38 @@ bool Injector::take(size_t i, const Occasion& o, uint64_t now)
         log_[head_] = e;
         head_ = (head_ + 1) % kLogSize;
     }
+    if (listener_)
+        listener_(listener_opaque_, e, r);
     return true;
+}
+
+long Injector::slot(unsigned index) const
+{
+    for (size_t i = 0; i < plan_.rules.size(); i++)
+        if (plan_.rules[i].index == index)
+            return static_cast<long>(i);
+    return -1;
 }
 
 bool Injector::arm(unsigned index, bool on)
 {
-    for (size_t i = 0; i < plan_.rules.size(); i++) {
-        if (plan_.rules[i].index != index)
-            continue;
-        state_[i].armed = on;
-        state_[i].matched = 0;
-        return true;
-    }
-    return false;
+    long i = slot(index);
+    if (i < 0)
+        return false;
+    state_[i] = {on, 0, 0, state_[i].injected, state_[i].prng};
+    return true;
+}
+
+std::optional<bool> Injector::armed(unsigned index) const
+{
+    long i = slot(index);
+    return i < 0 ? std::nullopt : std::optional<bool>(state_[i].armed);
 }
 
 uint64_t Injector::injected(unsigned index) const
 {
-    for (size_t i = 0; i < plan_.rules.size(); i++)
-        if (plan_.rules[i].index == index)
-            return state_[i].injected;
-    return 0;
+    long i = slot(index);
+    return i < 0 ? 0 : state_[i].injected;
 }
 
 std::vector<Event> Injector::events() const
@@ -486,6 +498,7 @@ void Injector::save(StateWriter& w) const
     for (const auto& s : state_) {
         w.boolean(s.armed);
         w.u64(s.matched);
+        w.u64(s.round);
         w.u64(s.injected);
         w.u64(s.prng.state());
     }
@@ -503,6 +516,7 @@ bool Injector::load(StateReader& r)
     for (auto& s : state_) {
         s.armed = r.boolean();
         s.matched = r.u64();
+        s.round = r.u64();
         s.injected = r.u64();
         s.prng.set_state(r.u64());
     }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../testing/fake_memory.h"
+#include "dmalab/fault_doorbell.h"
 #include "dmalab/faults.h"
 
 namespace dmalab::faults
@@ -277,11 +279,16 @@ TEST(Injector, ArmingStartsTheCount)
     EXPECT_TRUE(inj.arm(1, true));
     EXPECT_EQ(run(inj, 3, [](unsigned) { return on(0); }),
               (std::vector<std::string>{"x", "x,armed-later", "x"}));
-    EXPECT_TRUE(inj.arm(1, true)); // again: "nth" counts from here, but count is spent
-    EXPECT_EQ(run(inj, 3, [](unsigned) { return on(0); })[1], "x");
+    EXPECT_EQ(inj.armed(1), true);
+    EXPECT_TRUE(inj.arm(1, true)); // a new round: the second match from here fires again
+    EXPECT_EQ(run(inj, 3, [](unsigned) { return on(0); }),
+              (std::vector<std::string>{"x", "x,armed-later", "x"}));
+    EXPECT_EQ(inj.injected(1), 2u);
     EXPECT_TRUE(inj.arm(0, false));
+    EXPECT_EQ(inj.armed(0), false);
     EXPECT_EQ(run(inj, 1, [](unsigned) { return on(0); })[0], "");
     EXPECT_FALSE(inj.arm(2, true));
+    EXPECT_FALSE(inj.armed(2));
     EXPECT_EQ(inj.injected(2), 0u);
 }
 
@@ -342,6 +349,39 @@ TEST(Injector, MigratesCountsArmsAndGenerators)
     other.set_plan(parse_ok(R"({"rules": [{"kind": "fail", "chanerr": 1}]})"));
     StateReader r2(w.bytes);
     EXPECT_FALSE(other.load(r2));
+}
+
+TEST(Doorbell, ArmsTheSelectedRuleAndReportsItsCounts)
+{
+    Injector inj;
+    inj.set_plan(parse_ok(R"({"rules": [
+      {"name": "other", "kind": "drop-invalidation"},
+      {"name": "late", "kind": "delay-data", "delay": 1, "armed": false}]})"));
+    dmalab::testing::FakeLog log;
+    Doorbell bell(inj, log, "test-doorbell");
+    EXPECT_EQ(bell.read(doorbell::ID, 4), doorbell::kId);
+    bell.write(doorbell::SELECT, 0, 4);
+    EXPECT_EQ(bell.read(doorbell::STATUS, 4), 0u) << "rule 0 is another model's";
+    bell.write(doorbell::COMMAND, doorbell::kArm, 4);
+    bell.write(doorbell::SELECT, 1, 4);
+    EXPECT_EQ(bell.read(doorbell::STATUS, 4), doorbell::kOwned);
+    EXPECT_EQ(run(inj, 1, [](unsigned) { return on(0); })[0], "");
+    bell.write(doorbell::COMMAND, doorbell::kArm, 4);
+    EXPECT_EQ(bell.read(doorbell::STATUS, 4), doorbell::kOwned | doorbell::kArmed);
+    EXPECT_EQ(run(inj, 2, [](unsigned) { return on(0); }),
+              (std::vector<std::string>{"late", "late"}));
+    EXPECT_EQ(bell.read(doorbell::INJECTED, 8), 2u);
+    EXPECT_EQ(bell.read(doorbell::TOTAL, 8), 2u);
+    bell.write(doorbell::COMMAND, doorbell::kDisarm, 4);
+    EXPECT_EQ(run(inj, 1, [](unsigned) { return on(0); })[0], "");
+    // Counters cannot be written, unknown commands do nothing, a wide select is cut to 16 bits.
+    bell.write(doorbell::INJECTED, 0, 8);
+    bell.write(doorbell::COMMAND, 3, 4);
+    EXPECT_EQ(bell.read(doorbell::INJECTED, 8), 2u);
+    EXPECT_EQ(bell.read(doorbell::STATUS, 4), doorbell::kOwned);
+    bell.write(doorbell::SELECT, 0x10001, 4);
+    EXPECT_EQ(bell.selected(), 1u);
+    EXPECT_FALSE(log.guest_errors.empty()) << "the reserved select bits were reported";
 }
 
 } // namespace

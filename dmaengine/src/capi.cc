@@ -7,8 +7,10 @@
 #include <cstring>
 #include <new>
 
+#include "dmalab/fault_doorbell.h"
 #include "dmalab/host_adapter.h"
 #include "dmalab/ioat/device.h"
+#include "dmalab/ioat/faults.h"
 
 using namespace dmalab;
 
@@ -72,17 +74,42 @@ ioat::Config to_config(const DmalabIoatConfig& c)
     return cfg;
 }
 
+char* malloc_string(const std::string& s)
+{
+    auto* out = static_cast<char*>(std::malloc(s.size() + 1));
+    if (out)
+        std::memcpy(out, s.c_str(), s.size() + 1);
+    return out;
+}
+
 } // namespace
 
 struct DmalabIoat {
     DmalabIoat(const ioat::Config& config, const DmalabHost& h, const DmalabIoatTrace* t)
-        : host(h), trace(h.opaque, t), model(config, {host, host, host, host, &trace})
+        : host(h), trace(h.opaque, t), model(config, {host, host, host, host, &trace}),
+          fault_policy(model.timing(), injector), doorbell(injector, host, "dmalab-ioat-faults")
     {
+        if (t)
+            trace_fault = t->fault;
+        injector.set_listener(
+            [](void* opaque, const faults::Event& e, const faults::Rule& r) {
+                auto* dev = static_cast<DmalabIoat*>(opaque);
+                if (dev->trace_fault)
+                    dev->trace_fault(dev->host_opaque, r.name.c_str(), faults::kind_name(r.kind),
+                                     e.unit, e.key);
+            },
+            this);
+        host_opaque = h.opaque;
     }
 
     HostAdapter host;
     TraceAdapter trace;
     ioat::Ioat model;
+    faults::Injector injector;
+    ioat::FaultPolicy fault_policy;
+    faults::Doorbell doorbell;
+    void (*trace_fault)(void*, const char*, const char*, unsigned, uint64_t) = nullptr;
+    void* host_opaque = nullptr;
 };
 
 extern "C" {
@@ -156,7 +183,8 @@ void dmalab_ioat_timer(DmalabIoat* dev, unsigned timer)
 
 void dmalab_ioat_reset(DmalabIoat* dev)
 {
-    dev->model.reset();
+    dev->model.reset(); // the fault policy's reset replays the plan
+    dev->doorbell.reset();
 }
 
 const char* dmalab_ioat_set_timing(DmalabIoat* dev, uint64_t bandwidth, uint64_t latency_ns,
@@ -183,17 +211,77 @@ uint64_t dmalab_ioat_longest_descriptor_ns(const DmalabIoatConfig* config)
     return sat_add(sat_add(longest, c.latency_ns), c.jitter_ns);
 }
 
+// The model's state, length first, then the fault plan's counts and generators and the
+// doorbell's selection (the plan itself is configuration: the destination is given it).
 uint8_t* dmalab_ioat_save(DmalabIoat* dev, uint32_t* len)
 {
+    StateWriter m;
+    dev->model.save(m);
     StateWriter w;
-    dev->model.save(w);
+    w.u32(static_cast<uint32_t>(m.bytes.size()));
+    w.bytes.insert(w.bytes.end(), m.bytes.begin(), m.bytes.end());
+    dev->injector.save(w);
+    w.u32(dev->doorbell.selected());
     return malloc_copy(w, len);
 }
 
 bool dmalab_ioat_load(DmalabIoat* dev, const uint8_t* data, uint32_t len)
 {
-    StateReader r({data, len});
-    return dev->model.load(r);
+    StateReader head({data, len});
+    uint32_t model_len = head.u32();
+    if (!head.ok() || model_len > len - 4)
+        return false;
+    StateReader m({data + 4, model_len});
+    if (!dev->model.load(m))
+        return false;
+    StateReader r({data + 4 + model_len, len - 4 - model_len});
+    if (!dev->injector.load(r))
+        return false;
+    uint32_t selected = r.u32();
+    if (!r.finished())
+        return false;
+    dev->doorbell.select(selected & 0xffff);
+    return true;
+}
+
+char* dmalab_ioat_set_fault_plan(DmalabIoat* dev, const char* text, const char* id)
+{
+    if (!text || !*text) {
+        dev->model.set_policy(nullptr);
+        dev->injector.set_plan({});
+        return nullptr;
+    }
+    std::string err;
+    auto plan =
+        faults::parse_plan(text, ioat::fault_spec(dev->model.channel_count()), id ? id : "", &err);
+    if (!plan)
+        return malloc_string(err);
+    dev->injector.set_plan(std::move(*plan));
+    dev->model.set_policy(&dev->fault_policy);
+    return nullptr;
+}
+
+uint64_t dmalab_ioat_doorbell_read(DmalabIoat* dev, uint32_t offset, unsigned size)
+{
+    return dev->doorbell.read(offset, size);
+}
+
+void dmalab_ioat_doorbell_write(DmalabIoat* dev, uint32_t offset, uint64_t value, unsigned size)
+{
+    dev->doorbell.write(offset, value, size);
+}
+
+uint64_t dmalab_ioat_faults_injected(DmalabIoat* dev)
+{
+    return dev->injector.total();
+}
+
+char* dmalab_ioat_fault_log(DmalabIoat* dev)
+{
+    std::string out;
+    for (const auto& e : dev->injector.events())
+        out += faults::format_event(e, dev->injector.plan()) + "\n";
+    return malloc_string(out);
 }
 
 void dmalab_ioat_stats(DmalabIoat* dev, int channel, DmalabIoatStats* out)

@@ -109,6 +109,14 @@ class Injector
   public:
     static constexpr unsigned kLogSize = 256;
 
+    // Told of every injection as it is decided (for trace events).
+    using Listener = void (*)(void* opaque, const Event& e, const Rule& r);
+    void set_listener(Listener fn, void* opaque)
+    {
+        listener_ = fn;
+        listener_opaque_ = opaque;
+    }
+
     // Replaces the plan and forgets every count, arm and event of the old one.
     void set_plan(Plan plan);
     const Plan& plan() const { return plan_; }
@@ -123,10 +131,13 @@ class Injector
                 fire(plan_.rules[i]);
     }
 
-    // Arms or disarms the rule with this file index (arming restarts its "nth" count).
-    // False when no rule of this device has that index.
+    // Arms or disarms the rule with this file index. Arming starts a new round: "nth" and
+    // "count" count from here. False when no rule of this device has that index.
     bool arm(unsigned index, bool on);
-    // Injections of the rule with this file index (0 when it is not this device's).
+    // Whether the rule with this file index is armed; nullopt when it is not this device's.
+    std::optional<bool> armed(unsigned index) const;
+    // Injections of the rule with this file index in all rounds (0 when it is not this
+    // device's).
     uint64_t injected(unsigned index) const;
     uint64_t total() const { return seq_; }
     // The newest events, oldest first (at most kLogSize).
@@ -138,10 +149,13 @@ class Injector
   private:
     struct State {
         bool armed;
-        uint64_t matched;
+        uint64_t matched; // in this round
+        uint64_t round;   // injections in this round
         uint64_t injected;
         Prng prng;
     };
+    // The slot of the rule with this file index, or -1.
+    long slot(unsigned index) const;
     bool take(size_t i, const Occasion& o, uint64_t now);
 
     Plan plan_;
@@ -149,6 +163,8 @@ class Injector
     std::vector<Event> log_; // the newest kLogSize events; the oldest at head_ once full
     size_t head_ = 0;
     uint64_t seq_ = 0;
+    Listener listener_ = nullptr;
+    void* listener_opaque_ = nullptr;
 };
 
 } // namespace dmalab::faults

@@ -44,6 +44,8 @@ typedef struct DmalabIoatTrace {
     void (*stepped)(void *opaque, unsigned channel, uint64_t bytes, unsigned descs,
                     uint64_t next_ns);
     void (*interrupt)(void *opaque, unsigned vector, bool sent);
+    void (*fault)(void *opaque, const char *rule, const char *kind, unsigned channel,
+                  uint64_t desc);
 } DmalabIoatTrace;
 
 typedef struct DmalabIoatStats {
@@ -84,6 +86,20 @@ uint64_t dmalab_ioat_longest_descriptor_ns(const DmalabIoatConfig *config);
 /* Migration: a malloc'ed blob (free with free()), and its loader. */
 uint8_t *dmalab_ioat_save(DmalabIoat *dev, uint32_t *len);
 bool dmalab_ioat_load(DmalabIoat *dev, const uint8_t *data, uint32_t len);
+
+/*
+ * Fault plans (docs/faults.rst). Applies the plan in `text` (NULL or "": none) to this
+ * device, whose QOM id is `id` (NULL: none). NULL when applied; otherwise a message naming
+ * the problem (free with free()), and the plan in force stays as it was.
+ */
+char *dmalab_ioat_set_fault_plan(DmalabIoat *dev, const char *text, const char *id);
+/* The test-only doorbell block; offsets relative to DMALAB_IOAT_FAULT_DOORBELL. */
+uint64_t dmalab_ioat_doorbell_read(DmalabIoat *dev, uint32_t offset, unsigned size);
+void dmalab_ioat_doorbell_write(DmalabIoat *dev, uint32_t offset, uint64_t value, unsigned size);
+/* Injections since the plan was set or the device reset. */
+uint64_t dmalab_ioat_faults_injected(DmalabIoat *dev);
+/* The newest injections, a line each, oldest first (free with free()). */
+char *dmalab_ioat_fault_log(DmalabIoat *dev);
 
 /* Sum over all channels when channel < 0. */
 void dmalab_ioat_stats(DmalabIoat *dev, int channel, DmalabIoatStats *out);

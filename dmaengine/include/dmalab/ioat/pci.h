@@ -17,6 +17,9 @@ enum {
     DMALAB_IOAT_REG_WINDOW = 0x1000,
     DMALAB_IOAT_MSIX_TABLE = 0x1000,
     DMALAB_IOAT_MSIX_PBA = 0x1800,
+    /* The test-only fault doorbell, mapped with fault-doorbell=on (docs/faults.rst). */
+    DMALAB_IOAT_FAULT_DOORBELL = 0x2000,
+    DMALAB_IOAT_FAULT_DOORBELL_SIZE = 0x20,
     DMALAB_IOAT_MAX_CHANNELS = 16,
 
     /* PCI Express extended configuration space. */

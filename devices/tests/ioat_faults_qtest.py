@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""dmalab-ioat's fault plans over qtest: a plan named at start-up and replaced by qom-set,
+malformed plans refused with the plan in force kept, the test-only doorbell, the QMP
+counters, and a plan's counts carried across migration.
+
+Usage: ioat_faults_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
+
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ioat_qtest  # noqa: E402
+import libqtest  # noqa: E402
+from ioat_qtest import DEV, DONE, HALTED, QOM, Buf, IoatCase, launch, rebuild_ioat  # noqa: E402
+from ioat_rig import CHANERR_READ_DATA, CMD_RESET, CHANCMD  # noqa: E402
+from libqtest import QMPError, QTest, QTestError  # noqa: E402
+
+DOORBELL = 0x2000
+FAULT_ID, FAULT_SELECT, FAULT_COMMAND, FAULT_STATUS = 0x00, 0x04, 0x08, 0x0C
+FAULT_INJECTED, FAULT_TOTAL = 0x10, 0x18
+ARM, DISARM, OWNED, ARMED = 1, 2, 1, 2
+LATENCY = 100_000
+
+
+class FaultCase(IoatCase):
+    def plan(self, rules, seed=0):
+        fd, path = tempfile.mkstemp(prefix="ioat-plan-", suffix=".json", dir="/tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"seed": seed, "rules": rules}, f)
+        self.addCleanup(os.unlink, path)
+        return path
+
+    def copies(self, io, ch, n, size=4096, seed=0):
+        """n copies on a freshly set up channel; returns (bufs, descriptor addresses)."""
+        io.setup(ch)
+        bufs = [Buf(io, size, seed + i) for i in range(n)]
+        return bufs, self.copy_job(io, ch, bufs, int_last=False)
+
+    def injected(self, io):
+        return self.qom(io, "faults-injected")
+
+
+class Plans(FaultCase):
+    def test_delay_data_of_the_nth_descriptor(self):
+        plan = self.plan([{"name": "late", "kind": "delay-data", "delay": "3ms", "nth": 2}])
+        io = self.boot(f",latency-ns={LATENCY},fault-plan={plan}")
+        bufs, addrs = self.copies(io, 1, 3)
+        io.qt.clock_step(2 * LATENCY + 1000)
+        self.assertEqual(bufs[0].copied_prefix(), 4096)
+        self.assertEqual(bufs[1].copied_prefix(), 0, "the delayed copy moved early")
+        self.assertEqual(io.chansts(1), addrs[0])  # ACTIVE, the first one completed
+        self.assertEqual(self.injected(io), 1)
+        io.qt.clock_step(3_000_000)
+        for b in bufs:
+            b.check(self)
+        self.assertEqual(io.chansts(1), addrs[2] | DONE)
+        log = self.qom(io, "fault-log").splitlines()
+        self.assertEqual(len(log), 1)
+        self.assertRegex(log[0], rf"^0 \d+ns rule=late kind=delay-data unit=1 key={addrs[1]}$")
+
+    def test_fail_then_the_channel_recovers(self):
+        plan = self.plan([{"kind": "fail", "chanerr": "0x100", "channel": 0}])
+        io = self.boot(f",fault-plan={plan}")
+        bufs, _ = self.copies(io, 0, 1)
+        self.settle(io)
+        self.assertEqual(io.state(0), HALTED)
+        self.assertEqual(io.chanerr(0), CHANERR_READ_DATA)
+        bufs[0].check(self, copied=False)
+        # Other channels are not selected; the halted one resets and would fail again.
+        io.use_msix()
+        self.verified_copy(io, 2)
+        io.wr(0, CHANCMD, CMD_RESET, 1)
+        self.assertEqual(self.injected(io), 1)
+
+    def test_run_time_replacement_and_refusal(self):
+        io = self.boot(f",latency-ns={LATENCY}")
+        self.assertEqual(self.qom(io, "fault-plan"), "")
+        good = self.plan([{"kind": "corrupt", "xor": "0xff"}])
+        io.qt.qmp("qom-set", path=QOM, property="fault-plan", value=good)
+        bad = {
+            "unknown kind": ([{"kind": "explode"}], "unknown kind"),
+            "bad selector": ([{"kind": "corrupt", "xor": 1, "channel": 9}],
+                             "\"channel\" must be an integer below 4"),
+            "impossible time": ([{"kind": "delay-data", "delay": "-5ms"}],
+                                "\"delay\" must be nanoseconds"),
+            "other model": ([{"kind": "drop-invalidation", "device": "ioat"}],
+                            "is not a fault of dmalab-ioat 'ioat'"),
+        }
+        for what, (rules, message) in bad.items():
+            with self.subTest(what):
+                with self.assertRaises(QMPError) as cm:
+                    io.qt.qmp("qom-set", path=QOM, property="fault-plan", value=self.plan(rules))
+                self.assertIn(message, cm.exception.error["desc"])
+                self.assertIn("rule \"rule0\"", cm.exception.error["desc"])
+        fd, broken = tempfile.mkstemp(dir="/tmp")
+        os.write(fd, b'{"rules": [}')
+        os.close(fd)
+        self.addCleanup(os.unlink, broken)
+        with self.assertRaises(QMPError) as cm:
+            io.qt.qmp("qom-set", path=QOM, property="fault-plan", value=broken)
+        self.assertIn("line 1, column 12: a value was expected", cm.exception.error["desc"])
+        with self.assertRaises(QMPError) as cm:
+            io.qt.qmp("qom-set", path=QOM, property="fault-plan", value="/nonexistent.json")
+        self.assertIn("cannot read the fault plan", cm.exception.error["desc"])
+        # The good plan is still the one in force.
+        self.assertEqual(self.qom(io, "fault-plan"), good)
+        bufs, _ = self.copies(io, 3, 1, size=512)
+        self.settle(io)
+        head, body, tail = bufs[0].read()
+        self.assertEqual(body[:-1], bufs[0].data[:-1])
+        self.assertEqual(body[-1], bufs[0].data[-1] ^ 0xFF)
+        self.assertEqual((head, tail), (bufs[0].guard, bufs[0].guard))
+        # An empty name removes the plan.
+        io.qt.qmp("qom-set", path=QOM, property="fault-plan", value="")
+        bufs, _ = self.copies(io, 3, 1, size=512, seed=7)
+        self.settle(io)
+        bufs[0].check(self)
+
+    def test_malformed_plan_at_start_up(self):
+        path = self.plan([{"kind": "fail", "chanerr": 0}])
+        with self.assertRaises(QTestError) as cm:
+            launch(lambda: QTest(ioat_qtest.QEMU, ["-device", f"{DEV},fault-plan={path}"]))
+        self.assertEqual(cm.exception.returncode, 1)
+        self.assertIn(f"dmalab-ioat: fault plan {path}: line 1, column", cm.exception.stderr)
+        self.assertIn("\"chanerr\" must be non-zero bits within 0x7ffff", cm.exception.stderr)
+
+
+class Doorbell(FaultCase):
+    def test_guest_arms_a_rule(self):
+        plan = self.plan([
+            {"name": "vtd-only", "kind": "drop-invalidation"},
+            {"name": "armed-later", "kind": "fail", "chanerr": "0x100", "armed": False},
+        ])
+        io = self.boot(f",fault-doorbell=on,fault-plan={plan}")
+        bell = io.bar + DOORBELL
+        self.assertEqual(io.qt.readl(bell + FAULT_ID), 0x464C4D44)
+        io.use_msix()
+        self.verified_copy(io, 0)  # not armed: nothing happens
+        io.qt.writel(bell + FAULT_SELECT, 0)
+        self.assertEqual(io.qt.readl(bell + FAULT_STATUS), 0)
+        io.qt.writel(bell + FAULT_SELECT, 1)
+        self.assertEqual(io.qt.readl(bell + FAULT_STATUS), OWNED)
+        io.qt.writel(bell + FAULT_COMMAND, ARM)
+        self.assertEqual(io.qt.readl(bell + FAULT_STATUS), OWNED | ARMED)
+        bufs, _ = self.copies(io, 0, 1)
+        self.settle(io)
+        self.assertEqual(io.state(0), HALTED)
+        bufs[0].check(self, copied=False)
+        self.assertEqual(io.qt.readq(bell + FAULT_INJECTED), 1)
+        self.assertEqual(io.qt.readq(bell + FAULT_TOTAL), 1)
+        io.qt.writel(bell + FAULT_COMMAND, DISARM)
+        self.verified_copy(io, 0)
+        self.assertEqual(self.injected(io), 1)
+
+    def test_absent_unless_asked_for(self):
+        plan = self.plan([{"kind": "fail", "chanerr": 1, "armed": False}])
+        io = self.boot(f",fault-plan={plan}")
+        bell = io.bar + DOORBELL
+        self.assertNotEqual(io.qt.readl(bell + FAULT_ID), 0x464C4D44)
+        io.qt.writel(bell + FAULT_SELECT, 0)
+        io.qt.writel(bell + FAULT_COMMAND, ARM)
+        io.use_msix()
+        self.verified_copy(io, 0)
+        self.assertEqual(self.injected(io), 0)
+
+
+class Migration(FaultCase):
+    def test_counts_carry_over(self):
+        """The third copy is selected; two run before migration, the third after."""
+        plan = self.plan([{"name": "third", "kind": "corrupt", "xor": 1, "nth": 3}])
+        device = f"{DEV},fault-plan={plan}"
+        fd, path = tempfile.mkstemp(prefix="ioat-migration-", dir="/tmp")
+        os.close(fd)
+        self.addCleanup(os.unlink, path)
+        src = self.boot(f",fault-plan={plan}")
+        first, _ = self.copies(src, 0, 2)
+        self.settle(src)
+        for b in first:
+            b.check(self)
+        src.qt.qmp("stop")
+        src.qt.qmp("migrate", uri="file:" + path)
+        self.wait_migration(src.qt)
+        layout = (src.bdf, src.bar, src.irq_area, src.mem.next, src.nchan)
+        self.check_exit(src.qt)
+        self.machines.remove((src.qt, ()))
+        qt = self.track(launch(lambda: QTest(ioat_qtest.QEMU, ["-device", device,
+                                                                "-incoming", "defer"])))
+        qt.qmp("migrate-incoming", uri="file:" + path)
+        self.wait_migration(qt)
+        qt.qmp("cont")
+        dst = rebuild_ioat(qt, *layout)
+        third, _ = self.copies(dst, 0, 1)
+        self.settle(dst)
+        _, body, _ = third[0].read()
+        self.assertEqual(body[-1], third[0].data[-1] ^ 1, "the third copy was not hit")
+        self.assertEqual(self.injected(dst), 1)
+
+    wait_migration = ioat_qtest.Migration.wait_migration
+
+
+def main():
+    ioat_qtest.QEMU, argv = libqtest.qemu_from_argv(sys.argv)
+    unittest.main(argv=argv)
+
+
+if __name__ == "__main__":
+    main()
