@@ -65,7 +65,12 @@ Decision FaultPolicy::decide(const DescriptorInfo& d, uint64_t now)
             x.data_at = sat_add(x.data_at, r.ns);
             break;
         case faults::Kind::DelayCompletion:
+            x.done_at = sat_add(x.done_at, r.ns);
+            break;
         case faults::Kind::Reorder:
+            // The whole descriptor waits: data and completion. Work that other channels
+            // start later finishes first, which an in-order engine never shows.
+            x.data_at = sat_add(x.data_at, r.ns);
             x.done_at = sat_add(x.done_at, r.ns);
             break;
         case faults::Kind::Fail:

@@ -58,24 +58,46 @@ TEST(Faults, DelayDataHoldsTheBytesOfTheNthDescriptor)
     EXPECT_EQ(r.injector.injected(0), 1u);
 }
 
-TEST(Faults, DelayedCompletionOnOneChannelIsOvertakenByAnother)
+// Channels in the order their completions were written, and whether channel 0's data had
+// landed when channel 1 completed.
+std::pair<std::vector<unsigned>, bool> race_two_channels(const char* plan)
 {
     Config c;
     c.channels = 2;
-    FaultRig r(R"({"rules": [{"kind": "reorder", "delay": "2ms", "channel": 0}]})", c);
+    FaultRig r(plan, c);
     r.copies(0, 1, 256, kRing, 0);
     r.copies(1, 1, 256, kRing + 0x1000, 0x10000);
-    std::vector<unsigned> order; // channels in the order their completions were written
+    std::vector<unsigned> order;
+    bool landed_first = false;
     while (r.pending()) {
         r.step();
-        for (unsigned ch = 0; ch < 2; ch++)
-            if (r.completed_addr(ch) && std::find(order.begin(), order.end(), ch) == order.end())
-                order.push_back(ch);
+        for (unsigned ch = 0; ch < 2; ch++) {
+            if (!r.completed_addr(ch) || std::find(order.begin(), order.end(), ch) != order.end())
+                continue;
+            order.push_back(ch);
+            if (ch == 1)
+                landed_first = r.same(kSrc, kDst, 256);
+        }
     }
-    EXPECT_EQ(order, (std::vector<unsigned>{1, 0}));
-    // The held copy's data moved at once; only its completion waited.
     EXPECT_TRUE(r.same(kSrc, kDst, 256));
     EXPECT_EQ(r.timers.now, 2000000u);
+    return {order, landed_first};
+}
+
+TEST(Faults, DelayedCompletionIsOvertakenButItsDataHasMoved)
+{
+    auto [order, landed] = race_two_channels(
+        R"({"rules": [{"kind": "delay-completion", "delay": "2ms", "channel": 0}]})");
+    EXPECT_EQ(order, (std::vector<unsigned>{1, 0}));
+    EXPECT_TRUE(landed);
+}
+
+TEST(Faults, ReorderHoldsTheWholeDescriptor)
+{
+    auto [order, landed] =
+        race_two_channels(R"({"rules": [{"kind": "reorder", "delay": "2ms", "channel": 0}]})");
+    EXPECT_EQ(order, (std::vector<unsigned>{1, 0}));
+    EXPECT_FALSE(landed) << "channel 1 completed while channel 0's data had not moved";
 }
 
 TEST(Faults, FailHaltsWithTheChosenErrorAndMovesNothing)

@@ -24,7 +24,7 @@ enum class Kind : uint8_t {
     // dmalab-ioat, decided when a descriptor starts
     DelayData,       // its bytes move `ns` later than the timing model says
     DelayCompletion, // its completion is signalled `ns` later
-    Reorder,         // its completion is held `ns`, so other channels' later work overtakes it
+    Reorder,         // it is held whole (data and completion) `ns`: later work overtakes it
     Fail,            // it fails with CHANERR bits `chanerr`, moving nothing
     Corrupt,         // the last byte it writes is xored with `xor`
     Shorten,         // it moves only `bytes` bytes, then completes as if whole
