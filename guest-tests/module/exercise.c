@@ -27,6 +27,8 @@
  *	catches up.  The guest must keep running meanwhile (its own sleeps
  *	return on time), and the channel must stop when told to.  I/OAT
  *	specific.
+ * mode=stale: a copy into a buffer just unmapped (see dlx_mode_stale).
+ * mode=order, fail, uaf: races made reproducible by a fault plan (races.c).
  *
  * Part of the dmalab guest test harness.
  */
@@ -51,25 +53,22 @@
 #include <linux/jiffies.h>
 #include <linux/wait.h>
 
-#define DLX_NAME		"dmalab_exercise"
-#define DLX_MAX_CHANNELS	64
-#define DLX_GUARD		64	/* poison bytes checked on each side */
-#define DLX_POISON		0xa5
-#define DLX_MAX_FAILS		8	/* give up on a channel after this */
+#include "exercise.h"
+
 
 static unsigned int iterations = 300;
 module_param(iterations, uint, 0444);
 MODULE_PARM_DESC(iterations, "verified copies per channel (default 300)");
 
-static unsigned int max_len = 1024 * 1024;
+unsigned int max_len = 1024 * 1024;
 module_param(max_len, uint, 0444);
 MODULE_PARM_DESC(max_len, "largest copy length in bytes (default 1 MiB)");
 
-static unsigned long long seed = 1;
+unsigned long long seed = 1;
 module_param(seed, ullong, 0444);
 MODULE_PARM_DESC(seed, "seed of the pseudo-random lengths/offsets/data");
 
-static unsigned int timeout_ms = 5000;
+unsigned int timeout_ms = 5000;
 module_param(timeout_ms, uint, 0444);
 MODULE_PARM_DESC(timeout_ms, "per-copy completion timeout in ms (default 5000)");
 
@@ -79,7 +78,7 @@ MODULE_PARM_DESC(max_channels, "use at most this many channels (0 = all)");
 
 static char *mode = "memcpy";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench, hostile-ring or stale");
+MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench, hostile-ring, stale, or the races.c scenarios order, fail and uaf");
 
 static unsigned int recover_ops = 20;
 module_param(recover_ops, uint, 0444);
@@ -118,7 +117,7 @@ static unsigned int hostile_ms = 2000;
 module_param(hostile_ms, uint, 0444);
 MODULE_PARM_DESC(hostile_ms, "mode=hostile-ring: how long the ring runs (ms)");
 
-static char *stale_expect = "fault";
+char *stale_expect = "fault";
 module_param(stale_expect, charp, 0444);
 MODULE_PARM_DESC(stale_expect,
 		 "stale: what a copy into an unmapped buffer does: fault (strict IOTLB flushing) or lands (lazy)");
@@ -144,34 +143,10 @@ static u64 dlx_below(u64 *state, u64 n)
 	return rem;
 }
 
-struct dlx_chan {
-	struct dma_chan *chan;
-	const char *name;
-	struct page *src_pages;
-	struct page *dst_pages;
-	u8 *src;
-	u8 *dst;
-	unsigned int order;
-	size_t buf_len;
 
-	/* completion state of the operation in flight */
-	struct completion done;
-	enum dmaengine_tx_result result;
-	unsigned int tmo_ms;	/* how long to wait for it */
-	unsigned int seq;	/* copies started (picks the next length) */
+struct dlx_chan dlx_chans[DLX_MAX_CHANNELS];
 
-	/* statistics */
-	unsigned int ops;
-	unsigned int failures;
-	u64 bytes;
-	u64 dma_ns;
-	u64 wall_ns;
-	bool abandoned;		/* a copy may still be in flight: leak */
-};
-
-static struct dlx_chan dlx_chans[DLX_MAX_CHANNELS];
-
-static void dlx_callback(void *param, const struct dmaengine_result *res)
+void dlx_callback(void *param, const struct dmaengine_result *res)
 {
 	struct dlx_chan *c = param;
 
@@ -179,7 +154,7 @@ static void dlx_callback(void *param, const struct dmaengine_result *res)
 	complete(&c->done);
 }
 
-static const char *dlx_result_name(enum dmaengine_tx_result r)
+const char *dlx_result_name(enum dmaengine_tx_result r)
 {
 	switch (r) {
 	case DMA_TRANS_NOERROR:
@@ -221,7 +196,7 @@ static long dlx_find_unpoisoned(const u8 *buf, size_t from, size_t to)
 	return -1;
 }
 
-static void dlx_free_buffers(struct dlx_chan *c)
+void dlx_free_buffers(struct dlx_chan *c)
 {
 	if (c->abandoned)
 		return;		/* the engine may still write into them */
@@ -233,7 +208,7 @@ static void dlx_free_buffers(struct dlx_chan *c)
 	c->dst_pages = NULL;
 }
 
-static int dlx_alloc_buffers(struct dlx_chan *c)
+int dlx_alloc_buffers(struct dlx_chan *c)
 {
 	size_t want = max_t(size_t, 2 * (size_t)max_len, PAGE_SIZE);
 
@@ -429,7 +404,7 @@ static u64 dlx_mbps_x10(u64 bytes, u64 ns)
  * c->tmo_ms.  True when all of them passed; stops early when a copy had to
  * be abandoned or after DLX_MAX_FAILS failures.
  */
-static bool dlx_copies(struct dlx_chan *c, unsigned int count, u64 *rng)
+bool dlx_copies(struct dlx_chan *c, unsigned int count, u64 *rng)
 {
 	unsigned int i, failed = 0, ops0 = c->ops;
 
@@ -450,7 +425,7 @@ static bool dlx_copies(struct dlx_chan *c, unsigned int count, u64 *rng)
 	return c->ops - ops0 == count;
 }
 
-static void dlx_chan_report(struct dlx_chan *c, u64 start)
+void dlx_chan_report(struct dlx_chan *c, u64 start)
 {
 	u64 mbps;
 	u32 frac;
@@ -462,7 +437,7 @@ static void dlx_chan_report(struct dlx_chan *c, u64 start)
 		mbps, frac, c->failures);
 }
 
-static u64 dlx_chan_rng(unsigned int chan_idx)
+u64 dlx_chan_rng(unsigned int chan_idx)
 {
 	return seed ^ (0x5851f42d4c957f2dULL * (chan_idx + 1));
 }
@@ -518,7 +493,7 @@ static void dlx_cpu_baseline(struct dlx_chan *c)
 		DLX_NAME, iterations, bytes, ns, mbps, frac);
 }
 
-static void dlx_summary(unsigned int first, unsigned int count)
+void dlx_summary(unsigned int first, unsigned int count)
 {
 	unsigned int i, ops = 0, fail = 0;
 	u64 bytes = 0, ns = 0, mbps;
@@ -819,7 +794,7 @@ unmap:
 }
 
 /* The channel's register block in ioatdma's BAR 0, or NULL. */
-static void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar)
+void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar)
 {
 	struct device *dev = c->chan->device->dev;
 	struct pci_dev *pdev;
@@ -926,7 +901,7 @@ out:
 /* ---- mode=stale ------------------------------------------------------ */
 
 /* One copy on channel c; false when no callback came within tmo_ms. */
-static bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 			  size_t len)
 {
 	struct dma_async_tx_descriptor *tx;
@@ -1619,9 +1594,9 @@ static int __init dlx_init(void)
 		dlx_mode_hostile_ring();
 	} else if (!strcmp(mode, "stale")) {
 		dlx_mode_stale();
-	} else {
+	} else if (!dlx_race_mode(mode, n)) {
 		pr_info("1..1\n");
-		pr_info("not ok 1 mode # unknown mode=%s (memcpy recover inflight-reset bench hostile-ring stale)\n",
+		pr_info("not ok 1 mode # unknown mode=%s (memcpy recover inflight-reset bench hostile-ring stale order fail uaf)\n",
 			mode);
 	}
 

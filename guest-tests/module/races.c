@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmalab_exercise: DMA race scenarios made reproducible by a fault plan.
+ *
+ * The host gives dmalab-ioat a fault plan whose rule fault_rule= starts
+ * disarmed, and fault-doorbell=on.  Each scenario arms the rule through the
+ * device's fault doorbell (BAR 0 + 0x2000, docs/faults.rst) just before the
+ * DMA it wants hit, so the fault lands on that descriptor and no other.
+ * Each scenario shows the bug with the fault armed, and the correct
+ * behaviour of the fixed path under the same fault.
+ *
+ * mode=order: a consumer that takes channel B's completion as proof that
+ *	channel A's earlier copy finished.  The plan holds A's descriptor
+ *	(kind reorder), so B completes first and A's destination is still
+ *	stale; waiting for A's own completion gives the right data.
+ * mode=fail: a descriptor the plan fails with CHANERR READ_DATA_ERR.
+ *	ioatdma's error handler (ioat_eh, drivers/dma/ioat/dma.c) completes
+ *	it with DMA_TRANS_READ_FAILED and restarts the channel; verified
+ *	copies go on by interrupt.
+ * mode=uaf: use after unmap.  A copy into a mapped buffer starts, and the
+ *	plan delays its data phase (delay-data); the driver unmaps the buffer
+ *	and the page is reused before the bytes move.  Strict IOTLB flushing
+ *	(iommu.strict=1): the copy faults at the IOMMU and the new owner's data
+ *	stays intact.  Lazy flushing: the copy lands through the stale IOTLB
+ *	entry and corrupts the reused page.  stale_expect= says which.
+ */
+
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "exercise.h"
+
+static unsigned int fault_rule;
+module_param(fault_rule, uint, 0444);
+MODULE_PARM_DESC(fault_rule,
+		 "order/fail/uaf: index in the device's fault plan of the rule to arm");
+
+static unsigned int fast_ms = 150;
+module_param(fast_ms, uint, 0444);
+MODULE_PARM_DESC(fast_ms,
+		 "fail: per-copy timeout after the error; below ioatdma's 200 ms completion timeout");
+
+/* The fault doorbell in dmalab-ioat's BAR 0 (docs/faults.rst). */
+#define DLX_BELL		0x2000
+#define DLX_BELL_ID		0x00
+#define DLX_BELL_SELECT		0x04
+#define DLX_BELL_COMMAND	0x08
+#define DLX_BELL_STATUS		0x0c
+#define DLX_BELL_INJECTED	0x10
+#define DLX_BELL_MAGIC		0x464c4d44	/* "DMLF" */
+#define DLX_BELL_ARM		1
+#define DLX_BELL_OWNED		BIT(0)
+
+#define DLX_ORDER_LEN		(64 * 1024)
+#define DLX_ORDER_SIDE_LEN	4096
+#define DLX_UAF_LEN		PAGE_SIZE
+#define DLX_NEW_OWNER		0x3c	/* what the page's next user writes */
+
+struct dlx_bell {
+	struct pci_dev *pdev;
+	void __iomem *bar;
+	void __iomem *regs;
+};
+
+/* Maps the doorbell of the device behind c; false (and says why) if none. */
+static bool dlx_bell_open(struct dlx_chan *c, struct dlx_bell *b)
+{
+	b->bar = NULL;
+	if (!dlx_ioat_map(c, &b->bar))
+		return false;
+	b->pdev = to_pci_dev(c->chan->device->dev);
+	b->regs = b->bar + DLX_BELL;
+	if (readl(b->regs + DLX_BELL_ID) != DLX_BELL_MAGIC) {
+		pr_info("# %s: %s has no fault doorbell (start dmalab-ioat with fault-doorbell=on)\n",
+			DLX_NAME, pci_name(b->pdev));
+		goto fail;
+	}
+	writel(fault_rule, b->regs + DLX_BELL_SELECT);
+	if (!(readl(b->regs + DLX_BELL_STATUS) & DLX_BELL_OWNED)) {
+		pr_info("# %s: rule %u of the fault plan is not dmalab-ioat's (fault-plan=)\n",
+			DLX_NAME, fault_rule);
+		goto fail;
+	}
+	return true;
+fail:
+	pci_iounmap(b->pdev, b->bar);
+	b->bar = NULL;
+	return false;
+}
+
+static void dlx_bell_close(struct dlx_bell *b)
+{
+	if (b->bar)
+		pci_iounmap(b->pdev, b->bar);
+}
+
+/* Arms the rule (a new round: its nth and count start again). */
+static void dlx_bell_arm(struct dlx_bell *b)
+{
+	writel(fault_rule, b->regs + DLX_BELL_SELECT);
+	writel(DLX_BELL_ARM, b->regs + DLX_BELL_COMMAND);
+}
+
+static u64 dlx_bell_injected(struct dlx_bell *b)
+{
+	writel(fault_rule, b->regs + DLX_BELL_SELECT);
+	return lo_hi_readq(b->regs + DLX_BELL_INJECTED);
+}
+
+/* Prepares, submits and issues one copy whose callback completes c->done. */
+static bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+			   size_t len)
+{
+	struct dma_async_tx_descriptor *tx;
+
+	tx = dmaengine_prep_dma_memcpy(c->chan, dst, src, len,
+				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
+	if (!tx)
+		return false;
+	reinit_completion(&c->done);
+	c->result = DMA_TRANS_NOERROR;
+	tx->callback_result = dlx_callback;
+	tx->callback_param = c;
+	if (dma_submit_error(dmaengine_submit(tx)))
+		return false;
+	dma_async_issue_pending(c->chan);
+	return true;
+}
+
+static bool dlx_wait(struct dlx_chan *c, unsigned int ms)
+{
+	return wait_for_completion_timeout(&c->done, msecs_to_jiffies(ms)) != 0;
+}
+
+static void dlx_pattern(u8 *buf, size_t len, u8 salt)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (u8)(i * 13 + salt + (i >> 9));
+}
+
+/*
+ * Allocates both channels' buffers and sets their completions up; prints
+ * the plan's results as not ok when that fails.
+ */
+static bool dlx_race_setup(struct dlx_chan **cs, unsigned int n,
+			   const char *const *tests, unsigned int ntests)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		init_completion(&cs[i]->done);
+		cs[i]->tmo_ms = timeout_ms;
+		if (dlx_alloc_buffers(cs[i]))
+			goto fail;
+	}
+	return true;
+fail:
+	for (i = 0; i < n; i++)
+		dlx_free_buffers(cs[i]);
+	for (i = 0; i < ntests; i++)
+		pr_info("not ok %u %s # no buffers\n", i + 1, tests[i]);
+	return false;
+}
+
+/* ---- mode=order ------------------------------------------------------ */
+
+/*
+ * One round: copy A on channel a (the plan holds it), then a small copy on
+ * channel b.  The buggy consumer reads A's destination as soon as b's copy
+ * has completed; the fixed one waits for A's own completion.  Returns
+ * whether A's destination held A's data when the consumer read it, or -1
+ * when a copy did not complete or the fault was not injected.
+ */
+static int dlx_order_round(struct dlx_chan *a, struct dlx_chan *b,
+			   struct dlx_bell *bell, bool buggy, u8 salt)
+{
+	struct device *da = a->chan->device->dev, *db = b->chan->device->dev;
+	dma_addr_t as, ad, bs, bd;
+	bool a_done, b_done, landed;
+	u64 hits;
+	int ret = -1;
+
+	dlx_pattern(a->src, DLX_ORDER_LEN, salt);
+	memset(a->dst, 0, DLX_ORDER_LEN);
+	dlx_pattern(b->src, DLX_ORDER_SIDE_LEN, salt + 1);
+	as = dma_map_single(da, a->src, DLX_ORDER_LEN, DMA_TO_DEVICE);
+	ad = dma_map_single(da, a->dst, DLX_ORDER_LEN, DMA_FROM_DEVICE);
+	bs = dma_map_single(db, b->src, DLX_ORDER_SIDE_LEN, DMA_TO_DEVICE);
+	bd = dma_map_single(db, b->dst, DLX_ORDER_SIDE_LEN, DMA_FROM_DEVICE);
+	if (dma_mapping_error(da, as) || dma_mapping_error(da, ad) ||
+	    dma_mapping_error(db, bs) || dma_mapping_error(db, bd)) {
+		pr_info("# %s: order: mapping failed\n", DLX_NAME);
+		goto unmap;
+	}
+	hits = dlx_bell_injected(bell);
+	dlx_bell_arm(bell);
+	if (!dlx_start_copy(a, ad, as, DLX_ORDER_LEN) ||
+	    !dlx_start_copy(b, bd, bs, DLX_ORDER_SIDE_LEN)) {
+		pr_info("# %s: order: cannot start the copies\n", DLX_NAME);
+		a->abandoned = b->abandoned = true;
+		goto unmap;
+	}
+	if (buggy) {
+		/* The bug: b's completion taken as proof that a's copy is done. */
+		b_done = dlx_wait(b, a->tmo_ms);
+		dma_sync_single_for_cpu(da, ad, DLX_ORDER_LEN, DMA_FROM_DEVICE);
+		landed = !memcmp(a->dst, a->src, DLX_ORDER_LEN);
+		a_done = dlx_wait(a, a->tmo_ms);
+	} else {
+		a_done = dlx_wait(a, a->tmo_ms);
+		dma_sync_single_for_cpu(da, ad, DLX_ORDER_LEN, DMA_FROM_DEVICE);
+		landed = !memcmp(a->dst, a->src, DLX_ORDER_LEN);
+		b_done = dlx_wait(b, b->tmo_ms);
+	}
+	hits = dlx_bell_injected(bell) - hits;
+	pr_info("# %s: order: %s consumer: A %s, B %s, A's data %s when read, %llu fault(s) injected\n",
+		DLX_NAME, buggy ? "buggy" : "fixed",
+		a_done ? dlx_result_name(a->result) : "no callback",
+		b_done ? dlx_result_name(b->result) : "no callback",
+		landed ? "complete" : "stale", hits);
+	if (!a_done)
+		a->abandoned = true;
+	if (!b_done)
+		b->abandoned = true;
+	if (a_done && b_done && a->result == DMA_TRANS_NOERROR &&
+	    b->result == DMA_TRANS_NOERROR && hits == 1)
+		ret = landed;
+unmap:
+	if (a->abandoned || b->abandoned)
+		return -1;	/* a copy may still reach the buffers */
+	dma_unmap_single(db, bd, DLX_ORDER_SIDE_LEN, DMA_FROM_DEVICE);
+	dma_unmap_single(db, bs, DLX_ORDER_SIDE_LEN, DMA_TO_DEVICE);
+	dma_unmap_single(da, ad, DLX_ORDER_LEN, DMA_FROM_DEVICE);
+	dma_unmap_single(da, as, DLX_ORDER_LEN, DMA_TO_DEVICE);
+	return ret;
+}
+
+static void dlx_mode_order(unsigned int n)
+{
+	static const char *const tests[] = {
+		"completion-order-bug", "own-completion", "copies-after"
+	};
+	struct dlx_chan *cs[2] = { &dlx_chans[0], &dlx_chans[1] };
+	struct dlx_bell bell = { };
+	u64 start = ktime_get_ns(), rng0 = dlx_chan_rng(0), rng1 = dlx_chan_rng(1);
+	int landed;
+	bool ok;
+
+	pr_info("1..3\n");
+	if (n < 2) {
+		pr_info("not ok 1 %s # needs two channels\n", tests[0]);
+		pr_info("not ok 2 %s # needs two channels\n", tests[1]);
+		pr_info("not ok 3 %s # needs two channels\n", tests[2]);
+		return;
+	}
+	if (!dlx_race_setup(cs, 2, tests, 3))
+		goto out;
+	if (!dlx_bell_open(cs[0], &bell)) {
+		pr_info("not ok 1 %s # no fault doorbell\n", tests[0]);
+		pr_info("not ok 2 %s # no fault doorbell\n", tests[1]);
+		pr_info("not ok 3 %s # no fault doorbell\n", tests[2]);
+		goto free;
+	}
+	/* The bug shows: B completed while A's destination was still stale. */
+	landed = dlx_order_round(cs[0], cs[1], &bell, true, 1);
+	pr_info("%sok 1 %s\n", landed == 0 ? "" : "not ", tests[0]);
+	/* The fix: waiting for A's own completion gives A's data. */
+	landed = dlx_order_round(cs[0], cs[1], &bell, false, 2);
+	pr_info("%sok 2 %s\n", landed == 1 ? "" : "not ", tests[1]);
+	ok = !cs[0]->abandoned && !cs[1]->abandoned &&
+	     dlx_copies(cs[0], 10, &rng0) && dlx_copies(cs[1], 10, &rng1);
+	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
+	dlx_bell_close(&bell);
+free:
+	dlx_free_buffers(cs[0]);
+	dlx_free_buffers(cs[1]);
+out:
+	dlx_chan_report(cs[0], start);
+	dlx_chan_report(cs[1], start);
+	dlx_summary(0, 2);
+}
+
+/* ---- mode=fail ------------------------------------------------------- */
+
+static void dlx_mode_fail(void)
+{
+	static const char *const tests[] = {
+		"copies-before", "failed-descriptor", "copies-after"
+	};
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	struct dlx_bell bell = { };
+	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits;
+	dma_addr_t s, d;
+	bool came, untouched, ok;
+
+	pr_info("1..3\n");
+	if (!dlx_race_setup(&c, 1, tests, 3))
+		goto out;
+	ok = dlx_copies(c, 10, &rng);
+	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
+	if (!dlx_bell_open(c, &bell)) {
+		pr_info("not ok 2 %s # no fault doorbell\n", tests[1]);
+		pr_info("not ok 3 %s # no fault doorbell\n", tests[2]);
+		goto free;
+	}
+	dlx_pattern(c->src, PAGE_SIZE, 7);
+	memset(c->dst, DLX_POISON, PAGE_SIZE);
+	s = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
+	d = dma_map_single(dev, c->dst, PAGE_SIZE, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, s) || dma_mapping_error(dev, d)) {
+		pr_info("not ok 2 %s # mapping failed\n", tests[1]);
+		pr_info("not ok 3 %s # mapping failed\n", tests[2]);
+		goto close;
+	}
+	hits = dlx_bell_injected(&bell);
+	dlx_bell_arm(&bell);
+	came = dlx_copy_wait(c, d, s, PAGE_SIZE);
+	hits = dlx_bell_injected(&bell) - hits;
+	if (!came) {
+		c->abandoned = true;	/* never free what a copy may reach */
+		pr_info("not ok 2 %s # no callback\n", tests[1]);
+		pr_info("not ok 3 %s # channel abandoned\n", tests[2]);
+		goto close;
+	}
+	dma_unmap_single(dev, d, PAGE_SIZE, DMA_FROM_DEVICE);
+	dma_unmap_single(dev, s, PAGE_SIZE, DMA_TO_DEVICE);
+	untouched = !memchr_inv(c->dst, DLX_POISON, PAGE_SIZE);
+	pr_info("# %s: fail: result %s, destination %s, %llu fault(s) injected\n",
+		DLX_NAME, dlx_result_name(c->result),
+		untouched ? "untouched" : "written", hits);
+	ok = c->result == DMA_TRANS_READ_FAILED && untouched && hits == 1;
+	pr_info("%sok 2 %s\n", ok ? "" : "not ", tests[1]);
+	/*
+	 * ioat_eh calls the failed copy back before it restarts the channel;
+	 * let it finish, then every copy must complete by interrupt, faster
+	 * than the driver's timer would notice.
+	 */
+	msleep(50);
+	c->tmo_ms = fast_ms;
+	ok = dlx_copies(c, 10, &rng);
+	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
+close:
+	dlx_bell_close(&bell);
+free:
+	dlx_free_buffers(c);
+out:
+	dlx_chan_report(c, start);
+	dlx_summary(0, 1);
+}
+
+/* ---- mode=uaf -------------------------------------------------------- */
+
+static void dlx_mode_uaf(void)
+{
+	static const char *const tests[] = {
+		"copy-while-mapped", "delayed-copy-after-unmap", "copies-after"
+	};
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	bool lands = !strcmp(stale_expect, "lands");
+	struct dlx_bell bell = { };
+	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits;
+	dma_addr_t s, d;
+	bool came, ok, intact, corrupted;
+
+	pr_info("1..3\n");
+	if (!dlx_race_setup(&c, 1, tests, 3))
+		goto out;
+	if (!dlx_bell_open(c, &bell)) {
+		pr_info("not ok 1 %s # no fault doorbell\n", tests[0]);
+		pr_info("not ok 2 %s # no fault doorbell\n", tests[1]);
+		pr_info("not ok 3 %s # no fault doorbell\n", tests[2]);
+		goto free;
+	}
+	dlx_pattern(c->src, DLX_UAF_LEN, 11);
+	memset(c->dst, 0, DLX_UAF_LEN);
+	s = dma_map_single(dev, c->src, DLX_UAF_LEN, DMA_TO_DEVICE);
+	d = dma_map_single(dev, c->dst, DLX_UAF_LEN, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, s) || dma_mapping_error(dev, d)) {
+		pr_info("not ok 1 %s # mapping failed\n", tests[0]);
+		pr_info("not ok 2 %s # mapping failed\n", tests[1]);
+		pr_info("not ok 3 %s # mapping failed\n", tests[2]);
+		goto close;
+	}
+	/* A first copy leaves the destination's translation in the IOTLB. */
+	came = dlx_copy_wait(c, d, s, DLX_UAF_LEN);
+	ok = came && c->result == DMA_TRANS_NOERROR &&
+	     !memcmp(c->dst, c->src, DLX_UAF_LEN);
+	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
+	if (!came) {
+		c->abandoned = true;
+		goto close;
+	}
+
+	/*
+	 * The bug: the copy is in flight (its data phase held by the plan)
+	 * when the driver unmaps its destination, and the page goes to a new
+	 * owner who fills it.
+	 */
+	dlx_pattern(c->src, DLX_UAF_LEN, 99);
+	dma_sync_single_for_device(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
+	hits = dlx_bell_injected(&bell);
+	dlx_bell_arm(&bell);
+	if (!dlx_start_copy(c, d, s, DLX_UAF_LEN)) {
+		pr_info("not ok 2 %s # cannot start the copy\n", tests[1]);
+		dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
+		goto after;
+	}
+	dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
+	memset(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
+	came = dlx_wait(c, c->tmo_ms);
+	hits = dlx_bell_injected(&bell) - hits;
+	intact = !memchr_inv(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
+	corrupted = !memcmp(c->dst, c->src, DLX_UAF_LEN);
+	pr_info("# %s: uaf: copy %s, result %s; the reused page is %s; %llu fault(s) injected\n",
+		DLX_NAME, came ? "called back" : "never called back",
+		dlx_result_name(c->result),
+		intact ? "intact" : corrupted ? "overwritten by the stale DMA" :
+		"partly overwritten", hits);
+	if (!came)
+		c->abandoned = true;
+	if (lands)
+		ok = came && c->result == DMA_TRANS_NOERROR && corrupted;
+	else
+		ok = came && c->result == DMA_TRANS_WRITE_FAILED && intact;
+	ok = ok && hits == 1;
+	pr_info("%sok 2 %s # expected: %s\n", ok ? "" : "not ", tests[1],
+		stale_expect);
+after:
+	if (!c->abandoned)
+		dma_unmap_single(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
+	/* As in mode=stale: let ioat_eh's restart finish first. */
+	msleep(50);
+	ok = !c->abandoned && dlx_copies(c, 10, &rng);
+	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
+close:
+	dlx_bell_close(&bell);
+free:
+	dlx_free_buffers(c);
+out:
+	dlx_chan_report(c, start);
+	dlx_summary(0, 1);
+}
+
+/* Runs mode if it is one of the race scenarios; false if it is not. */
+bool dlx_race_mode(const char *mode, unsigned int n)
+{
+	if (!strcmp(mode, "order"))
+		dlx_mode_order(n);
+	else if (!strcmp(mode, "fail"))
+		dlx_mode_fail();
+	else if (!strcmp(mode, "uaf"))
+		dlx_mode_uaf();
+	else
+		return false;
+	return true;
+}
