@@ -213,6 +213,9 @@ def read_device_counters(qmp):
                 stats = {"path": path, "type": kind[0]}
                 for c in kind[1]:
                     stats[c] = qmp.command("qom-get", path=path, property=c)
+                if kind[0] == "dmalab-ioat":
+                    stats["fault-log"] = qmp.command("qom-get", path=path,
+                                                     property="fault-log")
                 found.append(stats)
     return found
 
@@ -1050,6 +1053,29 @@ def judge_file(args, name):
     return verdict(name, failed)
 
 
+def judge_fault_logs(logs):
+    """--same-fault-log: [(label, reasons)] when the boots' fault logs are
+    empty or differ; prints the first boot's log."""
+    first = logs[0] if logs else ""
+    print("---- fault log (boot 1) ----")
+    print(first.rstrip("\n") or "  (empty)")
+    if not first:
+        return [("fault log", ["boot 1 injected no fault"])]
+    bad = [i for i, log in enumerate(logs[1:], 2) if log != first]
+    if not bad:
+        print("fault logs: %d boots, identical" % len(logs))
+        return []
+    i = bad[0]
+    a, b = first.splitlines(), logs[i - 1].splitlines()
+    line = next((n for n, (x, y) in enumerate(zip(a, b), 1) if x != y),
+                min(len(a), len(b)) + 1)
+    return [("fault log", ["boot(s) %s injected differently from boot 1; "
+                           "boot %d first differs at line %d: %r vs %r" % (
+                               ",".join(map(str, bad)), i, line,
+                               a[line - 1] if line <= len(a) else "(end)",
+                               b[line - 1] if line <= len(b) else "(end)")])]
+
+
 def verdict(name, failed):
     """Prints the last line; returns the exit status."""
     if not failed:
@@ -1165,6 +1191,11 @@ def make_parser():
     ap.add_argument("--expect-line", action="append", default=[],
                     metavar="REGEX",
                     help="a serial line must match REGEX (repeatable)")
+    ap.add_argument("--same-fault-log", action="store_true",
+                    help="with --repeat: every boot's fault log (dmalab-ioat's "
+                         "fault-log over QMP: which rules fired, on what, at "
+                         "which virtual time) must be non-empty and the same "
+                         "as the first boot's")
     ap.add_argument("--no-counters", action="store_true",
                     help="do not read dmalab-ioat's counters over QMP at "
                          "the end (they are cross-checked against the "
@@ -1227,6 +1258,7 @@ def main(argv=None):
 
     logf = open(args.log, "w") if args.log else None
     failed = []
+    fault_logs = []
     try:
         for i in range(1, args.repeat + 1):
             # repeated boots each get their own (reproducible) seed
@@ -1245,6 +1277,10 @@ def main(argv=None):
                             else "boot %d/%d") % (i, args.repeat)
                            if args.repeat > 1 else ""),
                 seed=seed, verbose=args.verbose, whole=boot)
+            fault_logs.append("".join(d.get("fault-log", "")
+                                      for d in ioat_stats(boot)))
+        if args.same_fault_log:
+            failed += judge_fault_logs(fault_logs)
     finally:
         if logf:
             logf.close()

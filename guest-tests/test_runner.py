@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 import unittest
+import unittest.mock
 
 sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -509,6 +510,30 @@ class QemuProcessTests(unittest.TestCase):
     def test_missing_binary(self):
         boot = runner.run_qemu(["/nonexistent/qemu"], 5, False)
         self.assertEqual(boot.rc, 127)
+
+
+class FaultLogTests(unittest.TestCase):
+    LOG = "0 100ns rule=a kind=reorder unit=0 key=64\n1 200ns rule=a kind=reorder unit=0 key=128\n"
+
+    def judge(self, logs):
+        with unittest.mock.patch("sys.stdout", new=io.StringIO()):
+            return runner.judge_fault_logs(logs)
+
+    def test_identical_logs_pass(self):
+        self.assertEqual(self.judge([self.LOG] * 5), [])
+
+    def test_a_different_boot_is_named_with_the_first_difference(self):
+        other = self.LOG.replace("200ns", "201ns")
+        (label, reasons), = self.judge([self.LOG, self.LOG, other, self.LOG, other])
+        self.assertEqual(label, "fault log")
+        self.assertIn("boot(s) 3,5 injected differently", reasons[0])
+        self.assertIn("line 2", reasons[0])
+        (_, reasons), = self.judge([self.LOG, self.LOG.splitlines()[0] + "\n"])
+        self.assertIn("'(end)'", reasons[0])
+
+    def test_no_injection_fails(self):
+        (_, reasons), = self.judge(["", ""])
+        self.assertEqual(reasons, ["boot 1 injected no fault"])
 
 
 class ImageTests(unittest.TestCase):
