@@ -30,6 +30,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_SRC = os.path.join(HERE, "module")
 INIT_SCRIPT = os.path.join(HERE, "init.sh")
+HELPER_SRC = os.path.join(HERE, "helpers")
 EXERCISER = "dmalab_exercise"
 
 # Modules the image carries (plus their dependencies).
@@ -388,6 +389,29 @@ def build_exerciser(out, kbuild, ver):
     return ko, True
 
 
+def build_helpers(out):
+    """Static userspace programs from helpers/*.c (dmalab_cow.c becomes
+    /bin/dmalab-cow); returns [(name, path)]."""
+    built = []
+    bdir = os.path.join(out, "helpers")
+    os.makedirs(bdir, exist_ok=True)
+    for src in sorted(f for f in os.listdir(HELPER_SRC) if f.endswith(".c")):
+        name = src[:-2].replace("_", "-")
+        exe = os.path.join(bdir, name)
+        h = hashlib.sha256()
+        for dep in (os.path.join(HELPER_SRC, src),
+                    os.path.join(MODULE_SRC, "race_uapi.h")):
+            h.update(sha256_file(dep).encode())
+        stamp = exe + ".stamp"
+        if read_stamp(stamp) != h.hexdigest() or not os.path.isfile(exe):
+            log("building %s" % name)
+            run(["gcc", "-static", "-Os", "-Wall", "-Wextra", "-Werror",
+                 "-o", exe, os.path.join(HELPER_SRC, src)])
+            write_stamp(stamp, h.hexdigest())
+        built.append((name, exe))
+    return built
+
+
 # ----------------------------------------------------------------- cpio ---
 
 class Cpio:
@@ -447,7 +471,8 @@ def busybox_links(busybox):
     return sorted(set(links))
 
 
-def write_initramfs(path, busybox, ver, mods, builtin, exerciser_ko):
+def write_initramfs(path, busybox, ver, mods, builtin, exerciser_ko,
+                    helpers=()):
     buf = io.BytesIO()
     cp = Cpio(buf)
     for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev",
@@ -463,6 +488,9 @@ def write_initramfs(path, busybox, ver, mods, builtin, exerciser_ko):
             cp.symlink(link, "/bin/busybox")
     with open(INIT_SCRIPT, "rb") as f:
         cp.file("init", f.read(), 0o755)
+    for name, exe in helpers:
+        with open(exe, "rb") as f:
+            cp.file("bin/" + name, f.read(), 0o755)
 
     mroot = "lib/modules/%s" % ver
     deps_of = {}
@@ -645,6 +673,7 @@ def main():
                              % args.busybox)
 
         ko, built = build_exerciser(out, kbuild, ver)
+        helpers = build_helpers(out)
 
         vmlinuz = os.path.join(out, "vmlinuz")
         boot_kernel = os.path.join(out, "boot-kernel")
@@ -657,6 +686,7 @@ def main():
         for part in (STAMP_VERSION, ver, file_sig(kernel),
                      file_sig(args.busybox), sha256_file(ko),
                      sha256_file(INIT_SCRIPT),
+                     " ".join(sha256_file(e) for _, e in helpers),
                      sha256_file(os.path.abspath(__file__))):
             h.update(part.encode() + b"\n")
         for name in WANTED_MODULES:
@@ -674,7 +704,7 @@ def main():
             os.replace(vmlinuz + ".tmp", vmlinuz)
             pvh = write_boot_kernel(boot_kernel, kernel)
             size = write_initramfs(initrd, args.busybox, ver, mods, builtin,
-                                   ko)
+                                   ko, helpers)
             info = {
                 "kernel_version": ver,
                 "kernel": kernel,

@@ -168,6 +168,13 @@ if [ "$SCENARIO" = memcpy ]; then
 	# shellcheck disable=SC2086  # word splitting of the parameters is wanted
 	insmod "/lib/modules/$KVER/extra/dmalab_exercise.ko" $EX_PARAMS
 	say "exercise end rc=$? uptime=$(cut -d' ' -f1 /proc/uptime)"
+	# mode=cow leaves its second half to a process that can fork.
+	case " $EX_PARAMS " in
+	*" mode=cow "*)
+		/bin/dmalab-cow
+		say "dmalab-cow end rc=$?"
+		;;
+	esac
 fi
 report_irqs
 

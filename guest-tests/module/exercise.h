@@ -39,6 +39,7 @@ struct dlx_chan {
 	u64 dma_ns;
 	u64 wall_ns;
 	bool abandoned;		/* a copy may still be in flight: leak */
+	bool kept;		/* still in use after init (mode=cow): keep */
 };
 
 extern struct dlx_chan dlx_chans[DLX_MAX_CHANNELS];
