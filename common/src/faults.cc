@@ -238,6 +238,9 @@ class PlanReader
     bool selector(const std::string& key, const Json& m, Rule& r)
     {
         if (key == spec_.unit_selector) {
+            if (!(spec_.unit_kinds & bit(r.kind)))
+                return bad(m, r,
+                           "\"" + key + "\" does not apply to kind " + kind_name(r.kind));
             std::optional<uint64_t> u = json_u64(m);
             if (key == "requester")
                 u = requester_id(m);

@@ -3,10 +3,13 @@
 
 #include "dmalab/vtd/unit.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <utility>
 
 #include "cache.h"
+#include "dmalab/vtd/faults.h"
 
 namespace dmalab::vtd
 {
@@ -233,6 +236,7 @@ void Unit::reset()
     q_lo_ = q_hi_ = q_due_ = q_submitted_ = 0;
     marks_.clear();
     cc_due_ = iotlb_due_ = 0;
+    q_drop_ = cc_drop_ = iotlb_drop_ = false;
 }
 
 const char* Unit::set_costs(uint64_t desc_ns, uint64_t page_ns, uint64_t wait_ns)
@@ -365,6 +369,8 @@ void Unit::start_register_command(unsigned reg, char kind, unsigned request_shif
     unsigned am = kind == 'i' ? regs_->get(R_IVA) & IVA_AM : 0;
     uint64_t now = host_.timers.now_ns();
     due = sat_add(now, cost(kind, g, am));
+    inject_invalidation(kind, g == Gran::Selective, regs_->get(R_IVA) & IVA_ADDR, am, due,
+                        kind == 'c' ? cc_drop_ : iotlb_drop_);
     regs_->set(reg, (v | kBusy) & ~(uint64_t{3} << actual_shift));
     if (due <= now)
         timer(timer_id);
@@ -398,7 +404,7 @@ void Unit::timer(unsigned id)
             return;
         }
         Gran g = static_cast<Gran>((v >> CCMD_CIRG_SHIFT) & 3);
-        if (g != Gran::Reserved)
+        if (g != Gran::Reserved && !std::exchange(cc_drop_, false))
             do_cc(g, v & 0xffff, (v >> CCMD_SID_SHIFT) & 0xffff, (v >> CCMD_FM_SHIFT) & 3, false);
         // CAIG reports what was done; 0 when the request was invalid.
         v = (v & ~CCMD_ICC & ~(uint64_t{3} << CCMD_CAIG_SHIFT)) | uint64_t{static_cast<uint8_t>(g)}
@@ -417,7 +423,7 @@ void Unit::timer(unsigned id)
         unsigned am = iva & IVA_AM;
         if (g == Gran::Selective && am > kMamv)
             g = Gran::Reserved; // beyond CAP.MAMV: not performed
-        if (g != Gran::Reserved)
+        if (g != Gran::Reserved && !std::exchange(iotlb_drop_, false))
             do_iotlb(g, (v >> IOTLB_DID_SHIFT) & 0xffff, iva & IVA_ADDR, am, false);
         v = (v & ~IOTLB_IVT & ~(uint64_t{3} << IOTLB_IAIG_SHIFT)) |
             uint64_t{static_cast<uint8_t>(g)} << IOTLB_IAIG_SHIFT;
@@ -442,6 +448,36 @@ uint64_t Unit::cost(char kind, Gran g, unsigned am) const
                            : pages * config_.inv_page_ns);
     }
     return c;
+}
+
+void Unit::inject_invalidation(char kind, bool selective, uint64_t addr, unsigned am, uint64_t& due,
+                               bool& drop)
+{
+    drop = false;
+    if (!injector_)
+        return;
+    using faults::Kind;
+    faults::Occasion o{};
+    o.kinds = 1u << static_cast<unsigned>(Kind::DelayInvalidation);
+    // A wait is never dropped: Linux would wait for its status write forever.
+    if (kind != 'w')
+        o.kinds |= 1u << static_cast<unsigned>(Kind::DropInvalidation);
+    o.unit = ~0u;
+    o.op = kind == 'c' ? kFaultOpContext : kind == 'i' ? kFaultOpIotlb : kFaultOpWait;
+    o.key = addr;
+    if (kind == 'i' && selective) {
+        uint64_t size = pow2(12 + (am > kMamv ? kMamv : am));
+        o.start[0] = addr & ~(size - 1);
+        o.end[0] = o.start[0] + std::min(size, ~uint64_t{0} - o.start[0]);
+    }
+    injector_->decide(o, host_.timers.now_ns(), [&](const faults::Rule& r) {
+        if (r.kind == Kind::DelayInvalidation)
+            due = sat_add(due, r.ns);
+        else
+            drop = true;
+    });
+    if (due > kTimeLimit)
+        due = kTimeLimit;
 }
 
 uint64_t Unit::do_cc(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued)
@@ -570,10 +606,11 @@ void Unit::queue_run()
             uint8_t type = q_lo_ & 0xf;
             Gran g = static_cast<Gran>((q_lo_ >> QI_G_SHIFT) & 3);
             uint16_t did = (q_lo_ >> QI_DID_SHIFT) & 0xffff;
-            if (type == QI_CC) {
+            bool dropped = std::exchange(q_drop_, false);
+            if (type == QI_CC && !dropped) {
                 do_cc(g, did, (q_lo_ >> QI_CC_SID_SHIFT) & 0xffff, (q_lo_ >> QI_CC_FM_SHIFT) & 3,
                       true);
-            } else if (type == QI_IOTLB) {
+            } else if (type == QI_IOTLB && !dropped) {
                 do_iotlb(g, did, q_hi_ & IVA_ADDR, q_hi_ & IVA_AM, true);
             } else if (type == QI_WAIT) {
                 if (q_lo_ & QI_WAIT_SW) {
@@ -674,6 +711,10 @@ void Unit::queue_run()
         q_lo_ = lo;
         q_hi_ = hi;
         q_due_ = sat_add(now, c);
+        inject_invalidation(type == QI_CC      ? 'c'
+                            : type == QI_IOTLB ? 'i'
+                                               : 'w',
+                            g == Gran::Selective, hi & IVA_ADDR, hi & IVA_AM, q_due_, q_drop_);
         q_busy_ = true;
     }
 }
@@ -962,6 +1003,20 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
         return t;
     }
     counters_.translations++;
+    if (injector_ && perm) {
+        uint8_t reason = 0;
+        faults::Occasion o{};
+        o.kinds = 1u << static_cast<unsigned>(faults::Kind::TranslationFault);
+        o.unit = sid;
+        o.op = (perm & kWrite) ? kFaultOpWrite : kFaultOpRead;
+        o.key = iova;
+        o.start[0] = iova;
+        o.end[0] = iova == ~uint64_t{0} ? iova : iova + 1;
+        injector_->decide(o, host_.timers.now_ns(),
+                          [&](const faults::Rule& r) { reason = r.reason; });
+        if (reason)
+            return refuse(sid, iova, perm, reason, true);
+    }
     if (front_.valid && front_.sid == sid && (iova & ~front_.mask) == front_.base &&
         !config_.audit) {
         counters_.context_hits++;
@@ -1095,6 +1150,9 @@ void Unit::save(StateWriter& w) const
     w.u64(iotlb_due_);
     w.u64(prng_.state());
     w.u8(static_cast<uint8_t>(next_record_));
+    w.boolean(q_drop_);
+    w.boolean(cc_drop_);
+    w.boolean(iotlb_drop_);
 }
 
 bool Unit::load(StateReader& r)
@@ -1110,6 +1168,7 @@ bool Unit::load(StateReader& r)
     uint64_t q_lo = r.u64(), q_hi = r.u64(), q_due = r.u64(), q_submitted = r.u64();
     uint64_t cc_due = r.u64(), iotlb_due = r.u64(), prng = r.u64();
     unsigned next_record = r.u8();
+    bool q_drop = r.boolean(), cc_drop = r.boolean(), iotlb_drop = r.boolean();
     if (!r.finished() || next_record >= kFaultRecords || q_due > kTimeLimit ||
         cc_due > kTimeLimit || iotlb_due > kTimeLimit)
         return false;
@@ -1128,6 +1187,9 @@ bool Unit::load(StateReader& r)
     iotlb_due_ = iotlb_due;
     prng_.set_state(prng);
     next_record_ = next_record;
+    q_drop_ = q_drop;
+    cc_drop_ = cc_drop;
+    iotlb_drop_ = iotlb_drop;
     forget();
     te_ = regs_->get(R_GSTS) & G_TE;
     // Caches start empty, as after any invalidation; work in progress goes on.

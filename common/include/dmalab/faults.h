@@ -47,6 +47,7 @@ struct ModelSpec {
     uint32_t kinds;               // bit (1 << Kind) for each kind the model injects
     const char* unit_selector;    // "channel" or "requester"
     uint32_t unit_limit;          // the selector's values are below this
+    uint32_t unit_kinds = ~0u;    // the kinds whose occasions have a unit (bit per Kind)
     std::vector<OpName> ops;      // names of "op" values
     uint32_t chanerr_mask;        // bits a "fail" may set (non-zero bits only)
     std::vector<uint8_t> reasons; // fault reasons a "translation-fault" may give

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dmalab/dma_memory.h"
+#include "dmalab/faults.h"
 #include "dmalab/interrupts.h"
 #include "dmalab/log.h"
 #include "dmalab/prng.h"
@@ -151,6 +152,10 @@ class Unit
     const Counters& counters() const { return counters_; }
     const Config& config() const { return config_; }
     void set_audit(bool on) { config_.audit = on; }
+    // Fault injection (docs/faults.rst): invalidations and translations consult the
+    // injector's plan from now on (nullptr: none). The unit does not own it.
+    void set_injector(faults::Injector* injector) { injector_ = injector; }
+
     // Invalidation costs, changeable at run time (apply to operations started later).
     const char* set_costs(uint64_t desc_ns, uint64_t page_ns, uint64_t wait_ns);
 
@@ -192,6 +197,10 @@ class Unit
     uint64_t cost(char kind, Gran g, unsigned am) const;
     uint64_t do_cc(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued);
     uint64_t do_iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued);
+    // Lets the fault plan delay (`due`) or drop an invalidation as it starts: kind 'c', 'i'
+    // or 'w'; `addr` and `am` name a page-selective IOTLB invalidation's range.
+    void inject_invalidation(char kind, bool selective, uint64_t addr, unsigned am, uint64_t& due,
+                             bool& drop);
     void queue_kick();
     void queue_run();
     bool queue_fetch(uint64_t& lo, uint64_t& hi);
@@ -248,6 +257,10 @@ class Unit
     std::vector<std::pair<uint32_t, uint64_t>> marks_;
     // Register-based commands in progress and when they complete.
     uint64_t cc_due_ = 0, iotlb_due_ = 0;
+    // Fault injection: the plan, and the invalidations in progress it dropped (they
+    // complete without invalidating anything).
+    faults::Injector* injector_ = nullptr;
+    bool q_drop_ = false, cc_drop_ = false, iotlb_drop_ = false;
 };
 
 } // namespace dmalab::vtd
