@@ -102,6 +102,7 @@ struct DmalabVtdState {
     uint32_t queue_step;
     uint64_t seed;
     uint64_t walk_read_ns;
+    char *fault_plan; /* path of the fault plan file; settable at run time */
 
     /* Migration. */
     uint8_t *state_blob;
@@ -301,6 +302,12 @@ static void trace_queue_error(void *opaque, uint32_t head, uint64_t lo,
                               uint64_t hi)
 {
     trace_dmalab_vtd_queue_error(head, lo, hi);
+}
+
+static void trace_injected(void *opaque, const char *rule, const char *kind,
+                           uint32_t unit, uint64_t key)
+{
+    trace_dmalab_vtd_fault_injected(rule, kind, unit, key);
 }
 
 /*
@@ -626,6 +633,79 @@ static void dmalab_vtd_prop_set_audit(Object *obj, bool value, Error **errp)
     }
 }
 
+/* Fault plans: a file named at start-up, replaceable at run time (qom-set). */
+
+static bool dmalab_vtd_apply_plan(DmalabVtdState *s, const char *path,
+                                  Error **errp)
+{
+    g_autofree char *text = NULL;
+    g_autoptr(GError) gerr = NULL;
+    char *why;
+
+    if (path && *path && !g_file_get_contents(path, &text, NULL, &gerr)) {
+        error_setg(errp, "dmalab-vtd: cannot read the fault plan %s: %s", path,
+                   gerr->message);
+        return false;
+    }
+    qemu_mutex_lock(&s->lock);
+    why = dmalab_vtd_set_fault_plan(s->model, text, DEVICE(s)->id);
+    qemu_mutex_unlock(&s->lock);
+    if (why) {
+        error_setg(errp, "dmalab-vtd: fault plan %s: %s", path, why);
+        free(why);
+        return false;
+    }
+    trace_dmalab_vtd_fault_plan(path ? path : "");
+    return true;
+}
+
+static char *dmalab_vtd_get_plan(Object *obj, Error **errp)
+{
+    return g_strdup(DMALAB_VTD(obj)->fault_plan ?: "");
+}
+
+static void dmalab_vtd_set_plan(Object *obj, const char *value, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+
+    /* Before realize the plan is read there; after, it replaces the old. */
+    if (s->model && !dmalab_vtd_apply_plan(s, value, errp)) {
+        return;
+    }
+    g_free(s->fault_plan);
+    s->fault_plan = g_strdup(value);
+}
+
+static void dmalab_vtd_get_injected(Object *obj, Visitor *v, const char *name,
+                                    void *opaque, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    uint64_t value = 0;
+
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        value = dmalab_vtd_faults_injected(s->model);
+        qemu_mutex_unlock(&s->lock);
+    }
+    visit_type_uint64(v, name, &value, errp);
+}
+
+static char *dmalab_vtd_get_fault_log(Object *obj, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    char *log, *out;
+
+    if (!s->model) {
+        return g_strdup("");
+    }
+    qemu_mutex_lock(&s->lock);
+    log = dmalab_vtd_fault_log(s->model);
+    qemu_mutex_unlock(&s->lock);
+    out = g_strdup(log ?: "");
+    free(log);
+    return out;
+}
+
 /* Life cycle. */
 
 static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
@@ -655,6 +735,7 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
         .wait_done = trace_wait_done,
         .stale = trace_stale,
         .queue_error = trace_queue_error,
+        .injected = trace_injected,
     };
     const char *why;
     unsigned i;
@@ -717,6 +798,10 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
     s->model = dmalab_vtd_new(&cfg, &h, &trace, &why);
     if (!s->model) {
         error_setg(errp, "dmalab-vtd: %s", why ? why : "out of memory");
+        return;
+    }
+    if (s->fault_plan && *s->fault_plan &&
+        !dmalab_vtd_apply_plan(s, s->fault_plan, errp)) {
         return;
     }
 
@@ -841,6 +926,19 @@ static void dmalab_vtd_instance_init(Object *obj)
     }
     object_property_add_bool(obj, "audit", dmalab_vtd_prop_get_audit,
                              dmalab_vtd_prop_set_audit);
+    object_property_add_str(obj, "fault-plan", dmalab_vtd_get_plan,
+                            dmalab_vtd_set_plan);
+    object_property_set_description(
+        obj, "fault-plan",
+        "JSON file of faults to inject (docs/faults.rst); settable at run time");
+    object_property_add(obj, "faults-injected", "uint64",
+                        dmalab_vtd_get_injected, NULL, NULL, NULL);
+    object_property_add_str(obj, "fault-log", dmalab_vtd_get_fault_log, NULL);
+}
+
+static void dmalab_vtd_instance_finalize(Object *obj)
+{
+    g_free(DMALAB_VTD(obj)->fault_plan);
 }
 
 static const Property dmalab_vtd_properties[] = {
@@ -887,6 +985,7 @@ static const TypeInfo dmalab_vtd_types[] = {
         .parent = TYPE_X86_IOMMU_DEVICE,
         .instance_size = sizeof(DmalabVtdState),
         .instance_init = dmalab_vtd_instance_init,
+        .instance_finalize = dmalab_vtd_instance_finalize,
         .class_init = dmalab_vtd_class_init,
     },
     {

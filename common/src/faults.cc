@@ -239,8 +239,7 @@ class PlanReader
     {
         if (key == spec_.unit_selector) {
             if (!(spec_.unit_kinds & bit(r.kind)))
-                return bad(m, r,
-                           "\"" + key + "\" does not apply to kind " + kind_name(r.kind));
+                return bad(m, r, "\"" + key + "\" does not apply to kind " + kind_name(r.kind));
             std::optional<uint64_t> u = json_u64(m);
             if (key == "requester")
                 u = requester_id(m);
@@ -408,6 +407,28 @@ std::string format_event(const Event& e, const Plan& plan)
     return std::to_string(e.seq) + " " + std::to_string(e.when) + "ns rule=" + name +
            " kind=" + kind_name(e.kind) + " unit=" + std::to_string(e.unit) +
            " key=" + std::to_string(e.key);
+}
+
+bool apply_plan(Injector& injector, const char* text, const ModelSpec& spec, std::string_view id,
+                std::string* error)
+{
+    if (!text || !*text) {
+        injector.set_plan({});
+        return true;
+    }
+    auto plan = parse_plan(text, spec, id, error);
+    if (!plan)
+        return false;
+    injector.set_plan(std::move(*plan));
+    return true;
+}
+
+std::string log_text(const Injector& injector)
+{
+    std::string out;
+    for (const auto& e : injector.events())
+        out += format_event(e, injector.plan()) + "\n";
+    return out;
 }
 
 void Injector::set_plan(Plan plan)

@@ -8,6 +8,7 @@ Each test starts its own QEMU and checks it exits cleanly.
 
 Usage: vtd_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
 
+import json
 import os
 import struct
 import sys
@@ -335,6 +336,78 @@ class VtdTest(unittest.TestCase):
         self.assertEqual(io.qt.memread(dst, 8192), data)
         self.assertGreater(v.counter("translations"), 0)
         self.assertEqual(v.counter("faults"), 0)
+
+    # Fault plans (docs/faults.rst) ------------------------------------------------------
+    def plan(self, rules):
+        fd, path = tempfile.mkstemp(prefix="vtd-plan-", suffix=".json", dir="/tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"rules": rules}, f)
+        self.addCleanup(os.unlink, path)
+        return path
+
+    def pass_through(self, io, v):
+        root = v.mem.alloc(4096, fill=0)
+        ctx = v.mem.alloc(4096, fill=0)
+        bus, devfn = io.bdf >> 8, io.bdf & 0xFF
+        v.qt.memwrite(root + 16 * bus, struct.pack("<QQ", ctx | 1, 0))
+        v.qt.memwrite(ctx + 16 * devfn, struct.pack("<QQ", 2 << 2 | 1, 1 << 8 | 2))
+        v.w64(RTADDR, root)
+        v.command(SRTP)
+        v.command(TE)
+
+    def test_plan_delays_a_wait(self):
+        path = self.plan([{"name": "slow", "kind": "delay-invalidation", "delay": "2ms",
+                           "op": "wait"}])
+        v = self.unit(",fault-plan=" + path)
+        status = v.mem.alloc(64, fill=0)
+        v.qi_enable()
+        v.submit(iotlb_global(), wait_desc(status, 0xC0DE))
+        v.qt.clock_step(2_000_699)
+        self.assertEqual(v.qt.readl(status), 0)
+        v.qt.clock_step(1)
+        self.assertEqual(v.qt.readl(status), 0xC0DE)
+        self.assertEqual(v.counter("faults-injected"), 1)
+        self.assertRegex(v.qt.qmp("qom-get", path=QOM, property="fault-log"),
+                         r"^0 \d+ns rule=slow kind=delay-invalidation unit=4294967295 key=\d+\n$")
+
+    def test_plan_faults_a_translation_of_the_device(self):
+        io, v = self.ioat_behind()
+        self.pass_through(io, v)
+        bdf = "%02x:%02x.%x" % (io.bdf >> 8, io.bdf >> 3 & 31, io.bdf & 7)
+        path = self.plan([{"kind": "translation-fault", "reason": 6, "requester": bdf,
+                           "op": "read", "nth": 1}])
+        v.qt.qmp("qom-set", path=QOM, property="fault-plan", value=path)
+        self.copy_fails(io)    # the descriptor fetch is the first read
+        hi = v.r64(FRCD + 8)
+        self.assertTrue(hi >> 63)
+        self.assertEqual(hi >> 32 & 0xFF, 0x6)
+        self.assertEqual(hi & 0xFFFF, io.bdf)
+        self.assertEqual(v.counter("faults-injected"), 1)
+        self.assertTrue(io.qt.responsive())
+
+    def test_bad_plans_are_refused_and_the_old_one_stays(self):
+        good = self.plan([{"kind": "drop-invalidation", "op": "iotlb"}])
+        v = self.unit(",fault-plan=" + good)
+        for rules, message in (
+                ([{"kind": "delay-data", "delay": 1, "device": "vtd"}],
+                 "is not a fault of dmalab-vtd 'vtd'"),
+                ([{"kind": "delay-invalidation", "delay": "2s"}], "at most 1000000000 ns"),
+                ([{"kind": "drop-invalidation", "requester": 16}],
+                 "\"requester\" does not apply to kind drop-invalidation"),
+                ([{"kind": "translation-fault", "reason": 0}], "\"reason\" must be one of")):
+            with self.subTest(message):
+                with self.assertRaises(libqtest.QMPError) as cm:
+                    v.qt.qmp("qom-set", path=QOM, property="fault-plan", value=self.plan(rules))
+                self.assertIn(message, cm.exception.error["desc"])
+        self.assertEqual(v.qt.qmp("qom-get", path=QOM, property="fault-plan"), good)
+        # Still in force: a global IOTLB invalidation is dropped, its wait is not.
+        status = v.mem.alloc(64, fill=0)
+        v.qi_enable()
+        v.submit(iotlb_global(), wait_desc(status, 1))
+        v.qt.clock_step(10_000)
+        self.assertEqual(v.qt.readl(status), 1)
+        self.assertEqual(v.counter("iotlb-inv-global"), 0)
+        self.assertEqual(v.counter("faults-injected"), 1)
 
 
 def main():

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 
+#include "dmalab/c_abi.h"
 #include "dmalab/fault_doorbell.h"
 #include "dmalab/host_adapter.h"
 #include "dmalab/ioat/device.h"
@@ -72,14 +73,6 @@ ioat::Config to_config(const DmalabIoatConfig& c)
     cfg.jitter_ns = c.jitter_ns;
     cfg.seed = c.seed;
     return cfg;
-}
-
-char* malloc_string(const std::string& s)
-{
-    auto* out = static_cast<char*>(std::malloc(s.size() + 1));
-    if (out)
-        std::memcpy(out, s.c_str(), s.size() + 1);
-    return out;
 }
 
 } // namespace
@@ -218,8 +211,7 @@ uint8_t* dmalab_ioat_save(DmalabIoat* dev, uint32_t* len)
     StateWriter m;
     dev->model.save(m);
     StateWriter w;
-    w.u32(static_cast<uint32_t>(m.bytes.size()));
-    w.bytes.insert(w.bytes.end(), m.bytes.begin(), m.bytes.end());
+    w.blob(m);
     dev->injector.save(w);
     w.u32(dev->doorbell.selected());
     return malloc_copy(w, len);
@@ -227,15 +219,9 @@ uint8_t* dmalab_ioat_save(DmalabIoat* dev, uint32_t* len)
 
 bool dmalab_ioat_load(DmalabIoat* dev, const uint8_t* data, uint32_t len)
 {
-    StateReader head({data, len});
-    uint32_t model_len = head.u32();
-    if (!head.ok() || model_len > len - 4)
-        return false;
-    StateReader m({data + 4, model_len});
-    if (!dev->model.load(m))
-        return false;
-    StateReader r({data + 4 + model_len, len - 4 - model_len});
-    if (!dev->injector.load(r))
+    StateReader r({data, len});
+    StateReader m(r.blob());
+    if (!r.ok() || !dev->model.load(m) || !dev->injector.load(r))
         return false;
     uint32_t selected = r.u32();
     if (!r.finished())
@@ -246,18 +232,11 @@ bool dmalab_ioat_load(DmalabIoat* dev, const uint8_t* data, uint32_t len)
 
 char* dmalab_ioat_set_fault_plan(DmalabIoat* dev, const char* text, const char* id)
 {
-    if (!text || !*text) {
-        dev->model.set_policy(nullptr);
-        dev->injector.set_plan({});
-        return nullptr;
-    }
     std::string err;
-    auto plan =
-        faults::parse_plan(text, ioat::fault_spec(dev->model.channel_count()), id ? id : "", &err);
-    if (!plan)
+    if (!faults::apply_plan(dev->injector, text, ioat::fault_spec(dev->model.channel_count()),
+                            id ? id : "", &err))
         return malloc_string(err);
-    dev->injector.set_plan(std::move(*plan));
-    dev->model.set_policy(&dev->fault_policy);
+    dev->model.set_policy(text && *text ? &dev->fault_policy : nullptr);
     return nullptr;
 }
 
@@ -278,10 +257,7 @@ uint64_t dmalab_ioat_faults_injected(DmalabIoat* dev)
 
 char* dmalab_ioat_fault_log(DmalabIoat* dev)
 {
-    std::string out;
-    for (const auto& e : dev->injector.events())
-        out += faults::format_event(e, dev->injector.plan()) + "\n";
-    return malloc_string(out);
+    return malloc_string(faults::log_text(dev->injector));
 }
 
 void dmalab_ioat_stats(DmalabIoat* dev, int channel, DmalabIoatStats* out)

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <new>
 
+#include "dmalab/c_abi.h"
 #include "dmalab/host_adapter.h"
+#include "dmalab/vtd/faults.h"
 #include "dmalab/vtd/unit.h"
 
 using namespace dmalab;
@@ -123,13 +125,27 @@ constexpr unsigned kAll = kPlain + sizeof kGranCounters / sizeof kGranCounters[0
 
 struct DmalabVtd {
     DmalabVtd(const vtd::Config& config, const DmalabHost& h, const DmalabVtdTrace* t)
-        : host(h), trace(h.opaque, t), unit(config, {host, host, host, host, &trace})
+        : host(h), trace(h.opaque, t), unit(config, {host, host, host, host, &trace}),
+          host_opaque(h.opaque)
     {
+        if (t)
+            trace_injected = t->injected;
+        injector.set_listener(
+            [](void* opaque, const faults::Event& e, const faults::Rule& r) {
+                auto* self = static_cast<DmalabVtd*>(opaque);
+                if (self->trace_injected)
+                    self->trace_injected(self->host_opaque, r.name.c_str(),
+                                         faults::kind_name(r.kind), e.unit, e.key);
+            },
+            this);
     }
 
     HostAdapter host;
     TraceAdapter trace;
     vtd::Unit unit;
+    faults::Injector injector;
+    void* host_opaque;
+    void (*trace_injected)(void*, const char*, const char*, uint32_t, uint64_t) = nullptr;
 };
 
 extern "C" {
@@ -198,6 +214,7 @@ void dmalab_vtd_timer(DmalabVtd* unit, unsigned timer)
 void dmalab_vtd_reset(DmalabVtd* unit)
 {
     unit->unit.reset();
+    unit->injector.reset(); // the plan replays from the start
 }
 
 DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_t iova,
@@ -254,17 +271,42 @@ uint64_t dmalab_vtd_counter(DmalabVtd* unit, unsigned index)
     return 0;
 }
 
+char* dmalab_vtd_set_fault_plan(DmalabVtd* unit, const char* text, const char* id)
+{
+    std::string err;
+    if (!faults::apply_plan(unit->injector, text, vtd::fault_spec(), id ? id : "", &err))
+        return malloc_string(err);
+    unit->unit.set_injector(text && *text ? &unit->injector : nullptr);
+    return nullptr;
+}
+
+uint64_t dmalab_vtd_faults_injected(DmalabVtd* unit)
+{
+    return unit->injector.total();
+}
+
+char* dmalab_vtd_fault_log(DmalabVtd* unit)
+{
+    return malloc_string(faults::log_text(unit->injector));
+}
+
+// The unit's state, length first, then the fault plan's counts and generators (the plan
+// itself is configuration: the destination is given it).
 uint8_t* dmalab_vtd_save(DmalabVtd* unit, uint32_t* len)
 {
+    StateWriter u;
+    unit->unit.save(u);
     StateWriter w;
-    unit->unit.save(w);
+    w.blob(u);
+    unit->injector.save(w);
     return malloc_copy(w, len);
 }
 
 bool dmalab_vtd_load(DmalabVtd* unit, const uint8_t* data, uint32_t len)
 {
     StateReader r({data, len});
-    return unit->unit.load(r);
+    StateReader u(r.blob());
+    return r.ok() && unit->unit.load(u) && unit->injector.load(r) && r.finished();
 }
 
 } // extern "C"

@@ -105,6 +105,15 @@ struct Event {
 };
 std::string format_event(const Event& e, const Plan& plan);
 
+class Injector;
+// Sets the plan in `text` (nullptr or empty: none) for the device `id` of the model `spec`
+// describes. False, with *error saying why, when the plan is malformed; the injector then
+// keeps the plan it had.
+bool apply_plan(Injector& injector, const char* text, const ModelSpec& spec, std::string_view id,
+                std::string* error);
+// The injector's newest events, a line each, oldest first.
+std::string log_text(const Injector& injector);
+
 class Injector
 {
   public:

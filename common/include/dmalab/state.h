@@ -6,8 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <span>
 #include <vector>
 
@@ -22,6 +20,12 @@ class StateWriter
     void u32(uint32_t v) { put(v, 4); }
     void u64(uint64_t v) { put(v, 8); }
     void boolean(bool v) { u8(v ? 1 : 0); }
+    // Another writer's bytes, length first: a nested state its own reader checks whole.
+    void blob(const StateWriter& inner)
+    {
+        u32(static_cast<uint32_t>(inner.bytes.size()));
+        bytes.insert(bytes.end(), inner.bytes.begin(), inner.bytes.end());
+    }
 
     std::vector<uint8_t> bytes;
 
@@ -32,18 +36,6 @@ class StateWriter
             bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
     }
 };
-
-// The writer's bytes copied into a malloc'd buffer for the C ABI (the glue releases it with
-// g_free, which pairs with malloc since GLib 2.46); nullptr when out of memory.
-inline uint8_t* malloc_copy(const StateWriter& w, uint32_t* len)
-{
-    auto* out = static_cast<uint8_t*>(std::malloc(w.bytes.empty() ? 1 : w.bytes.size()));
-    if (!out)
-        return nullptr;
-    std::memcpy(out, w.bytes.data(), w.bytes.size());
-    *len = static_cast<uint32_t>(w.bytes.size());
-    return out;
-}
 
 class StateReader
 {
@@ -60,6 +52,18 @@ class StateReader
         if (v > 1)
             ok_ = false;
         return v == 1;
+    }
+    // What blob() wrote; empty (and the reader failed) when the input is short.
+    std::span<const uint8_t> blob()
+    {
+        uint32_t n = u32();
+        if (!ok_ || in_.size() - pos_ < n) {
+            ok_ = false;
+            return {};
+        }
+        auto out = in_.subspan(pos_, n);
+        pos_ += n;
+        return out;
     }
     // Marks the input as invalid (a model found a value out of range).
     void reject() { ok_ = false; }

@@ -51,6 +51,9 @@ typedef struct DmalabVtdTrace {
     void (*stale)(void* opaque, uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now,
                   uint8_t now_fault);
     void (*queue_error)(void* opaque, uint32_t head, uint64_t lo, uint64_t hi);
+    /* A fault plan's rule fired: unit is the requester (~0 for an invalidation), key the
+     * IOVA or the invalidated address. */
+    void (*injected)(void* opaque, const char* rule, const char* kind, uint32_t unit, uint64_t key);
 } DmalabVtdTrace;
 
 enum { DMALAB_VTD_QUERY = 0, DMALAB_VTD_READ = 1, DMALAB_VTD_WRITE = 2 };
@@ -95,6 +98,17 @@ void dmalab_vtd_set_audit(DmalabVtd* unit, bool on);
 unsigned dmalab_vtd_counter_count(void);
 const char* dmalab_vtd_counter_name(unsigned index);
 uint64_t dmalab_vtd_counter(DmalabVtd* unit, unsigned index);
+
+/*
+ * Fault plans (docs/faults.rst): applies the plan in `text` (NULL or "": none) to this unit,
+ * whose QOM id is `id` (NULL: none). NULL when applied; otherwise a message naming the
+ * problem (free with free()), and the plan in force stays as it was.
+ */
+char* dmalab_vtd_set_fault_plan(DmalabVtd* unit, const char* text, const char* id);
+/* Injections since the plan was set or the unit reset. */
+uint64_t dmalab_vtd_faults_injected(DmalabVtd* unit);
+/* The newest injections, a line each, oldest first (free with free()). */
+char* dmalab_vtd_fault_log(DmalabVtd* unit);
 
 /* Migration: a malloc'ed blob (free with free()), and its loader. */
 uint8_t* dmalab_vtd_save(DmalabVtd* unit, uint32_t* len);
