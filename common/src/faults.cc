@@ -133,7 +133,9 @@ class PlanReader
         if (doc.kind != Json::Kind::Object)
             return fail(doc, "the plan must be a JSON object with \"rules\"");
         const Json* rules = nullptr;
-        for (const auto& [key, v] : doc.members) {
+        for (size_t i = 0; i < doc.keys.size(); i++) {
+            const std::string& key = doc.keys[i];
+            const Json& v = doc.items[i];
             if (key == "seed") {
                 auto s = json_u64(v);
                 if (!s)
@@ -217,7 +219,9 @@ class PlanReader
         mine = true;
         const char* param = parameter_of(r.kind);
         bool have_param = param == nullptr;
-        for (const auto& [key, m] : v.members) {
+        for (size_t i = 0; i < v.keys.size(); i++) {
+            const std::string& key = v.keys[i];
+            const Json& m = v.items[i];
             if (key == "name" || key == "kind" || key == "device" || key == "comment")
                 continue;
             if (param && key == param) {

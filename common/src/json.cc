@@ -144,7 +144,8 @@ class Reader
             Json member;
             if (!value(member, depth))
                 return false;
-            v.members.emplace_back(std::move(key), std::move(member));
+            v.keys.push_back(std::move(key));
+            v.items.push_back(std::move(member));
             skip_space();
             if (peek() == ',') {
                 pos_++;
@@ -387,9 +388,11 @@ std::optional<uint64_t> parse_unsigned(std::string_view s, unsigned base)
 
 const Json* Json::get(std::string_view key) const
 {
-    for (const auto& [k, v] : members)
-        if (k == key)
-            return &v;
+    if (kind != Kind::Object)
+        return nullptr;
+    for (size_t i = 0; i < keys.size(); i++)
+        if (keys[i] == key)
+            return &items[i];
     return nullptr;
 }
 

@@ -19,10 +19,10 @@ struct Json {
 
     Kind kind = Kind::Null;
     bool boolean = false;
-    std::string text; // a string's value, or a number's literal as written
-    std::vector<Json> items;
-    std::vector<std::pair<std::string, Json>> members; // in file order; keys are unique
-    unsigned line = 0, column = 0;                     // where the value starts (1-based)
+    std::string text;              // a string's value, or a number's literal as written
+    std::vector<Json> items;       // an array's elements, or an object's member values
+    std::vector<std::string> keys; // an object's member names, in file order, unique
+    unsigned line = 0, column = 0; // where the value starts (1-based)
 
     const Json* get(std::string_view key) const;
     // Where the value is, for messages: "line 3, column 7".
