@@ -2,7 +2,8 @@
 // libFuzzer target: the VT-d unit against arbitrary guest behaviour. The input is read as a
 // program: register writes and reads of any size and value, guest-memory contents (root,
 // context and page tables, the invalidation queue, all at small plausible addresses),
-// translation requests, timer expiries, resets and save/load round trips. Invariants: no
+// translation requests, timer expiries, resets and save/load round trips, half of them under a
+// fault plan that delays and drops invalidations and fails translations. Invariants: no
 // timer beyond the time limit, a busy step never re-arms for the same instant, queued work
 // drains in bounded steps, and a saved state reloads to the same bytes.
 // Build: CXX=clang++ meson setup build-fuzz -Dfuzz=enabled -Dqemu=disabled
@@ -10,8 +11,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "../../common/testing/fake_memory.h"
+#include "dmalab/vtd/faults.h"
 #include "dmalab/vtd/unit.h"
 
 namespace
@@ -63,6 +66,26 @@ class Program
                         }});
         Unit unit(c, Host{mem, timers, irq, log, nullptr});
         self = &unit;
+        // Half the programs run under a fault plan that delays and drops invalidations and
+        // fails translations at random (seeded by the input).
+        faults::Injector injector;
+        if (byte() & 1) {
+            unsigned seed = byte();
+            unsigned delay = u16();
+            std::string plan = R"({"seed": )" + std::to_string(seed) + R"(, "rules": [
+                {"kind": "delay-invalidation", "delay": )" +
+                               std::to_string(delay) + R"(,
+                 "probability": 0.5},
+                {"kind": "drop-invalidation", "probability": 0.3},
+                {"kind": "translation-fault", "reason": 5, "op": "write", "probability": 0.1},
+                {"kind": "translation-fault", "reason": 2, "probability": 0.05}]})";
+            std::string err;
+            auto p = faults::parse_plan(plan, fault_spec(), "vtd", &err);
+            if (!p)
+                violated("the harness's own plan is refused");
+            injector.set_plan(*p);
+            unit.set_injector(&injector);
+        }
         unsigned trips = 0;
         while (p_ < end_) {
             switch (byte() % 12) {
@@ -73,27 +96,47 @@ class Program
                 unit.mmio_write(off, u64(), size);
                 break;
             }
-            case 2: // a register write with a small value (addresses, indices)
-                unit.mmio_write(u16() % 0x300 & ~3u, u16() << (byte() % 24), 8);
+            // Every value is read into its own variable first: the order in which a
+            // compiler evaluates function arguments or operands is unspecified, and the
+            // same input must mean the same program with any compiler.
+            case 2: { // a register write with a small value (addresses, indices)
+                uint32_t off = u16() % 0x300 & ~3u;
+                uint64_t value = u16();
+                unsigned shift = byte() % 24;
+                unit.mmio_write(off, value << shift, 8);
                 break;
-            case 3:
-                unit.mmio_read(u16() % 0x300, 1u << (byte() % 4));
+            }
+            case 3: {
+                uint32_t off = u16() % 0x300;
+                unsigned size = 1u << (byte() % 4);
+                unit.mmio_read(off, size);
                 break;
-            case 4: // memory: raw
-                mem.put<uint64_t>(u16() * 4u % (mem.ram.size() - 8), u64());
+            }
+            case 4: { // memory: raw
+                size_t at = u16() * 4u % (mem.ram.size() - 8);
+                mem.put<uint64_t>(at, u64());
                 break;
+            }
             case 5: { // memory: a plausible entry (pointer | low flags)
-                uint64_t v = uint64_t{u16() % 64u} << 12 | byte(); // inside the 256 KiB
-                if (byte() & 1)
-                    v |= uint64_t{byte()} << 8 | uint64_t{byte() % 3u}; // hi: DID, AW
-                mem.put<uint64_t>(u16() * 4u % (mem.ram.size() - 8), v);
+                uint64_t page = uint64_t{u16() % 64u}; // inside the 256 KiB
+                uint64_t v = page << 12 | byte();
+                if (byte() & 1) {
+                    uint64_t did = byte();
+                    uint64_t aw = byte() % 3u;
+                    v |= did << 8 | aw; // hi: DID, AW
+                }
+                size_t at = u16() * 4u % (mem.ram.size() - 8);
+                mem.put<uint64_t>(at, v);
                 break;
             }
             case 6:
             case 7: { // translation requests
-                uint16_t sid = static_cast<uint16_t>(byte() % 4 << 8 | byte());
-                uint64_t iova = uint64_t{u16()} << (byte() % 40);
-                unit.translate(sid, iova, byte() % 4);
+                unsigned bus = byte() % 4;
+                unsigned devfn = byte();
+                uint64_t page = u16();
+                unsigned shift = byte() % 40;
+                unsigned perm = byte() % 4;
+                unit.translate(static_cast<uint16_t>(bus << 8 | devfn), page << shift, perm);
                 break;
             }
             case 8: { // timer expiries
@@ -155,7 +198,11 @@ class Program
     }
 
     uint8_t byte() { return p_ < end_ ? *p_++ : 0; }
-    uint16_t u16() { return static_cast<uint16_t>(byte() | byte() << 8); }
+    uint16_t u16()
+    {
+        uint16_t lo = byte();
+        return static_cast<uint16_t>(lo | byte() << 8);
+    }
     uint64_t u64()
     {
         uint64_t v = 0;
