@@ -392,43 +392,51 @@ void Unit::write_iotlb(uint64_t old, uint64_t written, uint64_t bytes)
 
 void Unit::timer(unsigned id)
 {
-    uint64_t now = host_.timers.now_ns();
     if (id == kQueueTimer) {
         queue_run();
     } else if (id == kContextTimer) {
-        uint64_t v = regs_->get(R_CCMD);
-        if (!(v & CCMD_ICC))
-            return;
-        if (cc_due_ > now) {
-            host_.timers.arm(kContextTimer, cc_due_);
-            return;
-        }
-        Gran g = static_cast<Gran>((v >> CCMD_CIRG_SHIFT) & 3);
-        if (g != Gran::Reserved && !std::exchange(cc_drop_, false))
-            do_cc(g, v & 0xffff, (v >> CCMD_SID_SHIFT) & 0xffff, (v >> CCMD_FM_SHIFT) & 3, false);
-        // CAIG reports what was done; 0 when the request was invalid.
-        v = (v & ~CCMD_ICC & ~(uint64_t{3} << CCMD_CAIG_SHIFT)) | uint64_t{static_cast<uint8_t>(g)}
-                                                                      << CCMD_CAIG_SHIFT;
-        regs_->set(R_CCMD, v);
+        finish_register_command(R_CCMD, kContextTimer, cc_due_, cc_drop_, CCMD_CIRG_SHIFT,
+                                CCMD_CAIG_SHIFT, [&](Gran g, uint64_t v) {
+                                    do_cc(g, v & 0xffff, (v >> CCMD_SID_SHIFT) & 0xffff,
+                                          (v >> CCMD_FM_SHIFT) & 3, false);
+                                    return g;
+                                });
     } else if (id == kIotlbTimer) {
-        uint64_t v = regs_->get(R_IOTLB);
-        if (!(v & IOTLB_IVT))
-            return;
-        if (iotlb_due_ > now) {
-            host_.timers.arm(kIotlbTimer, iotlb_due_);
-            return;
-        }
-        Gran g = static_cast<Gran>((v >> IOTLB_IIRG_SHIFT) & 3);
-        uint64_t iva = regs_->get(R_IVA);
-        unsigned am = iva & IVA_AM;
-        if (g == Gran::Selective && am > kMamv)
-            g = Gran::Reserved; // beyond CAP.MAMV: not performed
-        if (g != Gran::Reserved && !std::exchange(iotlb_drop_, false))
-            do_iotlb(g, (v >> IOTLB_DID_SHIFT) & 0xffff, iva & IVA_ADDR, am, false);
-        v = (v & ~IOTLB_IVT & ~(uint64_t{3} << IOTLB_IAIG_SHIFT)) |
-            uint64_t{static_cast<uint8_t>(g)} << IOTLB_IAIG_SHIFT;
-        regs_->set(R_IOTLB, v);
+        finish_register_command(R_IOTLB, kIotlbTimer, iotlb_due_, iotlb_drop_, IOTLB_IIRG_SHIFT,
+                                IOTLB_IAIG_SHIFT, [&](Gran g, uint64_t v) {
+                                    uint64_t iva = regs_->get(R_IVA);
+                                    unsigned am = iva & IVA_AM;
+                                    if (g == Gran::Selective && am > kMamv)
+                                        return Gran::Reserved; // beyond CAP.MAMV: not performed
+                                    do_iotlb(g, (v >> IOTLB_DID_SHIFT) & 0xffff, iva & IVA_ADDR, am,
+                                             false);
+                                    return g;
+                                });
     }
+}
+
+// Completes a register-based invalidation once its time has come: performs it (`perform`
+// returns the granularity it actually did) unless the fault plan dropped it, reports that
+// granularity (CAIG, IAIG; 0 when the request was invalid) and clears the busy bit.
+template <typename Perform>
+void Unit::finish_register_command(unsigned reg, unsigned timer_id, uint64_t due, bool& drop,
+                                   unsigned request_shift, unsigned actual_shift, Perform perform)
+{
+    constexpr uint64_t kBusy = uint64_t{1} << 63; // ICC, IVT
+    uint64_t v = regs_->get(reg);
+    if (!(v & kBusy))
+        return;
+    if (due > host_.timers.now_ns()) {
+        host_.timers.arm(timer_id, due);
+        return;
+    }
+    Gran g = static_cast<Gran>((v >> request_shift) & 3);
+    bool dropped = std::exchange(drop, false);
+    if (g != Gran::Reserved && !dropped)
+        g = perform(g, v);
+    v = (v & ~kBusy & ~(uint64_t{3} << actual_shift)) | uint64_t{static_cast<uint8_t>(g)}
+                                                            << actual_shift;
+    regs_->set(reg, v);
 }
 
 uint64_t Unit::cost(char kind, Gran g, unsigned am) const

@@ -174,6 +174,9 @@ class Unit
     void start_register_command(unsigned reg, char kind, unsigned request_shift,
                                 unsigned actual_shift, unsigned timer_id, uint64_t& due,
                                 uint64_t old, uint64_t written, uint64_t bytes);
+    template <typename Perform>
+    void finish_register_command(unsigned reg, unsigned timer_id, uint64_t due, bool& drop,
+                                 unsigned request_shift, unsigned actual_shift, Perform perform);
     void write_ccmd(uint64_t old, uint64_t written, uint64_t bytes);
     void write_iotlb(uint64_t old, uint64_t written, uint64_t bytes);
     void write_fsts(uint64_t old, uint64_t written, uint64_t bytes);
