@@ -320,14 +320,7 @@ class VtdTest(unittest.TestCase):
 
     def test_pass_through_context_lets_the_device_copy(self):
         io, v = self.ioat_behind()
-        root = v.mem.alloc(4096, fill=0)
-        ctx = v.mem.alloc(4096, fill=0)
-        bus, devfn = io.bdf >> 8, io.bdf & 0xFF
-        v.qt.memwrite(root + 16 * bus, struct.pack("<QQ", ctx | 1, 0))
-        v.qt.memwrite(ctx + 16 * devfn, struct.pack("<QQ", 2 << 2 | 1, 1 << 8 | 2))
-        v.w64(RTADDR, root)
-        v.command(SRTP)
-        v.command(TE)
+        self.pass_through(io, v)
         io.setup(0)
         (src, data), (dst, _) = io.buffer(8192), io.buffer(8192, seed=9)
         first = io.chain([(8192, CTL_COMPL_WRITE, src, dst)])[0]
@@ -346,14 +339,8 @@ class VtdTest(unittest.TestCase):
         return path
 
     def pass_through(self, io, v):
-        root = v.mem.alloc(4096, fill=0)
-        ctx = v.mem.alloc(4096, fill=0)
-        bus, devfn = io.bdf >> 8, io.bdf & 0xFF
-        v.qt.memwrite(root + 16 * bus, struct.pack("<QQ", ctx | 1, 0))
-        v.qt.memwrite(ctx + 16 * devfn, struct.pack("<QQ", 2 << 2 | 1, 1 << 8 | 2))
-        v.w64(RTADDR, root)
-        v.command(SRTP)
-        v.command(TE)
+        """The ioat's context entry says pass-through (TT 2, domain 1); translation on."""
+        self.tables(io, v, 2 << 2 | 1, 1 << 8 | 2)
 
     def test_plan_delays_a_wait(self):
         path = self.plan([{"name": "slow", "kind": "delay-invalidation", "delay": "2ms",

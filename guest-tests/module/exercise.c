@@ -900,12 +900,10 @@ out:
 
 /* ---- mode=stale ------------------------------------------------------ */
 
-/* One copy on channel c; false when no callback came within tmo_ms. */
-bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
-			  size_t len)
+bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+		    size_t len)
 {
 	struct dma_async_tx_descriptor *tx;
-	dma_cookie_t cookie;
 
 	tx = dmaengine_prep_dma_memcpy(c->chan, dst, src, len,
 				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
@@ -915,11 +913,18 @@ bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 	c->result = DMA_TRANS_NOERROR;
 	tx->callback_result = dlx_callback;
 	tx->callback_param = c;
-	cookie = dmaengine_submit(tx);
-	if (dma_submit_error(cookie))
+	if (dma_submit_error(dmaengine_submit(tx)))
 		return false;
 	dma_async_issue_pending(c->chan);
-	return wait_for_completion_timeout(&c->done,
+	return true;
+}
+
+/* One copy on channel c; false when no callback came within tmo_ms. */
+bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+		   size_t len)
+{
+	return dlx_start_copy(c, dst, src, len) &&
+	       wait_for_completion_timeout(&c->done,
 					   msecs_to_jiffies(c->tmo_ms)) != 0;
 }
 

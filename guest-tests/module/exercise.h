@@ -56,6 +56,9 @@ bool dlx_copies(struct dlx_chan *c, unsigned int count, u64 *rng);
 void dlx_chan_report(struct dlx_chan *c, u64 start);
 u64 dlx_chan_rng(unsigned int chan_idx);
 void dlx_summary(unsigned int first, unsigned int count);
+/* Prepares, submits and issues one copy whose callback completes c->done. */
+bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+		    size_t len);
 bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 		   size_t len);
 void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar);

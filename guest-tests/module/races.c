@@ -125,26 +125,6 @@ static u64 dlx_bell_injected(struct dlx_bell *b)
 	return lo_hi_readq(b->regs + DLX_BELL_INJECTED);
 }
 
-/* Prepares, submits and issues one copy whose callback completes c->done. */
-static bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
-			   size_t len)
-{
-	struct dma_async_tx_descriptor *tx;
-
-	tx = dmaengine_prep_dma_memcpy(c->chan, dst, src, len,
-				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
-	if (!tx)
-		return false;
-	reinit_completion(&c->done);
-	c->result = DMA_TRANS_NOERROR;
-	tx->callback_result = dlx_callback;
-	tx->callback_param = c;
-	if (dma_submit_error(dmaengine_submit(tx)))
-		return false;
-	dma_async_issue_pending(c->chan);
-	return true;
-}
-
 static bool dlx_wait(struct dlx_chan *c, unsigned int ms)
 {
 	return wait_for_completion_timeout(&c->done, msecs_to_jiffies(ms)) != 0;
