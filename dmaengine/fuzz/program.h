@@ -199,7 +199,13 @@ class Program
                 break;
             }
         }
-        // Whatever was queued finishes in a bounded number of steps.
+        // Whatever was queued finishes in a bounded number of steps, once the guest stops.
+        // A copy aimed at a window onto the channel's own registers can restart the channel
+        // at the same descriptor on every step, as long as the window is there: a loop the
+        // guest built, one bounded step at a time, like a guest that keeps pushing DMACOUNT.
+        // (In QEMU the re-entrancy guard refuses a device's DMA to its own BAR.) So the
+        // windows go first; nothing else can re-arm a channel.
+        mem.windows.clear();
         dev.set_policy(nullptr);
         uint64_t steps = 0;
         while (!timers.pending.empty()) {
