@@ -76,6 +76,20 @@ class Plans(FaultCase):
         io.wr(0, CHANCMD, CMD_RESET, 1)
         self.assertEqual(self.injected(io), 1)
 
+    def test_dropped_interrupt(self):
+        plan = self.plan([{"kind": "drop-interrupt", "nth": 1}])
+        io = self.boot(f",fault-plan={plan}")
+        io.use_msix()
+        compl = io.setup(1)
+        buf = Buf(io, 4096, 3)
+        (d,) = self.copy_job(io, 1, [buf])
+        self.settle(io)
+        buf.check(self)
+        self.assertEqual(io.qt.readq(compl), d | DONE)
+        self.assertEqual(io.irq_word(1), 0, "the interrupt was sent")
+        self.assertCounters(io, descriptors=1, interrupts=0)
+        self.verified_copy(io, 1)   # the next one interrupts
+
     def test_run_time_replacement_and_refusal(self):
         io = self.boot(f",latency-ns={LATENCY}")
         self.assertEqual(self.qom(io, "fault-plan"), "")

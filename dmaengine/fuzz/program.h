@@ -68,6 +68,7 @@ class FuzzPolicy final : public DescriptorPolicy
             x.move_limit = d.len / 2;
         if ((r >> 63) & 1)
             x.corrupt_xor = static_cast<uint8_t>(r);
+        x.drop_interrupt = (r >> 52) % 8 == 0;
         return x;
     }
 

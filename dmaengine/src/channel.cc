@@ -472,7 +472,9 @@ void Channel::complete()
             return;
         }
     }
-    if (w.desc.ctl & ctl::INT_EN)
+    // A lost interrupt (fault plans): the status is there for software that polls, as
+    // ioatdma's timer does (ioat_timer_event, drivers/dma/ioat/dma.c).
+    if ((w.desc.ctl & ctl::INT_EN) && !w.plan.drop_interrupt)
         signal_interrupt();
 }
 
@@ -549,6 +551,7 @@ void Channel::save(StateWriter& w) const
         w.u32(k.plan.fail);
         w.u64(k.plan.move_limit);
         w.u8(k.plan.corrupt_xor);
+        w.boolean(k.plan.drop_interrupt);
         w.u64(k.len);
         w.u64(k.moved);
         w.boolean(k.data_done);
@@ -588,6 +591,7 @@ bool Channel::load(StateReader& r)
         k.plan.fail = r.u32() & CHANERR_ALL;
         k.plan.move_limit = r.u64();
         k.plan.corrupt_xor = r.u8();
+        k.plan.drop_interrupt = r.boolean();
         k.len = r.u64();
         k.moved = r.u64();
         k.data_done = r.boolean();

@@ -22,7 +22,8 @@ constexpr uint32_t bit(faults::Kind k)
 
 constexpr uint32_t kDescriptorKinds =
     bit(faults::Kind::DelayData) | bit(faults::Kind::DelayCompletion) | bit(faults::Kind::Reorder) |
-    bit(faults::Kind::Fail) | bit(faults::Kind::Corrupt) | bit(faults::Kind::Shorten);
+    bit(faults::Kind::Fail) | bit(faults::Kind::Corrupt) | bit(faults::Kind::Shorten) |
+    bit(faults::Kind::DropInterrupt);
 
 uint64_t end_of(uint64_t start, uint64_t len)
 {
@@ -81,6 +82,9 @@ Decision FaultPolicy::decide(const DescriptorInfo& d, uint64_t now)
             break;
         case faults::Kind::Shorten:
             x.move_limit = std::min(x.move_limit, r.bytes);
+            break;
+        case faults::Kind::DropInterrupt:
+            x.drop_interrupt = true;
             break;
         default:
             break;

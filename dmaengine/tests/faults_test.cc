@@ -138,6 +138,24 @@ TEST(Faults, ShortenMovesAPrefixAndCompletesAsWhole)
     EXPECT_EQ(r.state(0), ChanState::Done);
 }
 
+TEST(Faults, DropInterruptWritesTheStatusButRaisesNothing)
+{
+    FaultRig r(R"({"rules": [{"kind": "drop-interrupt", "nth": 1}]})");
+    r.copies(0, 1, 256);
+    r.run_until_idle();
+    EXPECT_TRUE(r.same(kSrc, kDst, 256));
+    EXPECT_EQ(r.completed_addr(0), kRing) << "the status is written for a poller to find";
+    EXPECT_EQ(r.state(0), ChanState::Done);
+    EXPECT_TRUE(r.irq.raised.empty());
+    EXPECT_EQ(r.dev.stats(0).interrupts, 0u);
+    // The channel stays armed: the next completion interrupts as usual.
+    r.put_desc(kRing + 64, 256, kCopyIrq, kSrc, kDst + 4096, kRing + 128);
+    r.issue(0, 2);
+    r.run_until_idle();
+    EXPECT_EQ(r.irq.raised.size(), 1u);
+    EXPECT_EQ(r.completed_addr(0), kRing + 64);
+}
+
 TEST(Faults, NullDescriptorsMatchTheirOwnOp)
 {
     FaultRig r(R"({"rules": [{"kind": "fail", "chanerr": 1, "op": "null"}]})");

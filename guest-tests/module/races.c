@@ -17,6 +17,10 @@
  *	ioatdma's error handler (ioat_eh, drivers/dma/ioat/dma.c) completes
  *	it with DMA_TRANS_READ_FAILED and restarts the channel; verified
  *	copies go on by interrupt.
+ * mode=lostirq: the plan drops the interrupt of one copy's completion; the
+ *	status is written, and ioatdma's timer (ioat_timer_event, "the missed
+ *	cleanup case") finds it and calls the copy back; the channel goes on
+ *	completing copies by interrupt.
  * mode=uaf: use after unmap.  A copy into a mapped buffer starts, and the
  *	plan delays its data phase (delay-data); the driver unmaps the buffer
  *	and the page is reused before the bytes move.  Strict IOTLB flushing
@@ -349,6 +353,74 @@ out:
 	dlx_summary(0, 1);
 }
 
+/* ---- mode=lostirq ---------------------------------------------------- */
+
+/* A callback this late did not come from the copy's interrupt. */
+#define DLX_LOSTIRQ_MIN_MS	20
+
+static void dlx_mode_lostirq(void)
+{
+	static const char *const tests[] = {
+		"copies-before", "lost-interrupt-recovered", "copies-after"
+	};
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	struct dlx_bell bell = { };
+	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits, t0, ms;
+	dma_addr_t s, d;
+	bool came, ok;
+
+	pr_info("1..3\n");
+	if (!dlx_race_setup(&c, 1, tests, 3))
+		goto out;
+	ok = dlx_copies(c, 10, &rng);
+	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
+	if (!dlx_bell_open(c, &bell)) {
+		pr_info("not ok 2 %s # no fault doorbell\n", tests[1]);
+		pr_info("not ok 3 %s # no fault doorbell\n", tests[2]);
+		goto free;
+	}
+	dlx_pattern(c->src, PAGE_SIZE, 23);
+	memset(c->dst, 0, PAGE_SIZE);
+	s = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
+	d = dma_map_single(dev, c->dst, PAGE_SIZE, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, s) || dma_mapping_error(dev, d)) {
+		pr_info("not ok 2 %s # mapping failed\n", tests[1]);
+		pr_info("not ok 3 %s # mapping failed\n", tests[2]);
+		goto close;
+	}
+	hits = dlx_bell_injected(&bell);
+	dlx_bell_arm(&bell);
+	t0 = ktime_get_ns();
+	came = dlx_copy_wait(c, d, s, PAGE_SIZE);
+	ms = div_u64(ktime_get_ns() - t0, NSEC_PER_MSEC);
+	hits = dlx_bell_injected(&bell) - hits;
+	if (!came) {
+		c->abandoned = true;
+		pr_info("not ok 2 %s # no callback\n", tests[1]);
+		pr_info("not ok 3 %s # channel abandoned\n", tests[2]);
+		goto close;
+	}
+	dma_unmap_single(dev, d, PAGE_SIZE, DMA_FROM_DEVICE);
+	dma_unmap_single(dev, s, PAGE_SIZE, DMA_TO_DEVICE);
+	ok = c->result == DMA_TRANS_NOERROR && hits == 1 &&
+	     !memcmp(c->dst, c->src, PAGE_SIZE) && ms >= DLX_LOSTIRQ_MIN_MS;
+	pr_info("# %s: lostirq: copy called back after %llu ms, result %s, data %s, %llu fault(s) injected\n",
+		DLX_NAME, ms, dlx_result_name(c->result),
+		memcmp(c->dst, c->src, PAGE_SIZE) ? "wrong" : "right", hits);
+	pr_info("%sok 2 %s\n", ok ? "" : "not ", tests[1]);
+	c->tmo_ms = fast_ms;
+	ok = dlx_copies(c, 10, &rng);
+	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
+close:
+	dlx_bell_close(&bell);
+free:
+	dlx_free_buffers(c);
+out:
+	dlx_chan_report(c, start);
+	dlx_summary(0, 1);
+}
+
 /* ---- mode=uaf -------------------------------------------------------- */
 
 static void dlx_mode_uaf(void)
@@ -661,6 +733,8 @@ bool dlx_race_mode(const char *mode, unsigned int n)
 		dlx_mode_order(n);
 	else if (!strcmp(mode, "fail"))
 		dlx_mode_fail();
+	else if (!strcmp(mode, "lostirq"))
+		dlx_mode_lostirq();
 	else if (!strcmp(mode, "uaf"))
 		dlx_mode_uaf();
 	else

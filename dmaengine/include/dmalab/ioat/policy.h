@@ -32,6 +32,7 @@ struct Decision {
     uint32_t fail = 0;      // CHANERR bits: fail when the data phase would start, moving nothing
     uint64_t move_limit = ~0ull; // move at most this many bytes, then complete as if whole
     uint8_t corrupt_xor = 0;     // xored into the last byte moved, when non-zero
+    bool drop_interrupt = false; // its completion raises no interrupt (status still written)
 };
 
 class DescriptorPolicy
