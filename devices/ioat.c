@@ -11,6 +11,7 @@
  */
 
 #include "qemu/osdep.h"
+#include <sys/mman.h>
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pci_device.h"
@@ -81,6 +82,8 @@ struct DmalabIoatState {
     uint64_t seed;
     char *fault_plan; /* path of the fault plan file; settable at run time */
     bool fault_doorbell;
+    char *race_table;           /* file shared with the race detector plugin */
+    DmalabRaceTable *race_map;
 };
 
 static bool dmalab_ioat_live(DmalabIoatState *s)
@@ -436,6 +439,12 @@ static void dmalab_ioat_release(DmalabIoatState *s)
 {
     unsigned i;
 
+    if (s->race_map) {
+        dmalab_ioat_set_race_table(s->model, NULL, 0);
+        munmap(s->race_map, sizeof(*s->race_map));
+        s->race_map = NULL;
+    }
+
     for (i = 0; i < s->ntimers; i++) {
         timer_free(s->timers[i].timer);
     }
@@ -522,6 +531,36 @@ static void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v,
         return;
     }
     *field = value; /* checked at realize */
+}
+
+/*
+ * The race detector's table (docs/race-detector.rst): a file this device and
+ * the detector's TCG plugin both map, whichever creates it.
+ */
+static bool dmalab_ioat_map_race_table(DmalabIoatState *s, Error **errp)
+{
+    int fd = open(s->race_table, O_RDWR | O_CREAT, 0600);
+    void *p;
+
+    if (fd < 0 || ftruncate(fd, sizeof(*s->race_map)) < 0) {
+        error_setg_errno(errp, errno, "dmalab-ioat: race-table %s",
+                         s->race_table);
+        if (fd >= 0) {
+            close(fd);
+        }
+        return false;
+    }
+    p = mmap(NULL, sizeof(*s->race_map), PROT_READ | PROT_WRITE, MAP_SHARED,
+             fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        error_setg_errno(errp, errno, "dmalab-ioat: race-table %s",
+                         s->race_table);
+        return false;
+    }
+    s->race_map = p;
+    dmalab_ioat_set_race_table(s->model, s->race_map, 0);
+    return true;
 }
 
 /* Fault plans: a file named at start-up, replaceable at run time (qom-set). */
@@ -752,8 +791,9 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     s->released = false;
-    if (s->fault_plan && *s->fault_plan &&
-        !dmalab_ioat_apply_plan(s, s->fault_plan, errp)) {
+    if ((s->fault_plan && *s->fault_plan &&
+         !dmalab_ioat_apply_plan(s, s->fault_plan, errp)) ||
+        (s->race_table && !dmalab_ioat_map_race_table(s, errp))) {
         dmalab_ioat_release(s);
         msix_uninit(pdev, &s->bar0, &s->bar0);
         msi_uninit(pdev);
@@ -920,6 +960,7 @@ static const Property dmalab_ioat_properties[] = {
     DEFINE_PROP_BOOL("sync-start", DmalabIoatState, sync_start, true),
     DEFINE_PROP_UINT64("seed", DmalabIoatState, seed, 0),
     DEFINE_PROP_BOOL("fault-doorbell", DmalabIoatState, fault_doorbell, false),
+    DEFINE_PROP_STRING("race-table", DmalabIoatState, race_table),
 };
 
 static void dmalab_ioat_class_init(ObjectClass *klass, void *data)

@@ -178,6 +178,14 @@ if [ "$SCENARIO" = memcpy ]; then
 fi
 report_irqs
 
+# dmalab.ksyms=1 (the race detector): our module's symbols, for the runner to
+# name the function behind each reported PC.
+if grep -qw dmalab.ksyms=1 /proc/cmdline; then
+	grep '\[dmalab_exercise\]' /proc/kallsyms | while read -r addr type name rest; do
+		say "ksym $addr $type $name"
+	done
+fi
+
 # dmalab.disk=vda: read a virtio-blk disk whole (its DMA goes through the
 # platform IOMMU when QEMU gives it iommu_platform=on) and print its checksum.
 if [ -n "$DISK" ]; then

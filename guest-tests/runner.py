@@ -17,6 +17,7 @@ import os
 import random
 import re
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -263,9 +264,15 @@ def build_cmdline(args, seed=None):
         cmd += ["-L", d]
     cmd += ["-kernel", args.kernel, "-initrd", args.initrd,
             "-append", " ".join(append)]
+    race = getattr(args, "race_files", None)
     for dev in (args.device or DEFAULT_DEVICES):
         if dev and dev != "none":
+            if race and dev.split(",")[0] == "dmalab-ioat":
+                dev += ",race-table=" + race[0]
             cmd += ["-device", dev]
+    if race:
+        cmd += ["-plugin", "%s,table=%s,log=%s" % (args.race_plugin, race[0], race[1])]
+        cmd[cmd.index("-append") + 1] += " dmalab.ksyms=1"
     for raw in args.qemu_arg:
         cmd.append(raw)
     if args.virtio_disk:
@@ -1090,9 +1097,60 @@ def verdict(name, failed):
     return 1
 
 
+def race_files(args):
+    """--race-plugin: a fresh table and log for one boot."""
+    d = tempfile.mkdtemp(prefix="dmalab-race-")
+    atexit.register(shutil.rmtree, d, True)
+    return os.path.join(d, "table"), os.path.join(d, "races.log")
+
+
+KSYM_RE = re.compile(r"DMALAB: ksym ([0-9a-f]+) \w (\S+)")
+RACE_RE = re.compile(r"^race .*\bpc=0x([0-9a-f]+)")
+
+
+def symbolize_races(boot, log_path):
+    """The detector's reports, each with the kernel symbol of its PC (from the
+    guest's /proc/kallsyms lines for our module, printed by /init)."""
+    syms = sorted((int(m.group(1), 16), m.group(2))
+                  for m in map(KSYM_RE.search, boot.lines) if m)
+    out = []
+    try:
+        with open(log_path) as f:
+            lines = [l.rstrip("\n") for l in f]
+    except OSError:
+        return ["(no race detector log)"]
+    for line in lines:
+        m = RACE_RE.match(line)
+        if m and syms:
+            pc = int(m.group(1), 16)
+            best = None
+            for addr, name in syms:
+                if addr <= pc:
+                    best = (addr, name)
+                else:
+                    break
+            if best and pc - best[0] < 0x10000:
+                line += " at %s+0x%x" % (best[1], pc - best[0])
+        out.append(line)
+    return out
+
+
+def judge_races(races, args):
+    """--expect-race: each pattern matches a symbolized report."""
+    reasons = ["no race report matches %r" % rx for rx in args.expect_race
+               if not any(re.search(rx, l) for l in races)]
+    n = sum(l.startswith("race ") for l in races)
+    if args.expect_race_count is not None and n != args.expect_race_count:
+        reasons.append("the race detector reported %d race(s), expected %d" %
+                       (n, args.expect_race_count))
+    return reasons
+
+
 def run_once(args, seed=None, announce=True):
     """Boots QEMU once for args (possibly several guest boots);
     returns (boot, results, run_reasons) as judge_run does."""
+    if args.race_plugin:
+        args.race_files = race_files(args)
     cmd = build_cmdline(args, seed)
     if announce:
         print("runner: %s" % " ".join(
@@ -1103,6 +1161,12 @@ def run_once(args, seed=None, announce=True):
                     reset_on=re.compile(args.reset_on) if args.reset_on
                     else None, probe=args.probe_qmp is not None)
     results, run_reasons = judge_run(boot, args)
+    if args.race_plugin:
+        boot.races = symbolize_races(boot, args.race_files[1])
+        print("---- race detector ----")
+        for line in boot.races:
+            print("  " + line)
+        run_reasons = run_reasons + judge_races(boot.races, args)
     return boot, results, run_reasons
 
 
@@ -1191,6 +1255,15 @@ def make_parser():
     ap.add_argument("--expect-line", action="append", default=[],
                     metavar="REGEX",
                     help="a serial line must match REGEX (repeatable)")
+    ap.add_argument("--race-plugin", metavar="SO",
+                    help="load the DMA race detector (libdmalab-race.so) with a "
+                         "table shared with dmalab-ioat; its reports are "
+                         "printed with the kernel symbol of each PC")
+    ap.add_argument("--expect-race", action="append", default=[],
+                    metavar="REGEX",
+                    help="a race report (symbolized) must match REGEX")
+    ap.add_argument("--expect-race-count", type=int, metavar="N",
+                    help="the race detector must report exactly N races")
     ap.add_argument("--same-fault-log", action="store_true",
                     help="with --repeat: every boot's fault log (dmalab-ioat's "
                          "fault-log over QMP: which rules fired, on what, at "

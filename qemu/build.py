@@ -32,6 +32,7 @@ CONFIGURE_ARGS = [
     "--enable-slirp",
     "--enable-fdt=system",
     "--enable-capstone",
+    "--enable-plugins",  # TCG plugins: the DMA race detector (tools/race-detector)
     "--disable-rust",
     "--disable-install-blobs",
 ]
@@ -118,6 +119,7 @@ def main():
                                                       Path.home() / ".cache" / "dmalab"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--output", help="make this path a link to the built binary")
+    ap.add_argument("--plugin-header", help="make this path a link to QEMU's qemu-plugin.h")
     args = ap.parse_args()
 
     cache = Path(args.cache).resolve()
@@ -138,11 +140,13 @@ def main():
         configure(src, build)
         run(["ninja", "-C", str(build), f"-j{args.jobs}", "qemu-system-x86_64"])
         binary = build / "qemu-system-x86_64"
-        if args.output:
-            out = Path(args.output)
-            if out.is_symlink() or out.exists():
-                out.unlink()
-            out.symlink_to(binary)
+        for link, target in ((args.output, binary),
+                             (args.plugin_header, src / "include" / "qemu" / "qemu-plugin.h")):
+            if link:
+                out = Path(link)
+                if out.is_symlink() or out.exists():
+                    out.unlink()
+                out.symlink_to(target)
         print(binary)
 
 

@@ -10,6 +10,7 @@
 #include "dmalab/c_abi.h"
 #include "dmalab/fault_doorbell.h"
 #include "dmalab/host_adapter.h"
+#include "dmalab/race_marks.h"
 #include "dmalab/ioat/device.h"
 #include "dmalab/ioat/faults.h"
 
@@ -28,16 +29,20 @@ class TraceAdapter final : public ioat::Observer
     }
     void decided(const ioat::DescriptorInfo& d, const ioat::Decision& x) override
     {
+        if (d.len)
+            marks.start(d.channel, d.addr, d.src, d.dst, d.len);
         if (t_.decided)
             t_.decided(opaque_, d.channel, d.addr, d.len, x.data_at, x.done_at, x.fail);
     }
     void completed(unsigned ch, uint64_t desc, uint64_t bytes) override
     {
+        marks.finish(ch);
         if (t_.completed)
             t_.completed(opaque_, ch, desc, bytes);
     }
     void halted(unsigned ch, uint32_t chanerr, const DmaResult& r) override
     {
+        marks.finish(ch);
         if (t_.halted)
             t_.halted(opaque_, ch, chanerr, static_cast<int>(r.error), r.fault_addr);
     }
@@ -51,6 +56,8 @@ class TraceAdapter final : public ioat::Observer
         if (t_.interrupt)
             t_.interrupt(opaque_, vector, sent);
     }
+
+    RaceMarks marks; // the race detector's table, when attached
 
   private:
     void* opaque_;
@@ -177,6 +184,7 @@ void dmalab_ioat_timer(DmalabIoat* dev, unsigned timer)
 void dmalab_ioat_reset(DmalabIoat* dev)
 {
     dev->model.reset(); // the fault policy's reset replays the plan
+    dev->trace.marks.clear();
     dev->doorbell.reset();
 }
 
@@ -238,6 +246,12 @@ char* dmalab_ioat_set_fault_plan(DmalabIoat* dev, const char* text, const char* 
         return malloc_string(err);
     dev->model.set_policy(text && *text ? &dev->fault_policy : nullptr);
     return nullptr;
+}
+
+void dmalab_ioat_set_race_table(DmalabIoat* dev, DmalabRaceTable* table, uint32_t device)
+{
+    dev->trace.marks.clear();
+    dev->trace.marks.attach(table, device);
 }
 
 uint64_t dmalab_ioat_doorbell_read(DmalabIoat* dev, uint32_t offset, unsigned size)

@@ -28,7 +28,7 @@
  *	return on time), and the channel must stop when told to.  I/OAT
  *	specific.
  * mode=stale: a copy into a buffer just unmapped (see dlx_mode_stale).
- * mode=order, fail, lostirq, uaf, cow: races made reproducible by a fault
+ * mode=order, fail, lostirq, cpuwrite, uaf, cow: races made reproducible by a fault
  *	plan (races.c).
  *
  * Part of the dmalab guest test harness.
@@ -79,7 +79,7 @@ MODULE_PARM_DESC(max_channels, "use at most this many channels (0 = all)");
 
 static char *mode = "memcpy";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench, hostile-ring, stale, or the races.c scenarios order, fail, lostirq, uaf and cow");
+MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench, hostile-ring, stale, or the races.c scenarios order, fail, lostirq, cpuwrite, uaf and cow");
 
 static unsigned int recover_ops = 20;
 module_param(recover_ops, uint, 0444);
@@ -1602,7 +1602,7 @@ static int __init dlx_init(void)
 		dlx_mode_stale();
 	} else if (!dlx_race_mode(mode, n)) {
 		pr_info("1..1\n");
-		pr_info("not ok 1 mode # unknown mode=%s (memcpy recover inflight-reset bench hostile-ring stale order fail lostirq uaf cow)\n",
+		pr_info("not ok 1 mode # unknown mode=%s (memcpy recover inflight-reset bench hostile-ring stale order fail lostirq cpuwrite uaf cow)\n",
 			mode);
 	}
 

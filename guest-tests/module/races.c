@@ -21,6 +21,11 @@
  *	status is written, and ioatdma's timer (ioat_timer_event, "the missed
  *	cleanup case") finds it and calls the copy back; the channel goes on
  *	completing copies by interrupt.
+ * mode=cpuwrite: the CPU writes into a copy's source while the copy is in
+ *	flight (its data phase held by the plan): the destination gets the new
+ *	byte, not what the driver meant to send.  Run with the race detector,
+ *	which names the store (dlx_cpuwrite_store) and the descriptor.  The
+ *	fixed path writes only after the copy's completion.
  * mode=uaf: use after unmap.  A copy into a mapped buffer starts, and the
  *	plan delays its data phase (delay-data); the driver unmaps the buffer
  *	and the page is reused before the bytes move.  Strict IOTLB flushing
@@ -344,6 +349,105 @@ static void dlx_mode_fail(void)
 	c->tmo_ms = fast_ms;
 	ok = dlx_copies(c, 10, &rng);
 	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
+close:
+	dlx_bell_close(&bell);
+free:
+	dlx_free_buffers(c);
+out:
+	dlx_chan_report(c, start);
+	dlx_summary(0, 1);
+}
+
+/* ---- mode=cpuwrite --------------------------------------------------- */
+
+#define DLX_CPUWRITE_AT		100
+
+/* The racing store, in a function of its own so the detector's report names it. */
+static noinline void dlx_cpuwrite_store(u8 *p, u8 v)
+{
+	WRITE_ONCE(*p, v);
+}
+
+/*
+ * One copy of a page from c->src, with the CPU writing byte DLX_CPUWRITE_AT
+ * of the source before (racing) or after (fixed) the copy's completion.
+ * Returns the byte the destination got, or -1.
+ */
+static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
+			      bool racing, u64 *hits)
+{
+	struct device *dev = c->chan->device->dev;
+	dma_addr_t s, d;
+	bool came;
+	int got = -1;
+
+	dlx_pattern(c->src, PAGE_SIZE, 31);
+	c->src[DLX_CPUWRITE_AT] = 0x11;
+	memset(c->dst, 0, PAGE_SIZE);
+	s = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
+	d = dma_map_single(dev, c->dst, PAGE_SIZE, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, s) || dma_mapping_error(dev, d))
+		return -1;
+	*hits = dlx_bell_injected(bell);
+	dlx_bell_arm(bell);
+	if (!dlx_start_copy(c, d, s, PAGE_SIZE))
+		goto unmap;
+	if (racing)
+		dlx_cpuwrite_store(c->src + DLX_CPUWRITE_AT, 0x22);
+	came = wait_for_completion_timeout(&c->done,
+					   msecs_to_jiffies(c->tmo_ms)) != 0;
+	if (!came) {
+		c->abandoned = true;
+		return -1;
+	}
+	if (!racing)
+		dlx_cpuwrite_store(c->src + DLX_CPUWRITE_AT, 0x22);
+	*hits = dlx_bell_injected(bell) - *hits;
+	if (c->result == DMA_TRANS_NOERROR)
+		got = c->dst[DLX_CPUWRITE_AT];
+unmap:
+	dma_unmap_single(dev, d, PAGE_SIZE, DMA_FROM_DEVICE);
+	dma_unmap_single(dev, s, PAGE_SIZE, DMA_TO_DEVICE);
+	return got;
+}
+
+static void dlx_mode_cpuwrite(void)
+{
+	static const char *const tests[] = {
+		"copies-before", "cpu-write-under-dma", "write-after-completion",
+		"copies-after"
+	};
+	struct dlx_chan *c = &dlx_chans[0];
+	struct dlx_bell bell = { };
+	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits = 0;
+	unsigned int i;
+	int got;
+	bool ok;
+
+	pr_info("1..4\n");
+	if (!dlx_race_setup(&c, 1, tests, 4))
+		goto out;
+	ok = dlx_copies(c, 10, &rng);
+	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
+	if (!dlx_bell_open(c, &bell)) {
+		for (i = 1; i < 4; i++)
+			pr_info("not ok %u %s # no fault doorbell\n", i + 1, tests[i]);
+		goto free;
+	}
+	pr_info("# %s: cpuwrite: the racing store is in dlx_cpuwrite_store at %px\n",
+		DLX_NAME, dlx_cpuwrite_store);
+	got = dlx_cpuwrite_round(c, &bell, true, &hits);
+	pr_info("# %s: cpuwrite: written during the copy: the destination got 0x%02x (the driver meant 0x11), %llu fault(s) injected\n",
+		DLX_NAME, got & 0xff, hits);
+	pr_info("%sok 2 %s\n", got == 0x22 && hits == 1 ? "" : "not ", tests[1]);
+	if (c->abandoned)
+		goto close;
+	got = dlx_cpuwrite_round(c, &bell, false, &hits);
+	pr_info("# %s: cpuwrite: written after the completion: the destination got 0x%02x, %llu fault(s) injected\n",
+		DLX_NAME, got & 0xff, hits);
+	pr_info("%sok 3 %s\n", got == 0x11 && hits == 1 ? "" : "not ", tests[2]);
+	ok = !c->abandoned && dlx_copies(c, 10, &rng);
+	pr_info("%sok 4 %s\n", ok ? "" : "not ", tests[3]);
 close:
 	dlx_bell_close(&bell);
 free:
@@ -735,6 +839,8 @@ bool dlx_race_mode(const char *mode, unsigned int n)
 		dlx_mode_fail();
 	else if (!strcmp(mode, "lostirq"))
 		dlx_mode_lostirq();
+	else if (!strcmp(mode, "cpuwrite"))
+		dlx_mode_cpuwrite();
 	else if (!strcmp(mode, "uaf"))
 		dlx_mode_uaf();
 	else

@@ -12,6 +12,7 @@
 
 #include "dmalab/host_c.h"
 #include "dmalab/ioat/pci.h"
+#include "dmalab/race_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,6 +101,12 @@ void dmalab_ioat_doorbell_write(DmalabIoat *dev, uint32_t offset, uint64_t value
 uint64_t dmalab_ioat_faults_injected(DmalabIoat *dev);
 /* The newest injections, a line each, oldest first (free with free()). */
 char *dmalab_ioat_fault_log(DmalabIoat *dev);
+
+/*
+ * The DMA race detector (docs/race-detector.rst): marks each descriptor in flight in
+ * `table` (a mapping shared with the detector's plugin; NULL: stop), channel i in slot i.
+ */
+void dmalab_ioat_set_race_table(DmalabIoat *dev, DmalabRaceTable *table, uint32_t device);
 
 /* Sum over all channels when channel < 0. */
 void dmalab_ioat_stats(DmalabIoat *dev, int channel, DmalabIoatStats *out);
