@@ -214,9 +214,8 @@ def read_device_counters(qmp):
                 stats = {"path": path, "type": kind[0]}
                 for c in kind[1]:
                     stats[c] = qmp.command("qom-get", path=path, property=c)
-                if kind[0] == "dmalab-ioat":
-                    stats["fault-log"] = qmp.command("qom-get", path=path,
-                                                     property="fault-log")
+                stats["fault-log"] = qmp.command("qom-get", path=path,
+                                                 property="fault-log")
                 found.append(stats)
     return found
 
@@ -1097,6 +1096,35 @@ def verdict(name, failed):
     return 1
 
 
+SCENARIO_DIAG_RE = re.compile(
+    r"# dmalab_exercise: (order|fail|lostirq|cpuwrite|uaf|cow|stale): ")
+RESULT_LINE_RE = re.compile(r"^(not )?ok \d+ ")
+
+
+def race_report(boot, verdict):
+    """--report: what was injected, what the guest saw, what the detector or
+    the audit found, and how the scenario ended, as a few readable lines."""
+    out = ["== race report =="]
+    stats = boot.device_stats or []
+    injected = [l for d in stats for l in d.get("fault-log", "").splitlines()]
+    out.append("injected (%d):" % len(injected))
+    out += ["  " + l for l in injected] or ["  nothing"]
+    lines = [strip_ts(l) for l in boot.lines]
+    out.append("the guest saw:")
+    out += ["  " + l[2:] for l in lines if SCENARIO_DIAG_RE.search(l)] or ["  (no scenario lines)"]
+    out += ["  " + l for l in lines if RESULT_LINE_RE.match(l)]
+    races = getattr(boot, "races", None)
+    if races is not None:
+        out.append("race detector:")
+        out += ["  " + l for l in races]
+    for d in stats:
+        if d.get("type") == "dmalab-vtd":
+            out.append("dmalab-vtd: audit-stale=%d faults-recorded=%d" % (
+                d.get("audit-stale", 0), d.get("faults-recorded", 0)))
+    out.append("result: %s" % verdict)
+    return out
+
+
 def race_files(args):
     """--race-plugin: a fresh table and log for one boot."""
     d = tempfile.mkdtemp(prefix="dmalab-race-")
@@ -1264,6 +1292,10 @@ def make_parser():
                     help="a race report (symbolized) must match REGEX")
     ap.add_argument("--expect-race-count", type=int, metavar="N",
                     help="the race detector must report exactly N races")
+    ap.add_argument("--report", action="store_true",
+                    help="print a race report after each boot: the injections, "
+                         "the scenario's own lines and results, the detector's "
+                         "and the audit's findings, the verdict")
     ap.add_argument("--same-fault-log", action="store_true",
                     help="with --repeat: every boot's fault log (dmalab-ioat's "
                          "fault-log over QMP: which rules fired, on what, at "
@@ -1344,14 +1376,18 @@ def main(argv=None):
                     logf.write("===== boot %d/%d =====\n" % (i, args.repeat))
                 logf.write("\n".join(boot.lines) + "\n")
                 logf.flush()
-            failed += report_run(
+            this = report_run(
                 results, run_reasons, args,
                 run_label=(("run %d/%d" if args.boots > 1 or args.reset_on
                             else "boot %d/%d") % (i, args.repeat)
                            if args.repeat > 1 else ""),
                 seed=seed, verbose=args.verbose, whole=boot)
+            failed += this
             fault_logs.append("".join(d.get("fault-log", "")
                                       for d in ioat_stats(boot)))
+            if args.report:
+                print("\n".join(race_report(boot, "FAIL: %s" % this[0][1][0]
+                                             if this else "PASS")))
         if args.same_fault_log:
             failed += judge_fault_logs(fault_logs)
     finally:

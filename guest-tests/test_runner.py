@@ -536,6 +536,48 @@ class FaultLogTests(unittest.TestCase):
         self.assertEqual(reasons, ["boot 1 injected no fault"])
 
 
+class RaceTests(unittest.TestCase):
+    def boot(self, lines, stats=()):
+        b = runner.Boot.__new__(runner.Boot)
+        b.lines, b.device_stats = list(lines), list(stats)
+        return b
+
+    def test_reports_get_the_symbol_of_their_pc(self):
+        boot = self.boot(["DMALAB: ksym ffffffffc0001000 t dlx_a",
+                          "DMALAB: ksym ffffffffc0001040 t dlx_b"])
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            f.write("race vcpu=1 pc=0xffffffffc0001045 kind=write-to-dma-source insn=\"mov\"\n"
+                    "race vcpu=0 pc=0xffffffff81000000 kind=read-of-dma-destination\n"
+                    "races 2\n")
+        self.addCleanup(os.unlink, f.name)
+        out = runner.symbolize_races(boot, f.name)
+        self.assertTrue(out[0].endswith(" at dlx_b+0x5"), out[0])
+        self.assertNotIn(" at ", out[1])     # not in our module: left as it is
+        self.assertEqual(out[2], "races 2")
+
+    def test_expectations_on_reports(self):
+        args = runner.make_parser().parse_args(
+            ["--expect-race", "kind=write.* at dlx_b", "--expect-race-count", "1"])
+        good = ["race pc=0x1 kind=write-to-dma-source at dlx_b+0x5", "races 1"]
+        self.assertEqual(runner.judge_races(good, args), [])
+        bad = runner.judge_races(good + ["race pc=0x2 kind=read-of-dma-destination"], args)
+        self.assertEqual(bad, ["the race detector reported 2 race(s), expected 1"])
+        self.assertEqual(len(runner.judge_races([], args)), 2)
+
+    def test_report_lists_injections_lines_and_findings(self):
+        boot = self.boot(
+            ["# dmalab_exercise: uaf: copy called back", "ok 1 copy-while-mapped",
+             "noise"],
+            [{"type": "dmalab-ioat", "fault-log": "0 5ns rule=r kind=delay-data unit=0 key=1\n"},
+             {"type": "dmalab-vtd", "fault-log": "", "audit-stale": 1, "faults-recorded": 0}])
+        text = "\n".join(runner.race_report(boot, "PASS"))
+        self.assertIn("injected (1):\n  0 5ns rule=r kind=delay-data", text)
+        self.assertIn("  dmalab_exercise: uaf: copy called back\n  ok 1 copy-while-mapped", text)
+        self.assertNotIn("noise", text)
+        self.assertIn("dmalab-vtd: audit-stale=1 faults-recorded=0", text)
+        self.assertTrue(text.endswith("result: PASS"))
+
+
 class ImageTests(unittest.TestCase):
     def test_cpio_roundtrip(self):
         buf = io.BytesIO()

@@ -5,6 +5,11 @@
   ./dmalab demo    set up this Debian 12 machine, build everything, boot the default guest
                    (ioatdma on dmalab-ioat, the memcpy exerciser) and print a summary
   ./dmalab test    set up and build as needed, then run the unit and guest test suites
+  ./dmalab race NAME
+                   run one race scenario (cow, uaf-lazy, uaf-strict, order, cpuwrite, fail,
+                   lostirq, determinism; -6.12 for the backports kernel) and print its race
+                   report: what was injected, what the guest saw, what the race detector or
+                   dmalab-vtd's audit found, and the fix path's result (docs/races/)
   ./dmalab setup   only install packages (as root)
   ./dmalab build   only build (QEMU with dmalab's devices, unit tests, guest image)
 
@@ -167,6 +172,23 @@ def test():
     return rc
 
 
+def race(name):
+    """One race scenario, through meson (it knows the scenario's devices, plan and
+    expectations), with the runner's race report."""
+    build()
+    listing = subprocess.run(["meson", "test", "-C", str(BUILD), "--list"],
+                             capture_output=True, text=True, check=True).stdout
+    known = sorted(l.split(" / ")[-1].strip() for l in listing.splitlines()
+                   if " / race-" in l)
+    test = name if name.startswith("race-") else "race-" + name
+    if test not in known:
+        say("no race scenario %r; there are: %s" % (
+            name, " ".join(k[len("race-"):] for k in known)))
+        return 2
+    return subprocess.run(["meson", "test", "-C", str(BUILD), test, "--verbose",
+                           "--test-args=--report"]).returncode
+
+
 def main():
     cmd = sys.argv[1] if len(sys.argv) > 1 else "help"
     if cmd == "setup":
@@ -177,6 +199,8 @@ def main():
         sys.exit(demo())
     elif cmd == "test":
         sys.exit(test())
+    elif cmd == "race" and len(sys.argv) > 2:
+        sys.exit(race(sys.argv[2]))
     else:
         print(__doc__)
         sys.exit(0 if cmd in ("help", "-h", "--help") else 2)

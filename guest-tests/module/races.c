@@ -23,9 +23,10 @@
  *	completing copies by interrupt.
  * mode=cpuwrite: the CPU writes into a copy's source while the copy is in
  *	flight (its data phase held by the plan): the destination gets the new
- *	byte, not what the driver meant to send.  Run with the race detector,
- *	which names the store (dlx_cpuwrite_store) and the descriptor.  The
- *	fixed path writes only after the copy's completion.
+ *	byte, not what the driver meant to send; and it reads the destination
+ *	before the completion.  Run with the race detector, which names the
+ *	store (dlx_cpuwrite_store), the load (dlx_cpuwrite_peek) and the
+ *	descriptor.  The fixed path does both only after the completion.
  * mode=uaf: use after unmap.  A copy into a mapped buffer starts, and the
  *	plan delays its data phase (delay-data); the driver unmaps the buffer
  *	and the page is reused before the bytes move.  Strict IOTLB flushing
@@ -362,10 +363,15 @@ out:
 
 #define DLX_CPUWRITE_AT		100
 
-/* The racing store, in a function of its own so the detector's report names it. */
+/* The racing store and load, in functions of their own so the detector's reports name them. */
 static noinline void dlx_cpuwrite_store(u8 *p, u8 v)
 {
 	WRITE_ONCE(*p, v);
+}
+
+static noinline u8 dlx_cpuwrite_peek(const u8 *p)
+{
+	return READ_ONCE(*p);
 }
 
 /*
@@ -392,16 +398,22 @@ static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
 	dlx_bell_arm(bell);
 	if (!dlx_start_copy(c, d, s, PAGE_SIZE))
 		goto unmap;
-	if (racing)
+	if (racing) {
 		dlx_cpuwrite_store(c->src + DLX_CPUWRITE_AT, 0x22);
+		/* and a look at the destination before the copy is done */
+		pr_info("# %s: cpuwrite: the destination read 0x%02x before the completion\n",
+			DLX_NAME, dlx_cpuwrite_peek(c->dst + DLX_CPUWRITE_AT));
+	}
 	came = wait_for_completion_timeout(&c->done,
 					   msecs_to_jiffies(c->tmo_ms)) != 0;
 	if (!came) {
 		c->abandoned = true;
 		return -1;
 	}
-	if (!racing)
+	if (!racing) {
 		dlx_cpuwrite_store(c->src + DLX_CPUWRITE_AT, 0x22);
+		dlx_cpuwrite_peek(c->dst + DLX_CPUWRITE_AT);
+	}
 	*hits = dlx_bell_injected(bell) - *hits;
 	if (c->result == DMA_TRANS_NOERROR)
 		got = c->dst[DLX_CPUWRITE_AT];
