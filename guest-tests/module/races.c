@@ -149,6 +149,43 @@ static void dlx_pattern(u8 *buf, size_t len, u8 salt)
 }
 
 /*
+ * Maps c->src and c->dst (len bytes each) for one copy; false, with nothing
+ * left mapped, when either mapping fails.
+ */
+static bool dlx_map_pair(struct dlx_chan *c, size_t len, dma_addr_t *s,
+			 dma_addr_t *d)
+{
+	struct device *dev = c->chan->device->dev;
+
+	*s = dma_map_single(dev, c->src, len, DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, *s))
+		return false;
+	*d = dma_map_single(dev, c->dst, len, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, *d)) {
+		dma_unmap_single(dev, *s, len, DMA_TO_DEVICE);
+		return false;
+	}
+	return true;
+}
+
+static void dlx_unmap_pair(struct dlx_chan *c, size_t len, dma_addr_t s,
+			   dma_addr_t d)
+{
+	struct device *dev = c->chan->device->dev;
+
+	dma_unmap_single(dev, d, len, DMA_FROM_DEVICE);
+	dma_unmap_single(dev, s, len, DMA_TO_DEVICE);
+}
+
+/* Reports tests [from, to) of the plan as not ok, saying why. */
+static void dlx_not_ok_from(const char *const *tests, unsigned int from,
+			    unsigned int to, const char *why)
+{
+	for (; from < to; from++)
+		pr_info("not ok %u %s # %s\n", from + 1, tests[from], why);
+}
+
+/*
  * Allocates both channels' buffers and sets their completions up; prints
  * the plan's results as not ok when that fails.
  */
@@ -167,8 +204,7 @@ static bool dlx_race_setup(struct dlx_chan **cs, unsigned int n,
 fail:
 	for (i = 0; i < n; i++)
 		dlx_free_buffers(cs[i]);
-	for (i = 0; i < ntests; i++)
-		pr_info("not ok %u %s # no buffers\n", i + 1, tests[i]);
+	dlx_not_ok_from(tests, 0, ntests, "no buffers");
 	return false;
 }
 
@@ -258,17 +294,13 @@ static void dlx_mode_order(unsigned int n)
 
 	pr_info("1..3\n");
 	if (n < 2) {
-		pr_info("not ok 1 %s # needs two channels\n", tests[0]);
-		pr_info("not ok 2 %s # needs two channels\n", tests[1]);
-		pr_info("not ok 3 %s # needs two channels\n", tests[2]);
+		dlx_not_ok_from(tests, 0, 3, "needs two channels");
 		return;
 	}
 	if (!dlx_race_setup(cs, 2, tests, 3))
 		goto out;
 	if (!dlx_bell_open(cs[0], &bell)) {
-		pr_info("not ok 1 %s # no fault doorbell\n", tests[0]);
-		pr_info("not ok 2 %s # no fault doorbell\n", tests[1]);
-		pr_info("not ok 3 %s # no fault doorbell\n", tests[2]);
+		dlx_not_ok_from(tests, 0, 3, "no fault doorbell");
 		goto free;
 	}
 	/* The bug shows: B completed while A's destination was still stale. */
@@ -298,7 +330,6 @@ static void dlx_mode_fail(void)
 		"copies-before", "failed-descriptor", "copies-after"
 	};
 	struct dlx_chan *c = &dlx_chans[0];
-	struct device *dev = c->chan->device->dev;
 	struct dlx_bell bell = { };
 	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits;
 	dma_addr_t s, d;
@@ -310,17 +341,13 @@ static void dlx_mode_fail(void)
 	ok = dlx_copies(c, 10, &rng);
 	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
 	if (!dlx_bell_open(c, &bell)) {
-		pr_info("not ok 2 %s # no fault doorbell\n", tests[1]);
-		pr_info("not ok 3 %s # no fault doorbell\n", tests[2]);
+		dlx_not_ok_from(tests, 1, 3, "no fault doorbell");
 		goto free;
 	}
 	dlx_pattern(c->src, PAGE_SIZE, 7);
 	memset(c->dst, DLX_POISON, PAGE_SIZE);
-	s = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
-	d = dma_map_single(dev, c->dst, PAGE_SIZE, DMA_FROM_DEVICE);
-	if (dma_mapping_error(dev, s) || dma_mapping_error(dev, d)) {
-		pr_info("not ok 2 %s # mapping failed\n", tests[1]);
-		pr_info("not ok 3 %s # mapping failed\n", tests[2]);
+	if (!dlx_map_pair(c, PAGE_SIZE, &s, &d)) {
+		dlx_not_ok_from(tests, 1, 3, "mapping failed");
 		goto close;
 	}
 	hits = dlx_bell_injected(&bell);
@@ -333,8 +360,7 @@ static void dlx_mode_fail(void)
 		pr_info("not ok 3 %s # channel abandoned\n", tests[2]);
 		goto close;
 	}
-	dma_unmap_single(dev, d, PAGE_SIZE, DMA_FROM_DEVICE);
-	dma_unmap_single(dev, s, PAGE_SIZE, DMA_TO_DEVICE);
+	dlx_unmap_pair(c, PAGE_SIZE, s, d);
 	untouched = !memchr_inv(c->dst, DLX_POISON, PAGE_SIZE);
 	pr_info("# %s: fail: result %s, destination %s, %llu fault(s) injected\n",
 		DLX_NAME, dlx_result_name(c->result),
@@ -382,7 +408,6 @@ static noinline u8 dlx_cpuwrite_peek(const u8 *p)
 static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
 			      bool racing, u64 *hits)
 {
-	struct device *dev = c->chan->device->dev;
 	dma_addr_t s, d;
 	bool came;
 	int got = -1;
@@ -390,9 +415,7 @@ static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
 	dlx_pattern(c->src, PAGE_SIZE, 31);
 	c->src[DLX_CPUWRITE_AT] = 0x11;
 	memset(c->dst, 0, PAGE_SIZE);
-	s = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
-	d = dma_map_single(dev, c->dst, PAGE_SIZE, DMA_FROM_DEVICE);
-	if (dma_mapping_error(dev, s) || dma_mapping_error(dev, d))
+	if (!dlx_map_pair(c, PAGE_SIZE, &s, &d))
 		return -1;
 	*hits = dlx_bell_injected(bell);
 	dlx_bell_arm(bell);
@@ -418,8 +441,7 @@ static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
 	if (c->result == DMA_TRANS_NOERROR)
 		got = c->dst[DLX_CPUWRITE_AT];
 unmap:
-	dma_unmap_single(dev, d, PAGE_SIZE, DMA_FROM_DEVICE);
-	dma_unmap_single(dev, s, PAGE_SIZE, DMA_TO_DEVICE);
+	dlx_unmap_pair(c, PAGE_SIZE, s, d);
 	return got;
 }
 
@@ -432,7 +454,6 @@ static void dlx_mode_cpuwrite(void)
 	struct dlx_chan *c = &dlx_chans[0];
 	struct dlx_bell bell = { };
 	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits = 0;
-	unsigned int i;
 	int got;
 	bool ok;
 
@@ -442,8 +463,7 @@ static void dlx_mode_cpuwrite(void)
 	ok = dlx_copies(c, 10, &rng);
 	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
 	if (!dlx_bell_open(c, &bell)) {
-		for (i = 1; i < 4; i++)
-			pr_info("not ok %u %s # no fault doorbell\n", i + 1, tests[i]);
+		dlx_not_ok_from(tests, 1, 4, "no fault doorbell");
 		goto free;
 	}
 	pr_info("# %s: cpuwrite: the racing store is in dlx_cpuwrite_store at %px\n",
@@ -480,7 +500,6 @@ static void dlx_mode_lostirq(void)
 		"copies-before", "lost-interrupt-recovered", "copies-after"
 	};
 	struct dlx_chan *c = &dlx_chans[0];
-	struct device *dev = c->chan->device->dev;
 	struct dlx_bell bell = { };
 	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits, t0, ms;
 	dma_addr_t s, d;
@@ -492,17 +511,13 @@ static void dlx_mode_lostirq(void)
 	ok = dlx_copies(c, 10, &rng);
 	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
 	if (!dlx_bell_open(c, &bell)) {
-		pr_info("not ok 2 %s # no fault doorbell\n", tests[1]);
-		pr_info("not ok 3 %s # no fault doorbell\n", tests[2]);
+		dlx_not_ok_from(tests, 1, 3, "no fault doorbell");
 		goto free;
 	}
 	dlx_pattern(c->src, PAGE_SIZE, 23);
 	memset(c->dst, 0, PAGE_SIZE);
-	s = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
-	d = dma_map_single(dev, c->dst, PAGE_SIZE, DMA_FROM_DEVICE);
-	if (dma_mapping_error(dev, s) || dma_mapping_error(dev, d)) {
-		pr_info("not ok 2 %s # mapping failed\n", tests[1]);
-		pr_info("not ok 3 %s # mapping failed\n", tests[2]);
+	if (!dlx_map_pair(c, PAGE_SIZE, &s, &d)) {
+		dlx_not_ok_from(tests, 1, 3, "mapping failed");
 		goto close;
 	}
 	hits = dlx_bell_injected(&bell);
@@ -517,8 +532,7 @@ static void dlx_mode_lostirq(void)
 		pr_info("not ok 3 %s # channel abandoned\n", tests[2]);
 		goto close;
 	}
-	dma_unmap_single(dev, d, PAGE_SIZE, DMA_FROM_DEVICE);
-	dma_unmap_single(dev, s, PAGE_SIZE, DMA_TO_DEVICE);
+	dlx_unmap_pair(c, PAGE_SIZE, s, d);
 	ok = c->result == DMA_TRANS_NOERROR && hits == 1 &&
 	     !memcmp(c->dst, c->src, PAGE_SIZE) && ms >= DLX_LOSTIRQ_MIN_MS;
 	pr_info("# %s: lostirq: copy called back after %llu ms, result %s, data %s, %llu fault(s) injected\n",
@@ -556,19 +570,13 @@ static void dlx_mode_uaf(void)
 	if (!dlx_race_setup(&c, 1, tests, 3))
 		goto out;
 	if (!dlx_bell_open(c, &bell)) {
-		pr_info("not ok 1 %s # no fault doorbell\n", tests[0]);
-		pr_info("not ok 2 %s # no fault doorbell\n", tests[1]);
-		pr_info("not ok 3 %s # no fault doorbell\n", tests[2]);
+		dlx_not_ok_from(tests, 0, 3, "no fault doorbell");
 		goto free;
 	}
 	dlx_pattern(c->src, DLX_UAF_LEN, 11);
 	memset(c->dst, 0, DLX_UAF_LEN);
-	s = dma_map_single(dev, c->src, DLX_UAF_LEN, DMA_TO_DEVICE);
-	d = dma_map_single(dev, c->dst, DLX_UAF_LEN, DMA_FROM_DEVICE);
-	if (dma_mapping_error(dev, s) || dma_mapping_error(dev, d)) {
-		pr_info("not ok 1 %s # mapping failed\n", tests[0]);
-		pr_info("not ok 2 %s # mapping failed\n", tests[1]);
-		pr_info("not ok 3 %s # mapping failed\n", tests[2]);
+	if (!dlx_map_pair(c, DLX_UAF_LEN, &s, &d)) {
+		dlx_not_ok_from(tests, 0, 3, "mapping failed");
 		goto close;
 	}
 	/* A first copy leaves the destination's translation in the IOTLB. */
@@ -810,7 +818,6 @@ static void dlx_mode_cow(void)
 		"pin-user-pages-keeps-the-data", "copies-after"
 	};
 	struct dlx_chan *c = &dlx_chans[0];
-	unsigned int i;
 	bool ok;
 
 	pr_info("1..4\n");
@@ -822,15 +829,12 @@ static void dlx_mode_cow(void)
 	ok = dlx_copies(c, 10, &dlx_cow.rng);
 	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
 	if (!dlx_bell_open(c, &dlx_cow.bell)) {
-		for (i = 1; i < 4; i++)
-			pr_info("not ok %u %s # no fault doorbell\n", i + 1, tests[i]);
+		dlx_not_ok_from(tests, 1, 4, "no fault doorbell");
 		dlx_free_buffers(c);
 		return;
 	}
 	if (misc_register(&dlx_race_misc)) {
-		for (i = 1; i < 4; i++)
-			pr_info("not ok %u %s # cannot register %s\n", i + 1,
-				tests[i], DLX_RACE_DEVICE);
+		dlx_not_ok_from(tests, 1, 4, "cannot register " DLX_RACE_DEVICE);
 		dlx_bell_close(&dlx_cow.bell);
 		dlx_free_buffers(c);
 		return;
