@@ -171,8 +171,8 @@ const char *dlx_result_name(enum dmaengine_tx_result r)
 }
 
 /* Fill [off, off + len) of buf with a pattern derived from op_seed. */
-static void dlx_fill(u8 *buf, size_t buf_len, size_t off, size_t len,
-		     u64 op_seed)
+void dlx_fill(u8 *buf, size_t buf_len, size_t off, size_t len,
+	      u64 op_seed)
 {
 	size_t start = round_down(off, sizeof(u64));
 	size_t end = min(round_up(off + len, sizeof(u64)), buf_len);

@@ -49,6 +49,8 @@ extern unsigned int timeout_ms;
 extern char *stale_expect;
 
 void dlx_callback(void *param, const struct dmaengine_result *res);
+/* Fills [off, off + len) of buf with the pattern of op_seed (buf_len a multiple of 8). */
+void dlx_fill(u8 *buf, size_t buf_len, size_t off, size_t len, u64 op_seed);
 const char *dlx_result_name(enum dmaengine_tx_result r);
 int dlx_alloc_buffers(struct dlx_chan *c);
 void dlx_free_buffers(struct dlx_chan *c);

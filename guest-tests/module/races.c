@@ -140,14 +140,6 @@ static bool dlx_wait(struct dlx_chan *c, unsigned int ms)
 	return wait_for_completion_timeout(&c->done, msecs_to_jiffies(ms)) != 0;
 }
 
-static void dlx_pattern(u8 *buf, size_t len, u8 salt)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		buf[i] = (u8)(i * 13 + salt + (i >> 9));
-}
-
 /*
  * Maps c->src and c->dst (len bytes each) for one copy; false, with nothing
  * left mapped, when either mapping fails.
@@ -208,6 +200,67 @@ fail:
 	return false;
 }
 
+/*
+ * The start the one-channel scenarios share: buffers, ten verified copies as
+ * test 1 ("copies-before"), and the fault doorbell.  False, with tests
+ * [1, n) reported not ok and the buffers freed, when one is missing
+ * (dlx_race_end() still applies).
+ */
+static bool dlx_race_begin(struct dlx_chan *c, const char *const *tests,
+			   unsigned int n, struct dlx_bell *bell, u64 *rng)
+{
+	bool ok;
+
+	if (!dlx_race_setup(&c, 1, tests, n))
+		return false;
+	ok = dlx_copies(c, 10, rng);
+	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
+	if (!dlx_bell_open(c, bell)) {
+		dlx_not_ok_from(tests, 1, n, "no fault doorbell");
+		dlx_free_buffers(c);
+		return false;
+	}
+	return true;
+}
+
+/* The end they share: the doorbell (if open), the buffers, the channel's report. */
+static void dlx_race_end(struct dlx_chan *c, struct dlx_bell *bell, u64 start)
+{
+	dlx_bell_close(bell);
+	dlx_free_buffers(c);
+	dlx_chan_report(c, start);
+	dlx_summary(0, 1);
+}
+
+/*
+ * One page copy from c->src to c->dst with the plan's rule armed, waited for;
+ * *hits is the number of faults it took.  False, with tests [1, n) reported
+ * not ok, when it could not run or never called back (the channel is then
+ * abandoned: the copy may still land).
+ */
+static bool dlx_armed_copy(struct dlx_chan *c, struct dlx_bell *bell,
+			   const char *const *tests, unsigned int n, u64 *hits)
+{
+	dma_addr_t s, d;
+	bool came;
+
+	if (!dlx_map_pair(c, PAGE_SIZE, &s, &d)) {
+		dlx_not_ok_from(tests, 1, n, "mapping failed");
+		return false;
+	}
+	*hits = dlx_bell_injected(bell);
+	dlx_bell_arm(bell);
+	came = dlx_copy_wait(c, d, s, PAGE_SIZE);
+	*hits = dlx_bell_injected(bell) - *hits;
+	if (!came) {
+		c->abandoned = true;
+		dlx_not_ok_from(tests, 1, n, "no callback, channel abandoned");
+		return false;
+	}
+	dlx_unmap_pair(c, PAGE_SIZE, s, d);
+	return true;
+}
+
 /* ---- mode=order ------------------------------------------------------ */
 
 /*
@@ -226,9 +279,9 @@ static int dlx_order_round(struct dlx_chan *a, struct dlx_chan *b,
 	u64 hits;
 	int ret = -1;
 
-	dlx_pattern(a->src, DLX_ORDER_LEN, salt);
+	dlx_fill(a->src, DLX_ORDER_LEN, 0, DLX_ORDER_LEN, salt);
 	memset(a->dst, 0, DLX_ORDER_LEN);
-	dlx_pattern(b->src, DLX_ORDER_SIDE_LEN, salt + 1);
+	dlx_fill(b->src, DLX_ORDER_SIDE_LEN, 0, DLX_ORDER_SIDE_LEN, salt + 1);
 	as = dma_map_single(da, a->src, DLX_ORDER_LEN, DMA_TO_DEVICE);
 	ad = dma_map_single(da, a->dst, DLX_ORDER_LEN, DMA_FROM_DEVICE);
 	bs = dma_map_single(db, b->src, DLX_ORDER_SIDE_LEN, DMA_TO_DEVICE);
@@ -332,35 +385,15 @@ static void dlx_mode_fail(void)
 	struct dlx_chan *c = &dlx_chans[0];
 	struct dlx_bell bell = { };
 	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits;
-	dma_addr_t s, d;
-	bool came, untouched, ok;
+	bool untouched, ok;
 
 	pr_info("1..3\n");
-	if (!dlx_race_setup(&c, 1, tests, 3))
+	if (!dlx_race_begin(c, tests, 3, &bell, &rng))
 		goto out;
-	ok = dlx_copies(c, 10, &rng);
-	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
-	if (!dlx_bell_open(c, &bell)) {
-		dlx_not_ok_from(tests, 1, 3, "no fault doorbell");
-		goto free;
-	}
-	dlx_pattern(c->src, PAGE_SIZE, 7);
+	dlx_fill(c->src, PAGE_SIZE, 0, PAGE_SIZE, 7);
 	memset(c->dst, DLX_POISON, PAGE_SIZE);
-	if (!dlx_map_pair(c, PAGE_SIZE, &s, &d)) {
-		dlx_not_ok_from(tests, 1, 3, "mapping failed");
-		goto close;
-	}
-	hits = dlx_bell_injected(&bell);
-	dlx_bell_arm(&bell);
-	came = dlx_copy_wait(c, d, s, PAGE_SIZE);
-	hits = dlx_bell_injected(&bell) - hits;
-	if (!came) {
-		c->abandoned = true;	/* never free what a copy may reach */
-		pr_info("not ok 2 %s # no callback\n", tests[1]);
-		pr_info("not ok 3 %s # channel abandoned\n", tests[2]);
-		goto close;
-	}
-	dlx_unmap_pair(c, PAGE_SIZE, s, d);
+	if (!dlx_armed_copy(c, &bell, tests, 3, &hits))
+		goto out;
 	untouched = !memchr_inv(c->dst, DLX_POISON, PAGE_SIZE);
 	pr_info("# %s: fail: result %s, destination %s, %llu fault(s) injected\n",
 		DLX_NAME, dlx_result_name(c->result),
@@ -376,13 +409,8 @@ static void dlx_mode_fail(void)
 	c->tmo_ms = fast_ms;
 	ok = dlx_copies(c, 10, &rng);
 	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
-close:
-	dlx_bell_close(&bell);
-free:
-	dlx_free_buffers(c);
 out:
-	dlx_chan_report(c, start);
-	dlx_summary(0, 1);
+	dlx_race_end(c, &bell, start);
 }
 
 /* ---- mode=cpuwrite --------------------------------------------------- */
@@ -412,7 +440,7 @@ static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
 	bool came;
 	int got = -1;
 
-	dlx_pattern(c->src, PAGE_SIZE, 31);
+	dlx_fill(c->src, PAGE_SIZE, 0, PAGE_SIZE, 31);
 	c->src[DLX_CPUWRITE_AT] = 0x11;
 	memset(c->dst, 0, PAGE_SIZE);
 	if (!dlx_map_pair(c, PAGE_SIZE, &s, &d))
@@ -458,14 +486,8 @@ static void dlx_mode_cpuwrite(void)
 	bool ok;
 
 	pr_info("1..4\n");
-	if (!dlx_race_setup(&c, 1, tests, 4))
+	if (!dlx_race_begin(c, tests, 4, &bell, &rng))
 		goto out;
-	ok = dlx_copies(c, 10, &rng);
-	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
-	if (!dlx_bell_open(c, &bell)) {
-		dlx_not_ok_from(tests, 1, 4, "no fault doorbell");
-		goto free;
-	}
 	pr_info("# %s: cpuwrite: the racing store is in dlx_cpuwrite_store at %px\n",
 		DLX_NAME, dlx_cpuwrite_store);
 	got = dlx_cpuwrite_round(c, &bell, true, &hits);
@@ -473,20 +495,15 @@ static void dlx_mode_cpuwrite(void)
 		DLX_NAME, got & 0xff, hits);
 	pr_info("%sok 2 %s\n", got == 0x22 && hits == 1 ? "" : "not ", tests[1]);
 	if (c->abandoned)
-		goto close;
+		goto out;
 	got = dlx_cpuwrite_round(c, &bell, false, &hits);
 	pr_info("# %s: cpuwrite: written after the completion: the destination got 0x%02x, %llu fault(s) injected\n",
 		DLX_NAME, got & 0xff, hits);
 	pr_info("%sok 3 %s\n", got == 0x11 && hits == 1 ? "" : "not ", tests[2]);
 	ok = !c->abandoned && dlx_copies(c, 10, &rng);
 	pr_info("%sok 4 %s\n", ok ? "" : "not ", tests[3]);
-close:
-	dlx_bell_close(&bell);
-free:
-	dlx_free_buffers(c);
 out:
-	dlx_chan_report(c, start);
-	dlx_summary(0, 1);
+	dlx_race_end(c, &bell, start);
 }
 
 /* ---- mode=lostirq ---------------------------------------------------- */
@@ -502,53 +519,29 @@ static void dlx_mode_lostirq(void)
 	struct dlx_chan *c = &dlx_chans[0];
 	struct dlx_bell bell = { };
 	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits, t0, ms;
-	dma_addr_t s, d;
-	bool came, ok;
+	bool right, ok;
 
 	pr_info("1..3\n");
-	if (!dlx_race_setup(&c, 1, tests, 3))
+	if (!dlx_race_begin(c, tests, 3, &bell, &rng))
 		goto out;
-	ok = dlx_copies(c, 10, &rng);
-	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
-	if (!dlx_bell_open(c, &bell)) {
-		dlx_not_ok_from(tests, 1, 3, "no fault doorbell");
-		goto free;
-	}
-	dlx_pattern(c->src, PAGE_SIZE, 23);
+	dlx_fill(c->src, PAGE_SIZE, 0, PAGE_SIZE, 23);
 	memset(c->dst, 0, PAGE_SIZE);
-	if (!dlx_map_pair(c, PAGE_SIZE, &s, &d)) {
-		dlx_not_ok_from(tests, 1, 3, "mapping failed");
-		goto close;
-	}
-	hits = dlx_bell_injected(&bell);
-	dlx_bell_arm(&bell);
 	t0 = ktime_get_ns();
-	came = dlx_copy_wait(c, d, s, PAGE_SIZE);
+	if (!dlx_armed_copy(c, &bell, tests, 3, &hits))
+		goto out;
 	ms = div_u64(ktime_get_ns() - t0, NSEC_PER_MSEC);
-	hits = dlx_bell_injected(&bell) - hits;
-	if (!came) {
-		c->abandoned = true;
-		pr_info("not ok 2 %s # no callback\n", tests[1]);
-		pr_info("not ok 3 %s # channel abandoned\n", tests[2]);
-		goto close;
-	}
-	dlx_unmap_pair(c, PAGE_SIZE, s, d);
-	ok = c->result == DMA_TRANS_NOERROR && hits == 1 &&
-	     !memcmp(c->dst, c->src, PAGE_SIZE) && ms >= DLX_LOSTIRQ_MIN_MS;
+	right = !memcmp(c->dst, c->src, PAGE_SIZE);
+	ok = c->result == DMA_TRANS_NOERROR && hits == 1 && right &&
+	     ms >= DLX_LOSTIRQ_MIN_MS;
 	pr_info("# %s: lostirq: copy called back after %llu ms, result %s, data %s, %llu fault(s) injected\n",
 		DLX_NAME, ms, dlx_result_name(c->result),
-		memcmp(c->dst, c->src, PAGE_SIZE) ? "wrong" : "right", hits);
+		right ? "right" : "wrong", hits);
 	pr_info("%sok 2 %s\n", ok ? "" : "not ", tests[1]);
 	c->tmo_ms = fast_ms;
 	ok = dlx_copies(c, 10, &rng);
 	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
-close:
-	dlx_bell_close(&bell);
-free:
-	dlx_free_buffers(c);
 out:
-	dlx_chan_report(c, start);
-	dlx_summary(0, 1);
+	dlx_race_end(c, &bell, start);
 }
 
 /* ---- mode=uaf -------------------------------------------------------- */
@@ -573,7 +566,7 @@ static void dlx_mode_uaf(void)
 		dlx_not_ok_from(tests, 0, 3, "no fault doorbell");
 		goto free;
 	}
-	dlx_pattern(c->src, DLX_UAF_LEN, 11);
+	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 11);
 	memset(c->dst, 0, DLX_UAF_LEN);
 	if (!dlx_map_pair(c, DLX_UAF_LEN, &s, &d)) {
 		dlx_not_ok_from(tests, 0, 3, "mapping failed");
@@ -594,7 +587,7 @@ static void dlx_mode_uaf(void)
 	 * when the driver unmaps its destination, and the page goes to a new
 	 * owner who fills it.
 	 */
-	dlx_pattern(c->src, DLX_UAF_LEN, 99);
+	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 99);
 	dma_sync_single_for_device(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
 	hits = dlx_bell_injected(&bell);
 	dlx_bell_arm(&bell);
@@ -688,7 +681,7 @@ static long dlx_cow_start(struct dlx_cow_start __user *argp)
 		got = get_user_pages_fast(a.uaddr, 1, FOLL_WRITE, &dlx_cow.page);
 	if (got != 1)
 		return got < 0 ? got : -EFAULT;
-	dlx_pattern(c->src, PAGE_SIZE, a.pin ? 41 : 17);
+	dlx_fill(c->src, PAGE_SIZE, 0, PAGE_SIZE, a.pin ? 41 : 17);
 	dlx_cow.src = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
 	dlx_cow.dst = dma_map_page(dev, dlx_cow.page, 0, PAGE_SIZE,
 				   DMA_FROM_DEVICE);
