@@ -6,7 +6,6 @@ counters, and a plan's counts carried across migration.
 
 Usage: ioat_faults_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
 
-import json
 import os
 import sys
 import tempfile
@@ -28,11 +27,7 @@ LATENCY = 100_000
 
 class FaultCase(IoatCase):
     def plan(self, rules, seed=0):
-        fd, path = tempfile.mkstemp(prefix="ioat-plan-", suffix=".json", dir="/tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"seed": seed, "rules": rules}, f)
-        self.addCleanup(os.unlink, path)
-        return path
+        return libqtest.fault_plan(self, rules, seed)
 
     def copies(self, io, ch, n, size=4096, seed=0):
         """n copies on a freshly set up channel; returns (bufs, descriptor addresses)."""

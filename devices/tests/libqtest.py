@@ -372,6 +372,16 @@ class QTest:
             self._qmp_read(deadline)
 
 
+def fault_plan(testcase, rules, seed=0):
+    """A fault plan file (docs/faults.rst) holding `rules`, removed when `testcase`
+    ends; returns its path."""
+    fd, path = tempfile.mkstemp(prefix="dmalab-plan-", suffix=".json", dir="/tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump({"seed": seed, "rules": rules}, f)
+    testcase.addCleanup(os.unlink, path)
+    return path
+
+
 def make_bdf(bus, dev, fn=0):
     """The 16-bit bus/device/function number PCI's methods take."""
     return bus << 8 | dev << 3 | fn

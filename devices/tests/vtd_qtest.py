@@ -8,7 +8,6 @@ Each test starts its own QEMU and checks it exits cleanly.
 
 Usage: vtd_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
 
-import json
 import os
 import struct
 import sys
@@ -332,11 +331,7 @@ class VtdTest(unittest.TestCase):
 
     # Fault plans (docs/faults.rst) ------------------------------------------------------
     def plan(self, rules):
-        fd, path = tempfile.mkstemp(prefix="vtd-plan-", suffix=".json", dir="/tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"rules": rules}, f)
-        self.addCleanup(os.unlink, path)
-        return path
+        return libqtest.fault_plan(self, rules)
 
     def pass_through(self, io, v):
         """The ioat's context entry says pass-through (TT 2, domain 1); translation on."""
