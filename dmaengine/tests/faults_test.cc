@@ -156,6 +156,25 @@ TEST(Faults, DropInterruptWritesTheStatusButRaisesNothing)
     EXPECT_EQ(r.completed_addr(0), kRing + 64);
 }
 
+TEST(Faults, TheLargestDelaysAddUpWithoutOverflow)
+{
+    Config c;
+    c.latency_ns = kMaxDelayNs;
+    c.jitter_ns = kMaxDelayNs;
+    FaultRig r(R"({"rules": [
+      {"kind": "delay-data", "delay": 1125899906842624},
+      {"kind": "delay-completion", "delay": 1125899906842624},
+      {"kind": "reorder", "delay": 1125899906842624}]})",
+               c);
+    r.copies(0, 1, 64);
+    r.run_until_idle();
+    EXPECT_FALSE(r.timers.over_limit);
+    EXPECT_TRUE(r.same(kSrc, kDst, 64));
+    EXPECT_EQ(r.completed_addr(0), kRing);
+    EXPECT_GE(r.timers.now, 3 * kMaxDelayNs);
+    EXPECT_LT(r.timers.now, kTimeLimit);
+}
+
 TEST(Faults, NullDescriptorsMatchTheirOwnOp)
 {
     FaultRig r(R"({"rules": [{"kind": "fail", "chanerr": 1, "op": "null"}]})");

@@ -23,7 +23,6 @@ class RaceMarks
             __atomic_store_n(&table_->magic, DMALAB_RACE_MAGIC, __ATOMIC_RELEASE);
         }
     }
-    bool attached() const { return table_ != nullptr; }
 
     // The descriptor at `desc` is in flight on `slot` (the channel): until finish().
     void start(unsigned slot, uint64_t desc, uint64_t src, uint64_t dst, uint64_t len)
