@@ -93,6 +93,27 @@ class Hostile(unittest.TestCase):
         self.assert_works(0)
         del first
 
+    def test_copy_into_its_own_fault_doorbell(self):
+        """The test-only doorbell is part of the device's BAR: its own DMA cannot arm a
+        rule either."""
+        plan = libqtest.fault_plan(self, [{"kind": "fail", "chanerr": "0x100",
+                                           "armed": False}])
+        io = self.start(f"dmalab-ioat,fault-doorbell=on,fault-plan={plan}")
+        io.use_msix()
+        io.setup(0)
+        # Select rule 0, then "arm" written by the copy into FAULT_COMMAND.
+        self.qt.writel(io.bar + 0x2004, 0)
+        src, _ = io.buffer(64)
+        self.qt.writel(src, 1)
+        self.copy(0, src, io.bar + 0x2008, 4)
+        io.settle(1_000_000, 4)
+        self.assertEqual(io.chanerr(0), CHANERR_WRITE_DATA)
+        self.assertIn("Blocked re-entrant IO", self.qt.stderr)
+        self.assertEqual(self.qt.readl(io.bar + 0x200C), 1)  # owned, not armed
+        io.wr(0, CHANERR, io.chanerr(0), 4)
+        self.assert_works(0)   # and the rule did not fire on it
+        self.assertEqual(self.qt.readq(io.bar + 0x2010), 0)
+
     def test_completion_written_to_its_own_registers(self):
         io = self.start()
         io.use_msix()
