@@ -3,7 +3,9 @@
 """Build the dmalab guest: a kernel image plus a busybox initramfs.
 
 Default: Debian's kernel that linux-image-amd64 currently depends on,
-downloaded with apt-get into <cache>/guest-dl and unpacked there.
+downloaded with apt-get into <cache>/guest-dl and unpacked there, with
+its headers and kbuild tools (for the exerciser module) unpacked beside
+it: nothing is installed on the host.
 Override with --kernel-version, or bring your own kernel with
 --kernel IMAGE --modules-dir DIR [--kbuild-dir DIR].
 
@@ -153,7 +155,40 @@ def fetch_debian_kernel(cache, ver):
     """Download and unpack linux-image-<ver>; both steps are cached."""
     dl = os.path.join(cache, "guest-dl")
     os.makedirs(dl, exist_ok=True)
-    pkg = "linux-image-" + ver
+    deb = download(dl, "linux-image-" + ver)
+    root = os.path.join(dl, ver)
+    unpack_debs(dl, [deb], root)
+    kernel = os.path.join(root, "boot", "vmlinuz-" + ver)
+    moddir = os.path.join(root, "lib", "modules", ver)
+    for p in (kernel, moddir):
+        if not os.path.exists(p):
+            raise ImageError("%s is missing from %s" % (p, deb))
+    return kernel, moddir
+
+
+def unpack_debs(dl, debs, root):
+    """Unpack .deb files into root (dpkg-deb -x: nothing is installed);
+    cached by the files' names."""
+    marker = os.path.join(root, ".extracted")
+    want = " ".join(sorted(os.path.basename(d) for d in debs))
+    if read_stamp(marker) == want:
+        return False
+    log("unpacking %s" % want)
+    tmp = tempfile.mkdtemp(prefix=".unpack-", dir=dl)
+    try:
+        for deb in debs:
+            run(["dpkg-deb", "-x", deb, tmp])
+        write_stamp(os.path.join(tmp, ".extracted"), want)
+        if os.path.exists(root):
+            shutil.rmtree(root)
+        os.rename(tmp, root)
+    finally:
+        if os.path.exists(tmp):
+            shutil.rmtree(tmp)
+    return True
+
+
+def download(dl, pkg):
     deb = find_deb(dl, pkg)
     if deb is None:
         log("downloading %s with apt-get" % pkg)
@@ -162,27 +197,55 @@ def fetch_debian_kernel(cache, ver):
         if deb is None:
             raise ImageError("apt-get download %s left no .deb in %s" %
                              (pkg, dl))
-    root = os.path.join(dl, ver)
-    marker = os.path.join(root, ".extracted")
-    if read_stamp(marker) != os.path.basename(deb):
-        log("unpacking %s" % os.path.basename(deb))
-        tmp = tempfile.mkdtemp(prefix=".unpack-", dir=dl)
-        try:
-            run(["dpkg-deb", "-x", deb, tmp])
-            write_stamp(os.path.join(tmp, ".extracted"),
-                        os.path.basename(deb))
-            if os.path.exists(root):
-                shutil.rmtree(root)
-            os.rename(tmp, root)
-        finally:
-            if os.path.exists(tmp):
-                shutil.rmtree(tmp)
-    kernel = os.path.join(root, "boot", "vmlinuz-" + ver)
-    moddir = os.path.join(root, "lib", "modules", ver)
-    for p in (kernel, moddir):
-        if not os.path.exists(p):
-            raise ImageError("%s is missing from %s" % (p, deb))
-    return kernel, moddir
+    return deb
+
+
+def headers_packages(ver):
+    """linux-headers-<ver> and the headers and kbuild packages it depends on
+    (-common, linux-kbuild-*), by name; not the kernel image or compiler."""
+    pkg = "linux-headers-" + ver
+    out = run(["apt-cache", "depends", pkg])
+    names = [pkg]
+    for line in out.splitlines():
+        m = re.match(r"\s*\|?Depends:\s*(linux-(?:headers|kbuild)-\S+)\s*$",
+                     line)
+        if m and m.group(1) not in names:
+            names.append(m.group(1))
+    if not any(n.startswith("linux-kbuild-") for n in names):
+        raise ImageError("apt-cache depends %s names no linux-kbuild "
+                         "package:\n%s" % (pkg, out))
+    return names
+
+
+def fetch_debian_headers(cache, ver):
+    """The kernel build tree for <ver>, from Debian's headers packages
+    downloaded and unpacked under the cache, never installed: installing
+    them would also install a kernel image into the host's /boot (6.12's
+    headers depend on it).  Returns the folder to give make -C."""
+    dl = os.path.join(cache, "guest-dl")
+    os.makedirs(dl, exist_ok=True)
+    root = os.path.join(dl, ver + "-headers")
+    kbuild = os.path.join(root, "usr", "src", "linux-headers-" + ver)
+    if os.path.isfile(os.path.join(root, ".extracted")):
+        return kbuild  # no apt-cache call once unpacked (works offline)
+    debs = [download(dl, p) for p in headers_packages(ver)]
+    if unpack_debs(dl, debs, root):
+        # The arch folder's Makefile includes the -common one by its absolute
+        # /usr/src path; point it at the unpacked copy.  scripts/ and tools/
+        # are relative links into usr/lib/linux-kbuild-*, unpacked beside it.
+        mk = os.path.join(kbuild, "Makefile")
+        with open(mk) as f:
+            text = f.read()
+        fixed = re.sub(r"^include\s+/usr/src/(\S+)$",
+                       lambda m: "include " + os.path.join(root, "usr", "src",
+                                                           m.group(1)),
+                       text, flags=re.M)
+        if fixed == text:
+            raise ImageError("%s does not include a /usr/src Makefile:\n%s"
+                             % (mk, text))
+        with open(mk, "w") as f:
+            f.write(fixed)
+    return kbuild
 
 
 def resolve_user_modules(modules_dir, ver):
@@ -346,7 +409,7 @@ def build_exerciser(out, kbuild, ver):
     if not os.path.isfile(os.path.join(kbuild, "Makefile")):
         hint = ""
         if kbuild.startswith("/usr/src/linux-headers-"):
-            hint = " (apt-get install linux-headers-%s)" % ver
+            hint = " (the kernel's headers: --kbuild-dir DIR)"
         raise ImageError("kernel build tree %s not found%s" % (kbuild, hint))
     h = hashlib.sha256()
     h.update(STAMP_VERSION.encode())
@@ -373,7 +436,10 @@ def build_exerciser(out, kbuild, ver):
     os.makedirs(bdir)
     for f in srcs:
         shutil.copy2(os.path.join(MODULE_SRC, f), bdir)
-    output = run(["make", "-C", kbuild, "M=" + bdir, "modules"])
+    # No BTF for the test module: it would need pahole on the host (6.12's
+    # kbuild runs it), and nothing in the guest reads the module's BTF.
+    output = run(["make", "-C", kbuild, "M=" + bdir,
+                  "CONFIG_DEBUG_INFO_BTF_MODULES=", "modules"])
     if re.search(r"\bwarning:", output):
         log("the module build printed warnings:\n" + output)
     if not os.path.isfile(ko):
@@ -615,8 +681,7 @@ def main():
              "~/.cache/dmalab)")
     ap.add_argument("--out", help="output directory")
     ap.add_argument("--print-kernel-version", action="store_true",
-                    help="print the default kernel version and exit (for "
-                         "installing the matching linux-headers package)")
+                    help="print the default kernel version and exit")
     ap.add_argument("--backports", action="store_true",
                     help="the default kernel is bookworm-backports' "
                          "linux-image-amd64 (6.12) instead of bookworm's")
@@ -628,8 +693,9 @@ def main():
                     help="with --kernel: DIR/lib/modules/<ver>/ or <ver> dir")
     ap.add_argument("--kbuild-dir",
                     help="kernel build tree for the exerciser module "
-                         "(default /usr/src/linux-headers-<ver>, or "
-                         "<modules>/build for --kernel)")
+                         "(default: Debian's headers for the kernel, "
+                         "unpacked in the cache; <modules>/build for "
+                         "--kernel)")
     ap.add_argument("--busybox", default="/bin/busybox",
                     help="static busybox binary (default /bin/busybox)")
     ap.add_argument("--force", action="store_true",
@@ -666,7 +732,7 @@ def main():
             ver = args.kernel_version or resolve_default_version(
                 cache, args.backports)
             kernel, moddir = fetch_debian_kernel(cache, ver)
-            kbuild = args.kbuild_dir or "/usr/src/linux-headers-" + ver
+            kbuild = args.kbuild_dir or fetch_debian_headers(cache, ver)
         kbuild = os.path.abspath(kbuild)
         if not os.path.isfile(args.busybox):
             raise ImageError("%s not found (apt-get install busybox-static)"

@@ -19,6 +19,7 @@ QEMU_SRC (your own QEMU 10.0 tree), DMALAB_BUILD (meson build folder, default ./
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,20 +30,22 @@ BUILD = Path(os.environ.get("DMALAB_BUILD", REPO / "build"))
 SAN_BUILD = Path(str(BUILD) + "-san")
 
 APT_SOURCES = Path("/etc/apt/sources.list.d/dmalab.sources")
-APT_SOURCES_TEXT = """\
-# Added by dmalab: QEMU 10.0 source from trixie, newer meson and QEMU data from backports.
+APT_SOURCES_TEMPLATE = """\
+# Added by dmalab: QEMU 10.0 source from trixie, newer meson and QEMU data from backports,
+# from the mirror this machine's own sources use.
 Types: deb-src
-URIs: http://deb.debian.org/debian
+URIs: {mirror}
 Suites: trixie
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 Types: deb
-URIs: http://deb.debian.org/debian
+URIs: {mirror}
 Suites: bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 """
+DEFAULT_MIRROR = "http://deb.debian.org/debian"
 PACKAGES = [
     # toolchain and dmalab's own build
     "build-essential", "g++", "pkg-config", "ninja-build", "patch", "xz-utils", "dpkg-dev",
@@ -52,8 +55,9 @@ PACKAGES = [
     # QEMU's build dependencies (minimal x86_64 TCG build)
     "libglib2.0-dev", "libpixman-1-dev", "libcapstone-dev", "libfdt-dev", "libslirp-dev",
     "flex", "bison", "python3-venv",
-    # guest: firmware, busybox, kernel module build
-    "seabios", "busybox-static", "kmod",
+    # guest: firmware, busybox; the exerciser module's build (gcc-12 and libelf1 for the
+    # guest kernels' kbuild tools, which are unpacked in the cache, not installed)
+    "seabios", "busybox-static", "kmod", "gcc-12", "libelf1",
 ]
 BACKPORTS = ["meson", "python3-pycotap", "qemu-system-data"]
 
@@ -82,13 +86,40 @@ def meson_new_enough():
         return False
 
 
-def kernel_version(backports=False):
-    """The kernel ABI a guest image uses (what linux-image-amd64 depends on, in bookworm
-    or in bookworm-backports)."""
-    out = subprocess.run([sys.executable, REPO / "guest-tests" / "image.py",
-                          "--print-kernel-version"] + (["--backports"] if backports else []),
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
+def apt_entries():
+    """(type, uri, suites) of every entry in this machine's apt sources, one-line
+    (sources.list) and deb822 (*.sources) alike."""
+    files = [Path("/etc/apt/sources.list")] + sorted(Path("/etc/apt/sources.list.d").glob("*"))
+    for f in files:
+        if f == APT_SOURCES or f.suffix not in (".list", ".sources") or not f.is_file():
+            continue
+        text = f.read_text(errors="replace")
+        if f.suffix == ".list":
+            for line in text.splitlines():
+                words = re.sub(r"\[[^]]*\]", " ", line.split("#")[0]).split()
+                if len(words) >= 3 and words[0] in ("deb", "deb-src"):
+                    yield words[0], words[1], words[2:3]
+            continue
+        for stanza in text.split("\n\n"):
+            fields = {}
+            for line in stanza.splitlines():
+                if ":" in line and not line.startswith(("#", " ")):
+                    k, v = line.split(":", 1)
+                    fields[k.strip().lower()] = v.split()
+            if fields.get("enabled", ["yes"])[0] == "no":
+                continue
+            for t in fields.get("types", []):
+                for uri in fields.get("uris", []):
+                    yield t, uri, fields.get("suites", [])
+
+
+def debian_mirror():
+    """The URI this machine already fetches bookworm from, so that a local mirror or
+    proxy keeps working for what dmalab adds; deb.debian.org when there is none."""
+    for kind, uri, suites in apt_entries():
+        if kind == "deb" and "bookworm" in suites:
+            return uri.rstrip("/")
+    return DEFAULT_MIRROR
 
 
 def setup():
@@ -97,8 +128,9 @@ def setup():
         return
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     updated = False
-    if not APT_SOURCES.exists() or APT_SOURCES.read_text() != APT_SOURCES_TEXT:
-        APT_SOURCES.write_text(APT_SOURCES_TEXT)
+    sources = APT_SOURCES_TEMPLATE.format(mirror=debian_mirror())
+    if not APT_SOURCES.exists() or APT_SOURCES.read_text() != sources:
+        APT_SOURCES.write_text(sources)
         run(["apt-get", "update", "-q"], env=env)
         updated = True
     need = missing(PACKAGES)
@@ -113,13 +145,8 @@ def setup():
     if need_bpo:
         run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "-t",
              "bookworm-backports"] + need_bpo, env=env)
-    # Headers for the exerciser module, for both guest kernels (6.1, and 6.12 from
-    # backports; its headers package pulls in the matching image, which is not used).
-    headers = missing([f"linux-headers-{kernel_version(b)}" for b in (False, True)])
-    if headers:
-        if not updated:
-            run(["apt-get", "update", "-q"], env=env)
-        run(["apt-get", "install", "-y", "-q", "--no-install-recommends"] + headers, env=env)
+    # The guest kernels and their headers are not installed: guest-tests/image.py
+    # downloads and unpacks them into the cache.
 
 
 def build():
