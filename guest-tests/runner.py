@@ -25,6 +25,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import accel  # noqa: E402
+
 DEFAULT_FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
 DEFAULT_DEVICES = ["dmalab-ioat"]
 
@@ -106,6 +109,7 @@ class Boot:
         self.qmp_latencies = []  # seconds per query-status probe (--probe-qmp)
         # A segment: the boot ended in a machine reset (not a power-off).
         self.ended_by_reset = False
+        self.accel = None       # (accelerator, why it was chosen)
 
 
 COUNTERS = ("descriptors", "bytes", "errors", "interrupts")
@@ -252,7 +256,7 @@ def build_cmdline(args, seed=None):
     for extra in args.append:
         append.extend(extra.split())
 
-    cmd = [args.qemu, "-M", args.machine, "-accel", "tcg", "-cpu", "max",
+    cmd = [args.qemu, "-M", args.machine, "-accel", args.accel_used, "-cpu", "max",
            "-m", args.memory, "-smp", str(args.smp), "-nographic",
            "-serial", "stdio", "-monitor", "none", "-nic", "none"]
     if args.boots <= 1 and not args.reset_on:
@@ -983,6 +987,8 @@ def print_summary(facts, boot, hdr="boot"):
         print("  /init reached: %.1f s after QEMU start%s" % (
             facts["init_seen"],
             (" (guest uptime %.2f s)" % up) if up is not None else ""))
+    if boot.accel:
+        print("  accelerator:   %s (%s)" % boot.accel)
     print("  boot wall time: %.1f s (%s%s)" % (
         boot.wall, "ended in a machine reset" if boot.ended_by_reset else
         "qemu exit status %s" % boot.rc, ", timed out" if boot.timed_out
@@ -1021,6 +1027,8 @@ def report_run(results, run_reasons, args, run_label="", seed=None,
                 ops, ", ended in a reset" if seg.ended_by_reset else "",
                 (": " + reasons[0]) if reasons else ""), flush=True)
         if args.summary:
+            if seg.accel is None and whole is not None:
+                seg.accel = whole.accel
             print_summary(facts, seg, label)
         if reasons:
             failed.append((label, reasons))
@@ -1174,6 +1182,14 @@ def judge_races(races, args):
     return reasons
 
 
+def kvm_failed_to_start(args, boot):
+    """True when auto's KVM choice ended QEMU before the guest kernel spoke."""
+    requested = args.accel or os.environ.get("DMALAB_ACCEL") or "auto"
+    return (requested == "auto" and args.accel_used == "kvm" and
+            boot.started == 0 and boot.rc not in (0, None) and
+            not boot.timed_out)
+
+
 def run_once(args, seed=None, announce=True):
     """Boots QEMU once for args (possibly several guest boots);
     returns (boot, results, run_reasons) as judge_run does."""
@@ -1184,10 +1200,21 @@ def run_once(args, seed=None, announce=True):
         print("runner: %s" % " ".join(
             "'%s'" % c if (" " in c or not c) else c for c in cmd),
             flush=True)
+    if announce:
+        print("runner: accelerator %s (%s)" % (args.accel_used, args.accel_why),
+              flush=True)
     boot = run_qemu(cmd, args.timeout * max(args.boots, 1), args.verbose,
                     counters=want_counters(args), boots=args.boots,
                     reset_on=re.compile(args.reset_on) if args.reset_on
                     else None, probe=args.probe_qmp is not None)
+    boot.accel = (args.accel_used, args.accel_why)
+    if kvm_failed_to_start(args, boot):
+        # auto chose KVM, but QEMU could not run the guest with it: say so
+        # and boot again with TCG.
+        args.accel_used, args.accel_why = "tcg", (
+            "KVM failed to start the guest (qemu exit status %s: %s)" % (
+                boot.rc, (boot.lines or ["no output"])[-1][:160]))
+        return run_once(args, seed, announce=True)
     results, run_reasons = judge_run(boot, args)
     if args.race_plugin:
         boot.races = symbolize_races(boot, args.race_files[1])
@@ -1305,6 +1332,10 @@ def make_parser():
                     help="do not read dmalab-ioat's counters over QMP at "
                          "the end (they are cross-checked against the "
                          "guest's figures)")
+    ap.add_argument("--accel", choices=accel.CHOICES,
+                    help="kvm, tcg, or auto: KVM when /dev/kvm is usable, "
+                         "else TCG (default $DMALAB_ACCEL, else auto); runs "
+                         "that need TCG (race detector, -icount) use it")
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="stream the serial console while it runs")
     return ap
@@ -1334,6 +1365,14 @@ def check_args(ap, args):
             if VTD_EXPECT_RE.match(text).group(1) not in VTD_COUNTERS:
                 raise ValueError("--expect-vtd %r: no such counter" % text)
     except (ValueError, re.error) as e:
+        ap.error(str(e))
+    args.accel_used, args.accel_why = "tcg", "not started"
+    try:
+        if not args.judge_log:
+            args.accel_used, args.accel_why = accel.choose(
+                args.accel,
+                accel.tcg_reason(args.qemu_arg, bool(args.race_plugin)))
+    except accel.AccelError as e:
         ap.error(str(e))
 
 

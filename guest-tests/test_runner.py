@@ -432,14 +432,96 @@ class BootsTests(unittest.TestCase):
 
     def test_cmdline(self):
         def cmd(*extra):
-            args = runner.make_parser().parse_args(
+            ap = runner.make_parser()
+            args = ap.parse_args(
                 ["--qemu", "q", "--kernel", "k", "--initrd", "i"] +
                 list(extra))
+            runner.check_args(ap, args)
             return runner.build_cmdline(args)
         self.assertIn("-no-reboot", cmd())
         self.assertNotIn("-no-reboot", cmd("--boots", "3"))
         # with -no-reboot QEMU would turn system_reset into a shutdown
         self.assertNotIn("-no-reboot", cmd("--reset-on", "DMALAB: reset-me"))
+
+
+class AccelTests(unittest.TestCase):
+    """guest-tests/accel.py: KVM where usable, TCG otherwise or when needed."""
+
+    def setUp(self):
+        import accel
+        self.accel = accel
+        self.saved = {k: os.environ.pop(k, None)
+                      for k in ("DMALAB_ACCEL", "DMALAB_KVM_PROBE")}
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            os.environ.pop(k, None)
+            if v is not None:
+                os.environ[k] = v
+
+    def test_choices(self):
+        choose = self.accel.choose
+        yes, no = (lambda: (True, "fine")), (lambda: (False, "no vmx"))
+        self.assertEqual(choose("auto", probe=yes), ("kvm", "fine"))
+        self.assertEqual(choose("auto", probe=no),
+                         ("tcg", "KVM not usable: no vmx"))
+        self.assertEqual(choose("tcg", probe=yes)[0], "tcg")
+        self.assertEqual(choose("kvm", probe=yes)[0], "kvm")
+        with self.assertRaisesRegex(self.accel.AccelError, "no vmx"):
+            choose("kvm", probe=no)
+        # What needs TCG gets it, and a forced KVM is refused with the reason.
+        why = self.accel.tcg_reason(["-icount", "shift=5"])
+        self.assertEqual(choose("auto", why, probe=yes), ("tcg", why))
+        with self.assertRaisesRegex(self.accel.AccelError, "icount"):
+            choose("kvm", why, probe=yes)
+        self.assertIn("plugin", self.accel.tcg_reason([], plugin=True))
+        self.assertIsNone(self.accel.tcg_reason(["-m", "1G"]))
+        with self.assertRaises(self.accel.AccelError):
+            choose("hvf", probe=yes)
+
+    def test_environment_forces_a_choice(self):
+        os.environ["DMALAB_ACCEL"] = "tcg"
+        self.assertEqual(self.accel.choose(None, probe=lambda: (True, ""))[0],
+                         "tcg")
+
+    def test_probe(self):
+        ok, why = self.accel.kvm_usable(dev="/nonexistent/kvm")
+        self.assertFalse(ok)
+        self.assertIn("/nonexistent/kvm", why)
+        ok, why = self.accel.kvm_usable(dev="/dev/null")  # not a KVM device
+        self.assertFalse(ok)
+        self.assertIn("KVM_GET_API_VERSION", why)
+        with tempfile.NamedTemporaryFile("w") as f:
+            f.write("flags\t\t: fpu sse2 hypervisor\n")
+            f.flush()
+            ok, why = self.accel.kvm_usable(cpuinfo=f.name)
+        self.assertFalse(ok)  # whatever /dev/kvm says, no vmx/svm is a no
+
+    def test_runner_passes_the_choice_and_falls_back(self):
+        def parsed(*extra):
+            ap = runner.make_parser()
+            args = ap.parse_args(["--qemu", "q", "--kernel", "k",
+                                  "--initrd", "i"] + list(extra))
+            runner.check_args(ap, args)
+            return args
+        cmd = runner.build_cmdline(parsed("--accel", "tcg"))
+        self.assertEqual(cmd[cmd.index("-accel") + 1], "tcg")
+        args = parsed("--qemu-arg=-icount", "--qemu-arg=shift=5")
+        self.assertEqual(args.accel_used, "tcg")
+        self.assertIn("icount", args.accel_why)
+        os.environ["DMALAB_KVM_PROBE"] = "skip"
+        args = parsed()
+        self.assertEqual(args.accel_used, "kvm")
+        cmd = runner.build_cmdline(args)
+        self.assertEqual(cmd[cmd.index("-accel") + 1], "kvm")
+        boot = runner.Boot()
+        boot.rc = 134  # QEMU aborted before the kernel's banner
+        self.assertTrue(runner.kvm_failed_to_start(args, boot))
+        boot.started = 1  # the guest ran: a failure of its own, not KVM's
+        self.assertFalse(runner.kvm_failed_to_start(args, boot))
+        forced = parsed("--accel", "kvm")
+        boot.started = 0
+        self.assertFalse(runner.kvm_failed_to_start(forced, boot))
 
 
 class BenchCompareTests(unittest.TestCase):

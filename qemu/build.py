@@ -29,6 +29,7 @@ CONFIGURE_ARGS = [
     "--disable-werror",
     "--without-default-features",
     "--enable-tcg",
+    "--enable-kvm",  # used where /dev/kvm works; TCG otherwise (guest-tests/runner.py)
     "--enable-slirp",
     "--enable-fdt=system",
     "--enable-capstone",

@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The runner's KVM fall-back, end to end: with the KVM probe skipped
+(DMALAB_KVM_PROBE=skip), auto picks KVM whatever the host can do. Where KVM
+really runs guests the boot passes under KVM; where it cannot (no /dev/kvm, or
+a /dev/kvm that cannot run a vCPU, as on the project's machines) QEMU fails to
+start, and the runner must say so and pass the same boot under TCG.
+
+Usage: accel_fallback_test.py RUNNER_ARGS... (handed to runner.py)."""
+
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    env = dict(os.environ, DMALAB_KVM_PROBE="skip")
+    env.pop("DMALAB_ACCEL", None)
+    res = subprocess.run([sys.executable, os.path.join(HERE, "runner.py"),
+                          "--accel", "auto"] + sys.argv[1:],
+                         env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    out = res.stdout
+    print(out)
+    chosen = re.findall(r"^runner: accelerator (\w+) \((.*)\)$", out, re.M)
+    problems = []
+    if res.returncode != 0:
+        problems.append("the runner failed (exit status %d)" % res.returncode)
+    if not chosen or chosen[0][0] != "kvm":
+        problems.append("auto with the probe skipped did not choose KVM: %r"
+                        % chosen)
+    elif len(chosen) == 1:
+        print("accel-fallback: KVM runs guests on this host; no fall-back "
+              "needed")
+    elif chosen[1][0] != "tcg" or "KVM failed to start" not in chosen[1][1]:
+        problems.append("the fall-back was not to TCG with the reason: %r"
+                        % chosen)
+    else:
+        print("accel-fallback: KVM could not start the guest here; the "
+              "runner fell back to TCG: %s" % chosen[1][1])
+    if not re.search(r"^  accelerator: +(kvm|tcg) \(", out, re.M):
+        problems.append("the summary does not say which accelerator ran")
+    for p in problems:
+        print("accel-fallback: FAIL: " + p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
