@@ -9,15 +9,19 @@
  * ACPI DMAR table, properties, counters, migration and trace points.
  *
  * Locking: translate may be called without the BQL (devices with iothreads),
- * so every call into the model is serialised by DmalabVtdState.lock. The
- * model reads its tables, queue and wait status from RAM only (never MMIO),
- * so no path holds the lock while it waits for the BQL. Interrupt messages
- * raised without the BQL are delivered from a bottom half.
+ * so every call into the model is serialised by DmalabVtdState.lock. Nothing
+ * called with the lock held reaches MMIO or another device: the model reads
+ * its tables, queue and wait status from RAM only (dmalab_vtd_ram_range),
+ * and the event messages it raises are queued and sent to the APIC after
+ * the lock is dropped (dmalab_vtd_unlock), or from a bottom half when the
+ * caller does not hold the BQL. The model raises only messages aimed at the
+ * interrupt range and refuses the rest (its "events-refused" counter).
  */
 
 #include "qemu/osdep.h"
 #include "exec/address-spaces.h"
 #include "hw/acpi/aml-build.h"
+#include "hw/i386/apic_internal.h"
 #include "hw/i386/x86-iommu.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/pci_bus.h"
@@ -79,7 +83,7 @@ struct DmalabVtdState {
     GHashTable *spaces; /* (bus, devfn) -> DmalabVtdSpace */
     bool dmar_on;       /* what the address spaces currently route through */
 
-    /* Messages raised without the BQL, sent from msi_bh. */
+    /* Messages the model raised, sent once the lock is dropped. */
     QEMUBH *msi_bh;
     struct {
         uint64_t address;
@@ -218,37 +222,40 @@ static bool host_set_level(void *opaque, bool asserted)
     return false;
 }
 
-static void dmalab_vtd_deliver(uint64_t address, uint32_t data)
-{
-    MemTxResult res;
-
-    address_space_stl_le(&address_space_memory, address, data,
-                         MEMTXATTRS_UNSPECIFIED, &res);
-    trace_dmalab_vtd_msi(address, data, res == MEMTX_OK);
-}
-
+/*
+ * Called by the model with s->lock held: queue the message only. A full queue
+ * refuses it, and the model does not count it as sent.
+ */
 static bool host_send_msi(void *opaque, uint64_t address, uint32_t data,
                           const DmalabMemAttrs *attrs)
 {
     DmalabVtdState *s = opaque;
 
-    if (bql_locked()) {
-        dmalab_vtd_deliver(address, data);
-        return true;
-    }
-    /* Called from a translation without the BQL: send it from the BH. */
     if (s->npending == DMALAB_VTD_PENDING_MSIS) {
         s->msis_dropped++;
+        trace_dmalab_vtd_msi(address, data, false);
         return false;
     }
     s->pending[s->npending].address = address;
     s->pending[s->npending].data = data;
     s->npending++;
-    qemu_bh_schedule(s->msi_bh);
     return true;
 }
 
-static void dmalab_vtd_msi_bh(void *opaque)
+/*
+ * A message in the interrupt range goes to the APIC as an interrupt (as
+ * QEMU's other x86 IOMMUs send theirs), not through memory dispatch.
+ */
+static void dmalab_vtd_send_apic(uint64_t address, uint32_t data)
+{
+    MSIMessage msi = { .address = address, .data = data };
+
+    trace_dmalab_vtd_msi(address, data, true);
+    apic_get_class(NULL)->send_msi(&msi);
+}
+
+/* Sends what the model queued; needs the BQL, and s->lock not held. */
+static void dmalab_vtd_send_pending(void *opaque)
 {
     DmalabVtdState *s = opaque;
     unsigned i, n;
@@ -260,7 +267,23 @@ static void dmalab_vtd_msi_bh(void *opaque)
     s->npending = 0;
     qemu_mutex_unlock(&s->lock);
     for (i = 0; i < n; i++) {
-        dmalab_vtd_deliver(msgs[i].address, msgs[i].data);
+        dmalab_vtd_send_apic(msgs[i].address, msgs[i].data);
+    }
+}
+
+/* Drops s->lock after a call into the model, then sends its messages. */
+static void dmalab_vtd_unlock(DmalabVtdState *s)
+{
+    bool pending = s->npending != 0;
+
+    qemu_mutex_unlock(&s->lock);
+    if (!pending) {
+        return;
+    }
+    if (bql_locked()) {
+        dmalab_vtd_send_pending(s);
+    } else {
+        qemu_bh_schedule(s->msi_bh);
     }
 }
 
@@ -304,6 +327,13 @@ static void trace_queue_error(void *opaque, uint32_t head, uint64_t lo,
     trace_dmalab_vtd_queue_error(head, lo, hi);
 }
 
+static void trace_event_refused(void *opaque, bool fault, uint64_t address,
+                                uint32_t data)
+{
+    trace_dmalab_vtd_event_refused(fault ? "fault" : "invalidation", address,
+                                   data);
+}
+
 static void trace_injected(void *opaque, const char *rule, const char *kind,
                            uint32_t unit, uint64_t key)
 {
@@ -326,7 +356,7 @@ uint64_t dmalab_vtd_dma_cost(PCIDevice *dev)
     }
     qemu_mutex_lock(&s->lock);
     ns = dmalab_vtd_take_cost(s->model, pci_requester_id(dev));
-    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_unlock(s);
     return ns;
 }
 
@@ -341,7 +371,7 @@ static void dmalab_vtd_switch(DmalabVtdState *s)
 
     qemu_mutex_lock(&s->lock);
     on = s->model && dmalab_vtd_enabled(s->model);
-    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_unlock(s);
     if (on == s->dmar_on) {
         return;
     }
@@ -376,7 +406,7 @@ static IOMMUTLBEntry dmalab_vtd_translate_mr(IOMMUMemoryRegion *iommu,
 
     qemu_mutex_lock(&s->lock);
     t = dmalab_vtd_translate(s->model, sid, addr, perm);
-    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_unlock(s);
     e.iova = t.iova;
     e.translated_addr = t.addr;
     e.addr_mask = t.mask;
@@ -407,11 +437,8 @@ static MemTxResult dmalab_vtd_intr_write(void *opaque, hwaddr addr,
                                          uint64_t value, unsigned size,
                                          MemTxAttrs attrs)
 {
-    MemTxResult res;
-
-    address_space_stl_le(&address_space_memory, DMALAB_VTD_INTR_BASE + addr,
-                         value, attrs, &res);
-    return res;
+    dmalab_vtd_send_apic(DMALAB_VTD_INTR_BASE + addr, value);
+    return MEMTX_OK;
 }
 
 static MemTxResult dmalab_vtd_intr_read(void *opaque, hwaddr addr,
@@ -499,7 +526,7 @@ static uint64_t dmalab_vtd_read(void *opaque, hwaddr addr, unsigned size)
 
     qemu_mutex_lock(&s->lock);
     value = dmalab_vtd_mmio_read(s->model, addr, size);
-    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_unlock(s);
     trace_dmalab_vtd_mmio_read(addr, size, value);
     return value;
 }
@@ -512,7 +539,7 @@ static void dmalab_vtd_write(void *opaque, hwaddr addr, uint64_t value,
     trace_dmalab_vtd_mmio_write(addr, size, value);
     qemu_mutex_lock(&s->lock);
     dmalab_vtd_mmio_write(s->model, addr, value, size);
-    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_unlock(s);
     dmalab_vtd_switch(s);
 }
 
@@ -538,7 +565,7 @@ static void dmalab_vtd_timer_cb(void *opaque)
 
     qemu_mutex_lock(&s->lock);
     dmalab_vtd_timer(s->model, t->id);
-    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_unlock(s);
     dmalab_vtd_switch(s);
 }
 
@@ -578,7 +605,7 @@ static void dmalab_vtd_get_counter(Object *obj, Visitor *v, const char *name,
     if (s->model) {
         qemu_mutex_lock(&s->lock);
         value = dmalab_vtd_counter(s->model, (uintptr_t)opaque);
-        qemu_mutex_unlock(&s->lock);
+        dmalab_vtd_unlock(s);
     }
     visit_type_uint64(v, name, &value, errp);
 }
@@ -608,7 +635,7 @@ static void dmalab_vtd_set_cost(Object *obj, Visitor *v, const char *name,
         qemu_mutex_lock(&s->lock);
         why = dmalab_vtd_set_costs(s->model, s->inv_desc_ns, s->inv_page_ns,
                                    s->wait_ns);
-        qemu_mutex_unlock(&s->lock);
+        dmalab_vtd_unlock(s);
     }
     if (why) {
         *field = old;
@@ -629,7 +656,7 @@ static void dmalab_vtd_prop_set_audit(Object *obj, bool value, Error **errp)
     if (s->model) {
         qemu_mutex_lock(&s->lock);
         dmalab_vtd_set_audit(s->model, value);
-        qemu_mutex_unlock(&s->lock);
+        dmalab_vtd_unlock(s);
     }
 }
 
@@ -649,7 +676,7 @@ static bool dmalab_vtd_apply_plan(DmalabVtdState *s, const char *path,
     }
     qemu_mutex_lock(&s->lock);
     why = dmalab_vtd_set_fault_plan(s->model, text, DEVICE(s)->id);
-    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_unlock(s);
     if (why) {
         error_setg(errp, "dmalab-vtd: fault plan %s: %s", path, why);
         free(why);
@@ -685,6 +712,34 @@ static void dmalab_vtd_get_injected(Object *obj, Visitor *v, const char *name,
     if (s->model) {
         qemu_mutex_lock(&s->lock);
         value = dmalab_vtd_faults_injected(s->model);
+        dmalab_vtd_unlock(s);
+    }
+    visit_type_uint64(v, name, &value, errp);
+}
+
+/* The counters' names, comma-separated, so tools need not keep a copy. */
+static char *dmalab_vtd_get_counter_names(Object *obj, Error **errp)
+{
+    GString *names = g_string_new(NULL);
+    unsigned i;
+
+    for (i = 0; i < dmalab_vtd_counter_count(); i++) {
+        g_string_append_printf(names, "%s%s", i ? "," : "",
+                               dmalab_vtd_counter_name(i));
+    }
+    return g_string_free(names, false);
+}
+
+static void dmalab_vtd_get_events_dropped(Object *obj, Visitor *v,
+                                          const char *name, void *opaque,
+                                          Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    uint64_t value = 0;
+
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        value = s->msis_dropped;
         qemu_mutex_unlock(&s->lock);
     }
     visit_type_uint64(v, name, &value, errp);
@@ -700,7 +755,7 @@ static char *dmalab_vtd_get_fault_log(Object *obj, Error **errp)
     }
     qemu_mutex_lock(&s->lock);
     log = dmalab_vtd_fault_log(s->model);
-    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_unlock(s);
     out = g_strdup(log ?: "");
     free(log);
     return out;
@@ -736,6 +791,7 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
         .stale = trace_stale,
         .queue_error = trace_queue_error,
         .injected = trace_injected,
+        .event_refused = trace_event_refused,
     };
     const char *why;
     unsigned i;
@@ -786,7 +842,7 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
     }
 
     qemu_mutex_init(&s->lock);
-    s->msi_bh = qemu_bh_new_guarded(dmalab_vtd_msi_bh, s,
+    s->msi_bh = qemu_bh_new_guarded(dmalab_vtd_send_pending, s,
                                     &dev->mem_reentrancy_guard);
     s->timers = g_new0(DmalabVtdTimer, dmalab_vtd_timer_count());
     for (i = 0; i < dmalab_vtd_timer_count(); i++) {
@@ -828,7 +884,7 @@ static void dmalab_vtd_reset_hold(Object *obj, ResetType type)
     if (s->model) {
         qemu_mutex_lock(&s->lock);
         dmalab_vtd_reset(s->model);
-        qemu_mutex_unlock(&s->lock);
+        dmalab_vtd_unlock(s);
         dmalab_vtd_switch(s);
     }
 }
@@ -840,7 +896,7 @@ static int dmalab_vtd_pre_save(void *opaque)
     g_free(s->state_blob);
     qemu_mutex_lock(&s->lock);
     s->state_blob = dmalab_vtd_save(s->model, &s->state_len);
-    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_unlock(s);
     return s->state_blob ? 0 : -ENOMEM;
 }
 
@@ -861,7 +917,7 @@ static int dmalab_vtd_post_load(void *opaque, int version_id)
 
     qemu_mutex_lock(&s->lock);
     ok = dmalab_vtd_load(s->model, s->state_blob, s->state_len);
-    qemu_mutex_unlock(&s->lock);
+    dmalab_vtd_unlock(s);
     g_free(s->state_blob);
     s->state_blob = NULL;
     if (!ok) {
@@ -934,6 +990,16 @@ static void dmalab_vtd_instance_init(Object *obj)
     object_property_add(obj, "faults-injected", "uint64",
                         dmalab_vtd_get_injected, NULL, NULL, NULL);
     object_property_add_str(obj, "fault-log", dmalab_vtd_get_fault_log, NULL);
+    object_property_add_str(obj, "counter-names",
+                            dmalab_vtd_get_counter_names, NULL);
+    object_property_set_description(obj, "counter-names",
+                                    "the names of the unit's counters");
+    object_property_add(obj, "events-dropped", "uint64",
+                        dmalab_vtd_get_events_dropped, NULL, NULL, NULL);
+    object_property_set_description(
+        obj, "events-dropped",
+        "event messages not sent: more were raised at once than the glue "
+        "queues (not counted in fault-events or inv-events)");
 }
 
 static void dmalab_vtd_instance_finalize(Object *obj)

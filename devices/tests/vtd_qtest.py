@@ -19,13 +19,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from libqtest import GuestAlloc, QTest  # noqa: E402
 import libqtest  # noqa: E402
 from ioat_rig import (  # noqa: E402
-    CHANERR_NEXT_ADDR, CTL_COMPL_WRITE, HALTED, Ioat)
+    CHANERR_NEXT_ADDR, CTL_COMPL_WRITE, DMACOUNT, HALTED, Ioat)
 
 QEMU = None
 BASE = 0xFED90000
 VER, CAP, ECAP, GCMD, GSTS, RTADDR, CCMD = 0x00, 0x08, 0x10, 0x18, 0x1C, 0x20, 0x28
 FSTS, FECTL, FEDATA, FEADDR, FEUADDR = 0x34, 0x38, 0x3C, 0x40, 0x44
 IQH, IQT, IQA, ICS = 0x80, 0x88, 0x90, 0x9C
+IECTL, IEDATA, IEADDR = 0xA0, 0xA4, 0xA8
 FRCD = 0x220
 TE, SRTP, QIE = 1 << 31, 1 << 30, 1 << 26
 FSTS_PFO, FSTS_PPF, FSTS_IQE = 1 << 0, 1 << 1, 1 << 4
@@ -33,8 +34,9 @@ QOM = "/machine/peripheral/vtd"
 DEFAULT_COSTS = {"desc": 200, "page": 10, "wait": 500}
 
 
-def wait_desc(status, data):
-    return struct.pack("<QQ", data << 32 | 1 << 5 | 0x5, status)
+def wait_desc(status, data, interrupt=False):
+    return struct.pack("<QQ", data << 32 | 1 << 5 | (1 << 4 if interrupt else 0) | 0x5,
+                       status)
 
 
 def iotlb_global():
@@ -141,9 +143,8 @@ class VtdTest(unittest.TestCase):
     def test_malformed_descriptor_raises_iqe_and_the_queue_resumes(self):
         v = self.unit(",wait-ns=0,inv-desc-ns=0")
         status = v.mem.alloc(64, fill=0)
-        report = v.mem.alloc(64, fill=0)
-        v.w32(FEADDR, report)     # the fault event lands in RAM where we can see it
-        v.w32(FEDATA, 0x1234)
+        v.w32(FEADDR, 0xFEE00000)  # an interrupt for CPU 0: the event is an MSI
+        v.w32(FEDATA, 0x30)
         v.w32(FECTL, 0)
         v.qi_enable()
         v.submit(wait_desc(status, 1), struct.pack("<QQ", 0x9, 0), wait_desc(status, 3))
@@ -151,7 +152,7 @@ class VtdTest(unittest.TestCase):
         self.assertTrue(v.r32(FSTS) & FSTS_IQE)
         self.assertEqual(v.r64(IQH), 1 << 4)
         self.assertEqual(v.qt.readl(status), 1)
-        self.assertEqual(v.qt.readl(report), 0x1234)
+        self.assertEqual(v.counter("fault-events"), 1)
         v.qt.memwrite(v.iq + 16, wait_desc(status, 2))
         v.w32(FSTS, FSTS_IQE)
         v.qt.clock_step(10)
@@ -168,6 +169,121 @@ class VtdTest(unittest.TestCase):
         self.assertEqual(v.r64(IQT), 2 << 4)
         self.assertEqual(v.r64(IQH), 2 << 4)
         self.assertEqual(v.counter("wait-status-failed"), 2)
+
+    # Event messages whose address the guest chose. Each one is an interrupt
+    # request: aimed at the unit's own registers, at dmalab-ioat's doorbell, at
+    # ROM or at nothing, it is refused (events-refused), never written, and the
+    # unit goes on. Each entry point that raises one: the queue's timer (a wait
+    # with IF), a register write (unmasking IECTL or FECTL with an event
+    # pending) and a translation (a DMA fault).
+    MESSAGE_TARGETS = {
+        "the unit's IQT": lambda io: BASE + IQT,
+        "the unit's GCMD": lambda io: BASE + GCMD,
+        "dmalab-ioat's DMACOUNT": lambda io: io.reg(0, DMACOUNT),
+        "ROM": lambda io: 0xFFFFFFF0,
+        "nothing": lambda io: 0x80000000,
+    }
+
+    def armed_ioat(self, io):
+        """Channel 0 set up with a chain that a stray DMACOUNT write would
+        start (and whose fetch would ask the unit for a translation)."""
+        io.setup(0)
+        (src, _), (dst, _) = io.buffer(64), io.buffer(64, seed=2)
+        first = io.chain([(64, CTL_COMPL_WRITE, src, dst)])[0]
+        io.wr(0, 0x10, first & 0xFFFFFFFF, 4)       # CHAINADDR
+        io.wr(0, 0x14, first >> 32, 4)
+        return io.rd(0, DMACOUNT, 2)
+
+    def assert_unit_works(self, v, io, count_before):
+        """Refused, not written; dmalab-ioat untouched; the queue still runs
+        and an event aimed at the interrupt range is sent."""
+        self.assertEqual(v.counter("events-refused"), 1)
+        self.assertEqual(v.counter("fault-events") + v.counter("inv-events"), 0)
+        self.assertEqual(io.rd(0, DMACOUNT, 2), count_before)
+        self.assertFalse(v.r32(GSTS) & TE)
+        self.assertTrue(io.qt.responsive())
+        status = v.mem.alloc(64, fill=0)
+        v.w32(ICS, 1)                                # clear IWC
+        v.w32(IEADDR, 0xFEE00000)
+        v.w32(IECTL, 0)
+        if not v.r32(GSTS) & QIE:
+            v.qi_enable()
+        v.submit(wait_desc(status, 0x5A, interrupt=True))
+        v.qt.clock_step(10_000)
+        self.assertEqual(v.qt.readl(status), 0x5A)
+        self.assertEqual(v.counter("inv-events"), 1)
+
+    def for_each_target(self, act):
+        """act(v, io, addr) -> DMACOUNT to expect, on a fresh machine for
+        each target; then the unit must work."""
+        for name, where in self.MESSAGE_TARGETS.items():
+            with self.subTest(target=name):
+                io, v = self.ioat_behind()
+                count = self.armed_ioat(io)
+                count = act(v, io, where(io)) or count
+                self.assert_unit_works(v, io, count)
+
+    def test_completion_message_from_the_queue_timer(self):
+        def act(v, io, addr):
+            v.w32(IEADDR, addr)
+            v.w32(IEDATA, 1)
+            v.w32(IECTL, 0)
+            status = v.mem.alloc(64, fill=0)
+            v.qi_enable()
+            v.submit(wait_desc(status, 7, interrupt=True))
+            v.qt.clock_step(10_000)                  # the timer completes it
+            self.assertEqual(v.qt.readl(status), 7)
+        self.for_each_target(act)
+
+    def test_completion_message_from_the_iectl_unmask_write(self):
+        def act(v, io, addr):
+            v.w32(IEADDR, addr)
+            v.w32(IEDATA, 1)
+            status = v.mem.alloc(64, fill=0)
+            v.qi_enable()
+            v.submit(wait_desc(status, 7, interrupt=True))
+            v.qt.clock_step(10_000)
+            self.assertTrue(v.r32(IECTL) & 1 << 30)  # IP: masked, pending
+            v.w32(IECTL, 0)                          # the write sends it
+            self.assertFalse(v.r32(IECTL) & 1 << 30)
+        self.for_each_target(act)
+
+    def test_fault_message_from_the_fectl_unmask_write(self):
+        def act(v, io, addr):
+            v.w32(FEADDR, addr)
+            v.qi_enable()
+            v.submit(struct.pack("<QQ", 0x9, 0))     # IQE: a fault event, masked
+            v.qt.clock_step(10_000)
+            self.assertTrue(v.r32(FECTL) & 1 << 30)
+            v.w32(FECTL, 0)
+            self.assertFalse(v.r32(FECTL) & 1 << 30)
+            # As Linux recovers: the bad descriptor replaced, IQE cleared.
+            v.qt.memwrite(v.iq, wait_desc(v.mem.alloc(64, fill=0), 0))
+            v.w32(FSTS, FSTS_IQE)
+        self.for_each_target(act)
+
+    def test_fault_message_from_a_translation(self):
+        def act(v, io, addr):
+            v.w32(FEADDR, addr)
+            v.w32(FECTL, 0)
+            v.command(TE)                            # no root table: DMA faults
+            io.wr(0, DMACOUNT, 1, 2)                 # the fetch is translated
+            io.settle()
+            self.assertEqual(io.state(0), HALTED)
+            self.assertGreaterEqual(v.counter("faults-recorded"), 1)
+            v.w32(GCMD, v.r32(GSTS) & QIE)           # TE off again
+            return io.rd(0, DMACOUNT, 2)
+        self.for_each_target(act)
+
+    def test_message_to_the_interrupt_range_is_sent(self):
+        io, v = self.ioat_behind()
+        v.w32(FEADDR, 0xFEE00000)
+        v.w32(FEDATA, 0x31)
+        v.w32(FECTL, 0)
+        v.command(TE)
+        self.copy_fails(io)
+        self.assertEqual(v.counter("fault-events"), 1)
+        self.assertEqual(v.counter("events-refused"), 0)
 
     def test_odd_access_sizes_are_ignored(self):
         v = self.unit()

@@ -51,6 +51,11 @@ class TraceAdapter final : public vtd::Observer
         if (t_.queue_error)
             t_.queue_error(opaque_, head, lo, hi);
     }
+    void event_refused(bool fault, uint64_t address, uint32_t data) override
+    {
+        if (t_.event_refused)
+            t_.event_refused(opaque_, fault, address, data);
+    }
 
   private:
     void* opaque_;
@@ -109,6 +114,7 @@ constexpr CounterDef kCounters[] = {
     {"queue-errors", &vtd::Counters::queue_errors},
     {"fault-events", &vtd::Counters::fault_events},
     {"inv-events", &vtd::Counters::inv_events},
+    {"events-refused", &vtd::Counters::events_refused},
     {"audit-checks", &vtd::Counters::audit_checks},
     {"audit-stale", &vtd::Counters::audit_stale},
     {"walk-cost-ns", &vtd::Counters::walk_cost_ns},

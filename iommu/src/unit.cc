@@ -575,7 +575,10 @@ void Unit::queue_kick()
 bool Unit::queue_fetch(uint64_t& lo, uint64_t& hi)
 {
     uint32_t head = (regs_->get(R_IQH) >> IQ_INDEX_SHIFT) & IQ_INDEX_MASK;
-    uint64_t addr = (regs_->get(R_IQA) & IQA_BASE) + uint64_t{head} * 16;
+    // IQA bits at and above the host address width are ignored (VT-d 10.4.23), so the base
+    // is below 2^aw_bits and base + head * 16 (head < 2^15) cannot pass 2^64.
+    uint64_t base = regs_->get(R_IQA) & IQA_BASE & (pow2(config_.aw_bits) - 1);
+    uint64_t addr = base + uint64_t{head} * 16;
     uint64_t d[2] = {};
     depth_++;
     DmaResult r = host_.memory.read(addr, d, sizeof d, {});
@@ -738,7 +741,7 @@ void Unit::write_iectl(uint64_t, uint64_t, uint64_t)
     uint64_t v = regs_->get(R_IECTL);
     if (!(v & CTL_IM) && (v & CTL_IP)) {
         regs_->set(R_IECTL, v & ~uint64_t{CTL_IP});
-        send(R_IECTL, R_IEDATA, R_IEADDR, R_IEUADDR);
+        send(R_IECTL, R_IEDATA, R_IEADDR);
     }
 }
 
@@ -749,20 +752,37 @@ void Unit::inv_event()
         regs_->set(R_IECTL, v | CTL_IP);
         return;
     }
-    send(R_IECTL, R_IEDATA, R_IEADDR, R_IEUADDR);
+    send(R_IECTL, R_IEDATA, R_IEADDR);
 }
 
 // ---- Faults (7.2, 7.3) ----
 
-void Unit::send(uint32_t ctl_reg, uint32_t data_reg, uint32_t addr_reg, uint32_t uaddr_reg)
+// The upper address registers (FEUADDR, IEUADDR) only matter in extended interrupt mode
+// (x2APIC destinations through interrupt remapping, VT-d 10.4.14), which this unit lacks.
+void Unit::send(uint32_t ctl_reg, uint32_t data_reg, uint32_t addr_reg)
 {
-    uint64_t addr = regs_->get(addr_reg) | regs_->get(uaddr_reg) << 32;
+    uint64_t addr = regs_->get(addr_reg);
     uint32_t data = static_cast<uint32_t>(regs_->get(data_reg));
+    bool fault = ctl_reg == R_FECTL;
+    // The event registers hold an interrupt message (VT-d 10.4.12-13, 10.4.24-25): on x86 a
+    // write to the interrupt address range 0xFEEx_xxxx, which the platform turns into an
+    // interrupt and never into a memory write. A message aimed anywhere else (RAM, another
+    // device's registers, the unit's own) is not an interrupt: it is refused, not written.
+    if ((addr >> 20) != 0xFEE) {
+        counters_.events_refused++;
+        logf(host_.log, LogKind::GuestError,
+             "vtd: %s event message to 0x%llx (data 0x%x) is outside the interrupt range "
+             "0xfee00000-0xfeefffff; not sent",
+             fault ? "fault" : "invalidation", static_cast<unsigned long long>(addr), data);
+        if (host_.observer)
+            host_.observer->event_refused(fault, addr, data);
+        return;
+    }
     depth_++;
     bool sent = host_.irq.send_msi(addr, data, {});
     depth_--;
     if (sent)
-        (ctl_reg == R_FECTL ? counters_.fault_events : counters_.inv_events)++;
+        (fault ? counters_.fault_events : counters_.inv_events)++;
 }
 
 void Unit::fault_event()
@@ -772,7 +792,7 @@ void Unit::fault_event()
         regs_->set(R_FECTL, v | CTL_IP);
         return;
     }
-    send(R_FECTL, R_FEDATA, R_FEADDR, R_FEUADDR);
+    send(R_FECTL, R_FEDATA, R_FEADDR);
 }
 
 void Unit::write_fectl(uint64_t, uint64_t, uint64_t)
@@ -780,7 +800,7 @@ void Unit::write_fectl(uint64_t, uint64_t, uint64_t)
     uint64_t v = regs_->get(R_FECTL);
     if (!(v & CTL_IM) && (v & CTL_IP)) {
         regs_->set(R_FECTL, v & ~uint64_t{CTL_IP});
-        send(R_FECTL, R_FEDATA, R_FEADDR, R_FEUADDR);
+        send(R_FECTL, R_FEDATA, R_FEADDR);
     }
 }
 

@@ -82,6 +82,48 @@ TEST(Faults, EventIsAnMsiFromFeaddrAndFedata)
     EXPECT_EQ(r.unit.counters().fault_events, 1u);
 }
 
+// An event message is an interrupt: one aimed outside 0xFEEx_xxxx (RAM, the unit's own
+// registers, another device, nowhere) is refused and counted, never written anywhere.
+TEST(Faults, EventAimedOutsideTheInterruptRangeIsRefused)
+{
+    const uint64_t targets[] = {
+        0x0, 0x5000, 0xfed90000 /* the unit */, 0xfebf0000, 0xfef00000, 0xfedfffff, 0xffffffff};
+    for (uint64_t target : targets) {
+        Rig r;
+        r.basic();
+        r.w32(FEADDR, static_cast<uint32_t>(target));
+        r.w32(FECTL, 0);
+        r.read(0x5000);
+        EXPECT_TRUE(r.irq.msis.empty()) << std::hex << target;
+        EXPECT_EQ(r.unit.counters().fault_events, 0u);
+        EXPECT_EQ(r.unit.counters().events_refused, 1u);
+        EXPECT_EQ(r.mem.writes, 0u) << std::hex << target;
+        EXPECT_FALSE(r.r32(FECTL) & CTL_IP); // the event happened; only its message is lost
+        // The unit goes on: the record is there, and once the guest aims the message at
+        // the interrupt range the next event is sent.
+        EXPECT_TRUE(r.r32(FSTS) & FSTS_PPF);
+        r.w32(FRCD + 12, 0x80000000);
+        r.w32(FEADDR, Rig::kFeAddr);
+        r.read(0x6000);
+        ASSERT_EQ(r.irq.msis.size(), 1u);
+        EXPECT_EQ(r.unit.counters().fault_events, 1u);
+    }
+}
+
+// FEUADDR only extends the destination in extended interrupt mode, which needs interrupt
+// remapping: without it the message goes to FEADDR alone.
+TEST(Faults, UpperAddressDoesNotMoveTheMessage)
+{
+    Rig r;
+    r.basic();
+    r.w32(FEADDR, Rig::kFeAddr);
+    r.w32(FEUADDR, 0xffffffff);
+    r.w32(FECTL, 0);
+    r.read(0x5000);
+    ASSERT_EQ(r.irq.msis.size(), 1u);
+    EXPECT_EQ(r.irq.msis[0].first, uint64_t{Rig::kFeAddr});
+}
+
 TEST(Faults, MaskedEventIsPendingAndSentOnUnmask)
 {
     Rig r;

@@ -93,6 +93,41 @@ TEST(QueueErrors, QueueOutsideMemory)
     EXPECT_TRUE(r.r32(FSTS) & FSTS_IQE);
 }
 
+// IQA bits at and above the host address width (aw_bits) are ignored (VT-d 10.4.23): the
+// queue runs from the low bits, and a base near 2^64 cannot wrap a fetch into low memory.
+TEST(QueueBase, BitsAboveTheHostAddressWidthAreIgnored)
+{
+    for (uint64_t high : {uint64_t{1} << 48, uint64_t{1} << 63, ~uint64_t{0} << 48}) {
+        Rig r(zero_cost());
+        uint64_t iq = r.alloc();
+        r.w64(IQA, high | iq);
+        r.w64(IQT, 0);
+        r.command(G_QIE);
+        r.mem.put<uint64_t>(iq, Rig::wait(kStatus, 7).first);
+        r.mem.put<uint64_t>(iq + 8, kStatus);
+        r.w64(IQT, 1u << 4);
+        EXPECT_FALSE(r.r32(FSTS) & FSTS_IQE) << std::hex << high;
+        EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 7u) << std::hex << high;
+    }
+}
+
+TEST(QueueBase, TopOfTheAddressSpaceDoesNotWrapIntoLowMemory)
+{
+    Rig r(zero_cost());
+    r.qi_enable(1); // 512 entries
+    for (unsigned i = 0; i < 256; i++)
+        r.submit({Rig::wait(kStatus, i)});
+    ASSERT_EQ(r.r64(IQH), 256u << 4);
+    // A descriptor in low memory that the wrap would reach: base 2^64 - 4 KiB plus
+    // head * 16 = 4 KiB is address 0 when the high bits are kept.
+    r.mem.put<uint64_t>(0, Rig::wait(kStatus, 0xbad).first);
+    r.mem.put<uint64_t>(8, kStatus);
+    r.w64(IQA, ~uint64_t{0xfff} | 1);
+    r.w64(IQT, 257u << 4);
+    EXPECT_NE(r.mem.get<uint32_t>(kStatus), 0xbadu);
+    EXPECT_TRUE(r.r32(FSTS) & FSTS_IQE); // 2^48 is outside memory
+}
+
 TEST(WaitStatus, UnwritableAddressIsCountedAndTheQueueGoesOn)
 {
     Rig r(zero_cost());

@@ -212,6 +212,28 @@ TEST(QueuedInvalidation, CompletionEventFromWaitWithInterruptFlag)
     EXPECT_EQ(r.irq.msis.size(), 2u);
 }
 
+TEST(QueuedInvalidation, CompletionEventAimedAtTheUnitItselfIsRefused)
+{
+    Rig r(costs(0, 0, 10));
+    r.w32(IEADDR, 0xfed90000 + IQT); // would ring the unit's own doorbell
+    r.w32(IECTL, 0);
+    r.qi_enable();
+    r.submit({Rig::wait(kStatus, 1, true)});
+    r.run_all();
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 1u); // the wait itself completes
+    EXPECT_TRUE(r.irq.msis.empty());
+    EXPECT_EQ(r.unit.counters().inv_events, 0u);
+    EXPECT_EQ(r.unit.counters().events_refused, 1u);
+    EXPECT_TRUE(r.r32(ICS) & ICS_IWC);
+    // Aimed right, the next completion is sent.
+    r.w32(ICS, ICS_IWC);
+    r.w32(IEADDR, Rig::kIeAddr);
+    r.submit({Rig::wait(kStatus, 2, true)});
+    r.run_all();
+    EXPECT_EQ(r.irq.msis.size(), 1u);
+    EXPECT_EQ(r.unit.counters().inv_events, 1u);
+}
+
 TEST(QueuedInvalidation, MaskedEventIsPendingUntilUnmasked)
 {
     Rig r(costs(0, 0, 0));

@@ -54,6 +54,8 @@ typedef struct DmalabVtdTrace {
     /* A fault plan's rule fired: unit is the requester (~0 for an invalidation), key the
      * IOVA or the invalidated address. */
     void (*injected)(void* opaque, const char* rule, const char* kind, uint32_t unit, uint64_t key);
+    /* An event message aimed outside the interrupt range was refused (not sent). */
+    void (*event_refused)(void* opaque, bool fault, uint64_t address, uint32_t data);
 } DmalabVtdTrace;
 
 enum { DMALAB_VTD_QUERY = 0, DMALAB_VTD_READ = 1, DMALAB_VTD_WRITE = 2 };

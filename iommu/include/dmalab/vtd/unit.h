@@ -76,6 +76,7 @@ struct Counters {
     uint64_t wait_status_failed = 0;           // status writes that could not be done
     uint64_t queue_errors = 0;                 // IQE raised
     uint64_t fault_events = 0, inv_events = 0; // interrupt messages sent
+    uint64_t events_refused = 0; // messages not aimed at the interrupt address range
     uint64_t audit_checks = 0, audit_stale = 0;
     uint64_t walk_cost_ns = 0; // modelled time of all walks (walk_read_ns per entry read)
 };
@@ -112,6 +113,8 @@ class Observer
     {
     }
     virtual void queue_error(uint32_t /*head*/, uint64_t /*lo*/, uint64_t /*hi*/) {}
+    // An event message (fault or invalidation completion) aimed outside 0xFEEx_xxxx.
+    virtual void event_refused(bool /*fault*/, uint64_t /*address*/, uint32_t /*data*/) {}
 };
 
 struct Host {
@@ -194,7 +197,7 @@ class Unit
     void record_fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason);
     void fault_event();
     void inv_event();
-    void send(uint32_t ctl_reg, uint32_t data_reg, uint32_t addr_reg, uint32_t uaddr_reg);
+    void send(uint32_t ctl_reg, uint32_t data_reg, uint32_t addr_reg);
 
     // Invalidation engine.
     uint64_t cost(char kind, Gran g, unsigned am) const;
