@@ -579,6 +579,53 @@ class QemuProcessTests(unittest.TestCase):
         boot.device_stats, boot.qmp_error = None, "cannot connect to QMP"
         self.assertIn("QMP: cannot connect", runner.analyse(boot, args)[1][0])
 
+    def test_counters_wanted_and_not_read_fail(self):
+        args = runner.make_parser().parse_args(
+            ["--qemu", "q", "--kernel", "k", "--initrd", "i"])
+        boot = runner.Boot()
+        boot.lines = GOOD.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        reasons = runner.analyse(boot, args)[1]
+        self.assertTrue(any("wanted but not read" in r for r in reasons),
+                        reasons)
+        args.no_counters = True
+        self.assertEqual(runner.analyse(boot, args)[1], [])
+
+    def test_expect_vtd(self):
+        args = runner.make_parser().parse_args(
+            ["--qemu", "q", "--kernel", "k", "--initrd", "i",
+             "--device", "dmalab-vtd", "--device", "dmalab-ioat",
+             "--expect-vtd", "waits>=ops", "--expect-vtd", "faults==0"])
+        boot = runner.Boot()
+        boot.lines = GOOD.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        ioat = {"path": "/machine/peripheral-anon/device[1]",
+                "type": "dmalab-ioat", "descriptors": 1210, "bytes": 6000,
+                "errors": 0, "interrupts": 1205}
+        vtd = {"path": "/machine/peripheral-anon/device[0]",
+               "type": "dmalab-vtd", "counter-names": ["waits", "faults"],
+               "waits": 1200, "faults": 0}
+        boot.device_stats = [ioat, dict(vtd)]
+        self.assertEqual(runner.analyse(boot, args)[1], [])
+        boot.device_stats = [ioat, dict(vtd, waits=10)]
+        self.assertTrue(any("waits is 10" in r
+                            for r in runner.analyse(boot, args)[1]))
+        boot.device_stats = [ioat, dict(vtd, faults=1)]
+        self.assertTrue(any("faults is 1" in r
+                            for r in runner.analyse(boot, args)[1]))
+        # A counter the device does not have is a failure, not a pass.
+        boot.device_stats = [ioat, dict(vtd, **{"counter-names": ["waits"]})]
+        self.assertTrue(any("no counter 'faults'" in r
+                            for r in runner.analyse(boot, args)[1]))
+        boot.device_stats = [ioat]
+        self.assertTrue(any("no dmalab-vtd" in r
+                            for r in runner.analyse(boot, args)[1]))
+        boot.device_stats = None
+        self.assertTrue(any("wanted but not read" in r
+                            for r in runner.analyse(boot, args)[1]))
+
     def test_timeout_kills_group(self):
         # the child forks a grandchild; both must be gone after the timeout
         t0 = time.monotonic()
