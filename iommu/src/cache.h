@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The unit's translation caches: a set-associative store with a replacement policy, used for
-// the context cache (keyed by source id) and the IOTLB (keyed by domain and page). Lookups
-// and fills allocate nothing; the storage is sized once.
+// the context cache (keyed by source id) and the IOTLB (keyed by domain and page), each entry
+// also on its domain's list. Lookups, fills and invalidations allocate nothing; the storage is
+// sized once.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -18,9 +20,14 @@ namespace dmalab::vtd
 template <class Entry> class SetAssoc
 {
   public:
+    // Every entry belongs to a group (the IOTLB's and the context cache's domain id): the
+    // entries of a group are kept on a list, so dropping a group's entries costs what the
+    // group holds, not what the cache holds.
+    static constexpr unsigned kGroups = 1u << 16;
+
     SetAssoc(unsigned entries, unsigned ways, Replacement policy, Prng& prng)
         : ways_(ways), sets_(entries / ways), policy_(policy), prng_(prng), tags_(entries, 0),
-          stamps_(entries, 0), entries_(entries)
+          stamps_(entries, 0), entries_(entries), links_(entries), groups_(kGroups)
     {
     }
 
@@ -37,20 +44,17 @@ template <class Entry> class SetAssoc
     // of a set are contiguous, so a lookup touches one or two cache lines.
     Entry* find(unsigned set, uint64_t tag)
     {
-        size_t base = size_t{set} * ways_;
-        const uint64_t* t = &tags_[base];
-        for (unsigned w = 0; w < ways_; w++)
-            if (t[w] == tag) {
-                if (policy_ == Replacement::Lru)
-                    stamps_[base + w] = ++clock_;
-                return &entries_[base + w];
-            }
-        return nullptr;
+        size_t i = slot(set, tag);
+        if (i == kNone)
+            return nullptr;
+        if (policy_ == Replacement::Lru)
+            stamps_[i] = ++clock_;
+        return &entries_[i];
     }
 
-    // Places `e` under `tag` in set `set`: where it went, and whether a valid entry was
-    // evicted for it.
-    std::pair<Entry*, bool> insert(unsigned set, uint64_t tag, const Entry& e)
+    // Places `e` under `tag` in set `set`, in `group`: where it went, and whether a valid
+    // entry was evicted for it.
+    std::pair<Entry*, bool> insert(unsigned set, uint64_t tag, uint16_t group, const Entry& e)
     {
         size_t base = size_t{set} * ways_;
         unsigned victim = 0;
@@ -69,11 +73,16 @@ template <class Entry> class SetAssoc
                     if (stamps_[base + w] < stamps_[base + victim])
                         victim = w;
             }
+            unlink(base + victim);
+        } else {
+            valid_++;
         }
-        tags_[base + victim] = tag;
-        stamps_[base + victim] = ++clock_;
-        entries_[base + victim] = e;
-        return {&entries_[base + victim], evict};
+        size_t i = base + victim;
+        tags_[i] = tag;
+        stamps_[i] = ++clock_;
+        entries_[i] = e;
+        link(i, group);
+        return {&entries_[i], evict};
     }
 
     // A use of an entry found earlier (and not dropped or replaced since).
@@ -83,35 +92,118 @@ template <class Entry> class SetAssoc
             stamps_[static_cast<size_t>(e - entries_.data())] = ++clock_;
     }
 
-    // Drops every entry `pred` accepts; returns how many.
+    // Drops the entry tagged `tag` in set `set`, if there is one: no use is counted.
+    bool drop(unsigned set, uint64_t tag)
+    {
+        size_t i = slot(set, tag);
+        if (i == kNone)
+            return false;
+        remove(i);
+        return true;
+    }
+
+    // Drops every entry of `group` that `pred` accepts; returns how many.
+    template <class Pred> uint64_t drop_group_if(uint16_t group, Pred&& pred)
+    {
+        uint64_t n = 0;
+        for (uint32_t i = groups_[group].first; i != kNone;) {
+            uint32_t next = links_[i].next;
+            if (pred(entries_[i])) {
+                remove(i);
+                n++;
+            }
+            i = next;
+        }
+        return n;
+    }
+
+    // How many valid entries `group` has.
+    uint32_t group_size(uint16_t group) const { return groups_[group].size; }
+
+    // Drops every entry; returns how many.
+    uint64_t drop_all()
+    {
+        uint64_t n = valid_;
+        std::fill(tags_.begin(), tags_.end(), 0);
+        std::fill(groups_.begin(), groups_.end(), Group{});
+        valid_ = 0;
+        return n;
+    }
+
+    // Drops every entry `pred` accepts (a scan of the whole cache); returns how many.
     template <class Pred> uint64_t drop_if(Pred&& pred)
     {
         uint64_t n = 0;
         for (size_t i = 0; i < tags_.size(); i++)
             if (tags_[i] && pred(entries_[i])) {
-                tags_[i] = 0;
+                remove(i);
                 n++;
             }
         return n;
     }
 
-    uint64_t valid() const
-    {
-        uint64_t n = 0;
-        for (uint64_t t : tags_)
-            n += t != 0;
-        return n;
-    }
+    uint64_t valid() const { return valid_; }
 
   private:
+    static constexpr uint32_t kNone = ~uint32_t{0};
+    struct Link {
+        uint32_t prev = kNone, next = kNone;
+        uint16_t group = 0;
+    };
+    struct Group {
+        uint32_t first = kNone; // an entry of the group, or kNone
+        uint32_t size = 0;
+    };
+
+    size_t slot(unsigned set, uint64_t tag) const
+    {
+        size_t base = size_t{set} * ways_;
+        const uint64_t* t = &tags_[base];
+        for (unsigned w = 0; w < ways_; w++)
+            if (t[w] == tag)
+                return base + w;
+        return kNone;
+    }
+    void link(size_t i, uint16_t group)
+    {
+        Link& l = links_[i];
+        l.group = group;
+        l.prev = kNone;
+        l.next = groups_[group].first;
+        if (l.next != kNone)
+            links_[l.next].prev = static_cast<uint32_t>(i);
+        groups_[group].first = static_cast<uint32_t>(i);
+        groups_[group].size++;
+    }
+    void unlink(size_t i)
+    {
+        Link& l = links_[i];
+        if (l.prev != kNone)
+            links_[l.prev].next = l.next;
+        else
+            groups_[l.group].first = l.next;
+        if (l.next != kNone)
+            links_[l.next].prev = l.prev;
+        groups_[l.group].size--;
+    }
+    void remove(size_t i)
+    {
+        unlink(i);
+        tags_[i] = 0;
+        valid_--;
+    }
+
     unsigned ways_;
     unsigned sets_;
     Replacement policy_;
     Prng& prng_;
     uint64_t clock_ = 0;
+    uint64_t valid_ = 0;
     std::vector<uint64_t> tags_;   // 0: empty
     std::vector<uint64_t> stamps_; // last use (LRU) or fill (FIFO)
     std::vector<Entry> entries_;
+    std::vector<Link> links_;   // each valid entry on its group's list
+    std::vector<Group> groups_; // each group's list
 };
 
 } // namespace dmalab::vtd

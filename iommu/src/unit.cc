@@ -171,8 +171,8 @@ class Caches
     unsigned iotlb_set(uint64_t tag) const { return iotlb.set_of(tag); }
     void clear()
     {
-        context.drop_if([](const auto&) { return true; });
-        iotlb.drop_if([](const auto&) { return true; });
+        context.drop_all();
+        iotlb.drop_all();
     }
 
     SetAssoc<Unit::Context> context;
@@ -492,18 +492,22 @@ uint64_t Unit::do_cc(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued
 {
     uint16_t fmask = static_cast<uint16_t>((0x7u << (3 - fm)) & 0x7u); // 6.5.1.1, FM
     forget();
-    uint64_t n = caches_->context.drop_if([&](const Context& e) {
-        switch (g) {
-        case Gran::Global:
-            return true;
-        case Gran::Domain:
-            return e.did == did;
-        case Gran::Selective:
-            return (e.sid & ~fmask) == (sid & ~fmask);
-        default:
-            return false;
-        }
-    });
+    // Each granularity costs what it names, not the cache's size: a domain's entries are on
+    // its list, and a device-selective one names at most 8 source ids (FM masks 3 bits).
+    uint64_t n = 0;
+    auto& cc = caches_->context;
+    if (g == Gran::Global) {
+        n = cc.drop_all();
+    } else if (g == Gran::Domain) {
+        n = cc.drop_group_if(did, [](const Context&) { return true; });
+    } else if (g == Gran::Selective) {
+        uint16_t first = static_cast<uint16_t>(sid & ~fmask);
+        for (uint16_t f = 0; f <= fmask; f++)
+            if (!(f & ~fmask)) {
+                uint16_t s = static_cast<uint16_t>(first | f);
+                n += cc.drop(caches_->context_set(s), Caches::context_tag(s));
+            }
+    }
     counters_.cc_inv[static_cast<unsigned>(g)]++;
     (queued ? counters_.inv_queued : counters_.inv_register)++;
     if (host_.observer)
@@ -517,23 +521,36 @@ uint64_t Unit::do_iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool q
     uint64_t first = addr & ~(size - 1);
     uint64_t last = first + (size - 1);
     forget();
-    uint64_t n = caches_->iotlb.drop_if([&](const TlbEntry& e) {
-        switch (g) {
-        case Gran::Global:
-            return true;
-        case Gran::Domain:
-            return e.did == did;
-        case Gran::Selective: {
-            if (e.did != did)
-                return false;
-            uint64_t lo = e.vpn << e.shift;
-            uint64_t hi = lo + (pow2(e.shift) - 1);
-            return lo <= last && first <= hi;
+    auto& tlb = caches_->iotlb;
+    uint64_t n = 0;
+    if (g == Gran::Global) {
+        n = tlb.drop_all();
+    } else if (g == Gran::Domain) {
+        n = tlb.drop_group_if(did, [](const TlbEntry&) { return true; });
+    } else if (g == Gran::Selective && !(first >> 48)) {
+        // No entry maps an address at or above 2^48 (translate refuses those).
+        last = std::min(last, pow2(48) - 1);
+        // An entry of any page size that overlaps [first, last] is one of these tags. Look
+        // them up when there are fewer of them than the domain has entries, else walk the
+        // domain's list: the cost is the smaller of the two, whatever the IOTLB's size.
+        static constexpr unsigned kShifts[] = {12, 21, 30};
+        uint64_t probes = 0;
+        for (unsigned shift : kShifts)
+            probes += (last >> shift) - (first >> shift) + 1;
+        if (probes <= tlb.group_size(did)) {
+            for (unsigned shift : kShifts)
+                for (uint64_t vpn = first >> shift; vpn <= last >> shift; vpn++) {
+                    uint64_t tag = Caches::iotlb_tag(did, vpn, shift);
+                    n += tlb.drop(caches_->iotlb_set(tag), tag);
+                }
+        } else {
+            n = tlb.drop_group_if(did, [&](const TlbEntry& e) {
+                uint64_t lo = e.vpn << e.shift;
+                uint64_t hi = lo + (pow2(e.shift) - 1);
+                return lo <= last && first <= hi;
+            });
         }
-        default:
-            return false;
-        }
-    });
+    }
     counters_.iotlb_inv[static_cast<unsigned>(g)]++;
     counters_.iotlb_dropped += n;
     (queued ? counters_.inv_queued : counters_.inv_register)++;
@@ -923,7 +940,7 @@ bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
         reason = FR_CONTEXT_INVALID;
         return false;
     }
-    auto [where, evicted] = caches_->context.insert(set, Caches::context_tag(sid), out);
+    auto [where, evicted] = caches_->context.insert(set, Caches::context_tag(sid), out.did, out);
     if (evicted) {
         counters_.context_evictions++;
         forget();
@@ -1105,7 +1122,7 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
             return refuse(sid, iova, perm, reason, !ctx.fpd);
         e = {ctx.did, static_cast<uint8_t>(w.shift), w.r, w.w, iova >> w.shift, w.page};
         uint64_t tag = Caches::iotlb_tag(ctx.did, e.vpn, w.shift);
-        auto [where, evicted] = caches_->iotlb.insert(caches_->iotlb_set(tag), tag, e);
+        auto [where, evicted] = caches_->iotlb.insert(caches_->iotlb_set(tag), tag, ctx.did, e);
         slot = where;
         if (evicted) {
             counters_.iotlb_evictions++;
