@@ -119,7 +119,30 @@ void Channel::reset_state()
     irq_pending_ = false;
     work_.reset();
     rerun_ = false;
+    model_end_ = 0;
+    nmarks_ = 0;
     disarm_timer();
+}
+
+void Channel::mark(uint16_t count, uint64_t at)
+{
+    if (nmarks_ == kMarks) {
+        // A later write then stands for the oldest: its descriptors start no earlier.
+        std::copy(marks_ + 1, marks_ + kMarks, marks_);
+        nmarks_--;
+    }
+    marks_[nmarks_++] = {count, at};
+}
+
+uint64_t Channel::submitted_at(uint16_t seq, uint64_t now)
+{
+    // Marks before `seq` (mod 2^16) are spent; the first at or after it covered it.
+    unsigned spent = 0;
+    while (spent < nmarks_ && static_cast<uint16_t>(marks_[spent].count - seq) >= 0x8000)
+        spent++;
+    std::copy(marks_ + spent, marks_ + nmarks_, marks_);
+    nmarks_ -= spent;
+    return nmarks_ ? std::min(marks_[0].at, now) : now;
 }
 
 uint64_t Channel::read_chansts(uint64_t)
@@ -172,6 +195,8 @@ void Channel::write_chancmd(uint64_t, uint64_t written, uint64_t)
     }
     if (cmd & CHANCMD_RESUME) {
         if (state_ == ChanState::Suspended) {
+            // Nothing fetched after the resume starts before it.
+            model_end_ = std::max(model_end_, device_.now());
             bool more = work_ || processed_ != regs_.get(R_DMACOUNT);
             state_ = more ? ChanState::Active : ChanState::Done;
             if (more)
@@ -197,6 +222,7 @@ void Channel::write_dmacount(uint64_t, uint64_t, uint64_t)
     case ChanState::Done:
         break;
     }
+    mark(static_cast<uint16_t>(regs_.get(R_DMACOUNT)), device_.now());
     if (processed_ != regs_.get(R_DMACOUNT) || work_) {
         // ACTIVE before this write returns: ioat_alloc_chan_resources() polls CHANSTS for only
         // ~20 us after starting the null descriptor.
@@ -214,6 +240,8 @@ void Channel::start_from_chainaddr()
     next_desc_ = regs_.get(R_CHAINADDR);
     processed_ = 0;
     state_ = ChanState::Done;
+    model_end_ = 0;
+    nmarks_ = 0;
     disarm_timer();
 }
 
@@ -355,7 +383,10 @@ bool Channel::fetch(Budget& budget)
     bool moves = !err && !(desc.ctl & ctl::NULL_DESC);
     DescriptorInfo info{index_,   addr,          started_++,    ctl::op(desc.ctl),
                         desc.ctl, desc.src_addr, desc.dst_addr, moves ? desc.size : 0u};
-    w.plan = device_.policy().decide(info, device_.now());
+    const uint64_t now = device_.now();
+    uint64_t start = std::max(submitted_at(static_cast<uint16_t>(processed_ + 1), now),
+                              std::min(model_end_, now));
+    w.plan = device_.policy().decide(info, start);
     w.len = std::min<uint64_t>(info.len, w.plan.move_limit);
     w.data_done = !moves && !w.plan.fail;
     if (Observer* o = device_.host().observer)
@@ -451,6 +482,9 @@ void Channel::complete()
     Work w = *work_;
     work_.reset();
     processed_++;
+    // It completes when both its completion time and its data phase have passed.
+    model_end_ =
+        std::max(w.plan.done_at, sat_add(w.plan.data_at, transfer_ns(w.len, w.plan.bandwidth)));
     last_completed_ = w.addr;
     next_desc_ = w.desc.next;
     stats_.descriptors++;
@@ -560,6 +594,12 @@ void Channel::save(StateWriter& w) const
     w.u64(stats_.bytes);
     w.u64(stats_.errors);
     w.u64(stats_.interrupts);
+    w.u64(model_end_);
+    w.u8(static_cast<uint8_t>(nmarks_));
+    for (unsigned i = 0; i < nmarks_; i++) {
+        w.u16(marks_[i].count);
+        w.u64(marks_[i].at);
+    }
 }
 
 bool Channel::load(StateReader& r)
@@ -607,6 +647,14 @@ bool Channel::load(StateReader& r)
     stats_.bytes = r.u64();
     stats_.errors = r.u64();
     stats_.interrupts = r.u64();
+    model_end_ = std::min(r.u64(), kTimeLimit);
+    nmarks_ = r.u8();
+    if (nmarks_ > kMarks)
+        r.reject();
+    for (unsigned i = 0; i < nmarks_ && i < kMarks; i++) {
+        marks_[i].count = r.u16();
+        marks_[i].at = std::min(r.u64(), kTimeLimit);
+    }
     if (!r.ok()) {
         power_on_reset();
         return false;

@@ -114,6 +114,21 @@ class Channel
     bool rerun_ = false; // asked to run again while in its step
     uint64_t epoch_ = 0;
     ChannelStats stats_;
+
+    // The channel's own timeline, so that a host timer that fires late does not push every
+    // later descriptor back: a descriptor starts at the later of when software made it
+    // visible (the DMACOUNT write that covered it) and when the one before it was modelled
+    // to complete, not when a step happened to fetch it.
+    uint64_t model_end_ = 0; // modelled completion of the last descriptor, 0 after a (re)start
+    struct Mark {
+        uint16_t count; // DMACOUNT written
+        uint64_t at;    // virtual time of the write
+    };
+    static constexpr unsigned kMarks = 16;
+    Mark marks_[kMarks] = {};
+    unsigned nmarks_ = 0; // oldest first; when full, the oldest is dropped
+    void mark(uint16_t count, uint64_t at);
+    uint64_t submitted_at(uint16_t seq, uint64_t now); // DMACOUNT write that covered `seq`
 };
 
 } // namespace dmalab::ioat

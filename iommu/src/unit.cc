@@ -233,7 +233,7 @@ void Unit::reset()
     root_ = 0;
     next_record_ = 0;
     q_busy_ = false;
-    q_lo_ = q_hi_ = q_due_ = q_submitted_ = 0;
+    q_lo_ = q_hi_ = q_due_ = q_submitted_ = q_end_ = 0;
     marks_.clear();
     cc_due_ = iotlb_due_ = 0;
     q_drop_ = cc_drop_ = iotlb_drop_ = false;
@@ -671,6 +671,7 @@ void Unit::queue_run()
                     host_.observer->wait_done(modelled, achieved);
             }
             q_busy_ = false;
+            q_end_ = q_due_;
             if (!(regs_->get(R_GSTS) & G_QIE))
                 return; // the status write or the event turned the queue off
             uint32_t head = (regs_->get(R_IQH) >> IQ_INDEX_SHIFT) & IQ_INDEX_MASK;
@@ -738,7 +739,10 @@ void Unit::queue_run()
         }
         q_lo_ = lo;
         q_hi_ = hi;
-        q_due_ = sat_add(now, c);
+        // The model's own timeline: a host timer that fired late for the descriptor before
+        // delays this one only if that one's modelled end is still ahead of it (it never
+        // is), so lateness shows once, in the achieved time, and does not add up.
+        q_due_ = sat_add(std::max(q_submitted_, q_end_), c);
         inject_invalidation(type == QI_CC      ? 'c'
                             : type == QI_IOTLB ? 'i'
                                                : 'w',
@@ -1198,6 +1202,7 @@ void Unit::save(StateWriter& w) const
     w.boolean(q_drop_);
     w.boolean(cc_drop_);
     w.boolean(iotlb_drop_);
+    w.u64(q_end_);
 }
 
 bool Unit::load(StateReader& r)
@@ -1214,7 +1219,8 @@ bool Unit::load(StateReader& r)
     uint64_t cc_due = r.u64(), iotlb_due = r.u64(), prng = r.u64();
     unsigned next_record = r.u8();
     bool q_drop = r.boolean(), cc_drop = r.boolean(), iotlb_drop = r.boolean();
-    if (!r.finished() || next_record >= kFaultRecords || q_due > kTimeLimit ||
+    uint64_t q_end = r.u64();
+    if (!r.finished() || next_record >= kFaultRecords || q_due > kTimeLimit || q_end > kTimeLimit ||
         cc_due > kTimeLimit || iotlb_due > kTimeLimit)
         return false;
     reset();
@@ -1228,6 +1234,7 @@ bool Unit::load(StateReader& r)
     q_hi_ = q_hi;
     q_due_ = q_due;
     q_submitted_ = q_submitted;
+    q_end_ = q_end;
     cc_due_ = cc_due;
     iotlb_due_ = iotlb_due;
     prng_.set_state(prng);

@@ -296,6 +296,46 @@ TEST(QueuedInvalidation, SelectiveInvalidationDropsExactlyWhatItNames)
     }
 }
 
+// Modelled time is the model's: with every host timer firing 40 us late, a queue of waits
+// submitted at once still ends at the sum of their costs, and each wait's modelled latency is
+// its place in the queue times the cost. The lateness shows in the achieved times only.
+TEST(QueuedInvalidation, LateTimersDoNotAddUpInModelledTime)
+{
+    constexpr unsigned kWaits = 20;
+    constexpr uint64_t kLate = 40000, kWait = 500;
+    Rig r(costs(200, 10, kWait));
+    r.qi_enable();
+    for (unsigned i = 0; i < kWaits; i++) {
+        r.mem.put<uint64_t>(r.iq + 16 * i, Rig::wait(kStatus, i + 1).first);
+        r.mem.put<uint64_t>(r.iq + 16 * i + 8, kStatus);
+    }
+    r.w64(IQT, uint64_t{kWaits} << 4); // one IQT write: all submitted at t=0
+    r.run_all_late(kLate);
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), kWaits);
+    ASSERT_EQ(r.rec.waits.size(), kWaits);
+    for (unsigned i = 0; i < kWaits; i++)
+        EXPECT_EQ(r.rec.waits[i].first, (i + 1) * kWait) << "wait " << i;
+    EXPECT_EQ(r.unit.counters().wait_modelled_ns, kWait * kWaits * (kWaits + 1) / 2);
+    // The first wait's timer came 40 us late; the rest were already due then.
+    EXPECT_EQ(r.rec.waits.back().second, kWait + kLate);
+}
+
+// Descriptors submitted one at a time, each after the one before has been modelled to end:
+// each starts at its own submission.
+TEST(QueuedInvalidation, AnIdleQueueStartsAtTheSubmission)
+{
+    Rig r(costs(200, 10, 500));
+    r.qi_enable();
+    r.submit({Rig::wait(kStatus, 1)});
+    r.run_all_late(40000);
+    r.timers.now += 1000000;
+    r.submit({Rig::wait(kStatus, 2)});
+    r.run_all_late(40000);
+    ASSERT_EQ(r.rec.waits.size(), 2u);
+    EXPECT_EQ(r.rec.waits[0].first, 500u);
+    EXPECT_EQ(r.rec.waits[1].first, 500u);
+}
+
 TEST(QueuedInvalidation, WrapsAroundTheQueue)
 {
     Rig r(costs(0, 0, 0));

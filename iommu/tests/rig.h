@@ -21,6 +21,11 @@ using dmalab::testing::FakeMemory;
 using dmalab::testing::FakeTimers;
 
 struct Recorder : Observer {
+    void wait_done(uint64_t modelled, uint64_t achieved) override
+    {
+        waits.push_back({modelled, achieved});
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> waits; // (modelled, achieved) per wait
     void stale(uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now, uint8_t f) override
     {
         stales.push_back({sid, iova, cached, now, f});
@@ -151,6 +156,19 @@ class Rig
         timers.now = std::max(timers.now, until);
     }
     void run_all() { run_until(kTimeLimit); }
+    // As run_all, but every timer fires `late_ns` after the time it was armed for, as QEMU's
+    // do on a busy host.
+    void run_all_late(uint64_t late_ns)
+    {
+        for (int guard = 0; guard < 1000000; guard++) {
+            auto next = timers.next();
+            if (!next)
+                break;
+            timers.pending.erase(next->first);
+            timers.now = std::max(timers.now, next->second + late_ns);
+            unit.timer(next->first);
+        }
+    }
 
     Translation read(uint64_t iova, uint16_t sid = 0x0010)
     {

@@ -76,7 +76,7 @@ struct Counters {
     uint64_t wait_status_failed = 0;           // status writes that could not be done
     uint64_t queue_errors = 0;                 // IQE raised
     uint64_t fault_events = 0, inv_events = 0; // interrupt messages sent
-    uint64_t events_refused = 0; // messages not aimed at the interrupt address range
+    uint64_t events_refused = 0;               // messages not aimed at the interrupt address range
     uint64_t audit_checks = 0, audit_stale = 0;
     uint64_t walk_cost_ns = 0; // modelled time of all walks (walk_read_ns per entry read)
 };
@@ -259,6 +259,9 @@ class Unit
     bool q_busy_ = false;
     uint64_t q_lo_ = 0, q_hi_ = 0, q_due_ = 0;
     uint64_t q_submitted_ = 0;
+    // The modelled end of the descriptor before: the next one starts at the later of this
+    // and its own submission, never at the (late) moment the host's timer fired.
+    uint64_t q_end_ = 0;
     // IQT writes not yet reached by the queue: (tail index, virtual time), oldest first.
     std::vector<std::pair<uint32_t, uint64_t>> marks_;
     // Register-based commands in progress and when they complete.
