@@ -362,21 +362,36 @@ static bool host_notify(void *opaque, unsigned vector)
     return sent;
 }
 
+/*
+ * The INTx pin follows the model's level while neither MSI nor MSI-X is on:
+ * a function with either enabled must not use INTx (PCI Local Bus 3.0,
+ * 6.8.1.3 and 6.8.2.3), so enabling one lowers a line that was high, and
+ * going back to INTx shows the level again.
+ */
+static void dmalab_ioat_update_intx(DmalabIoatState *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    pci_set_irq(pdev, s->intx_level && !msix_enabled(pdev) &&
+                !msi_enabled(pdev));
+}
+
 static bool host_set_level(void *opaque, bool asserted)
 {
     DmalabIoatState *s = opaque;
     PCIDevice *pdev = PCI_DEVICE(s);
     bool rose;
 
-    if (!dmalab_ioat_live(s) || msix_enabled(pdev) || msi_enabled(pdev)) {
+    if (!dmalab_ioat_live(s)) {
         return false;
     }
     rose = asserted && !s->intx_level;
     s->intx_level = asserted;
-    pci_set_irq(pdev, asserted);
+    dmalab_ioat_update_intx(s);
     trace_dmalab_ioat_intx(asserted);
-    return rose && !(pci_get_word(pdev->config + PCI_COMMAND) &
-                     PCI_COMMAND_INTX_DISABLE);
+    return rose && !msix_enabled(pdev) && !msi_enabled(pdev) &&
+           !(pci_get_word(pdev->config + PCI_COMMAND) &
+             PCI_COMMAND_INTX_DISABLE);
 }
 
 static bool host_send_msi(void *opaque, uint64_t address, uint32_t data,
@@ -674,6 +689,8 @@ static void dmalab_ioat_pci_config_write(PCIDevice *pdev, uint32_t addr,
     }
     pci_default_write_config(pdev, addr, val, len);
     pcie_cap_flr_write_config(pdev, addr, val, len);
+    /* MSI or MSI-X enabled or disabled: the pin follows (or not). */
+    dmalab_ioat_update_intx(s);
 }
 
 static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)

@@ -427,6 +427,32 @@ class Interrupts(IoatCase):
         self.assertEqual(io.qt.readl(io.bar + ATTNSTATUS), 1 << ch)
         self.assertEqual(io.qt.pop_irq_log(), [(line, False)])
 
+    def test_08b_intx_lowered_when_msi_or_msix_is_enabled(self):
+        # A function with MSI or MSI-X enabled must not use its INTx pin (PCI 3.0
+        # 6.8.1.3, 6.8.2.3): a line that was high when the guest switched goes low,
+        # and shows again if the guest goes back to INTx with the cause still there.
+        for kind in ("msix", "msi"):
+            with self.subTest(kind=kind):
+                io = self.boot()
+                io.qt.irq_intercept_in("ioapic")
+                io.wr(None, INTRCTRL, INTRCTRL_MASTER_INT_EN, 1)
+                self.one_copy(io, 0, 8)
+                log = io.qt.pop_irq_log()
+                self.assertEqual(len(log), 1, log)
+                line = log[0][0]
+                if kind == "msix":
+                    info = io.pci.msix_enable(io.bdf)
+                    off, bit = info.cap + 2, 0x8000
+                else:
+                    off = io.pci.msi_enable(io.bdf, io.irq_area, 0x41) + 2
+                    bit = 0x1
+                self.assertEqual(io.qt.pop_irq_log(), [(line, False)])
+                self.assertFalse(io.pci.cfg_read(io.bdf, 0x06, 2) & 0x08)
+                io.pci.cfg_write(io.bdf, off, io.pci.cfg_read(io.bdf, off, 2) & ~bit, 2)
+                self.assertEqual(io.qt.pop_irq_log(), [(line, True)])
+                self.assertEqual(io.qt.readl(io.bar + ATTNSTATUS), 1)
+                self.assertEqual(io.qt.pop_irq_log(), [(line, False)])
+
     def test_09_masked_msix_vector(self):
         io = self.boot()
         ch = 0
