@@ -252,8 +252,18 @@ bool Ioat::load(StateReader& r)
     reset();
     if (r.u32() != kStateMagic || r.u16() != kStateVersion || r.u8() != channels_.size())
         r.reject();
-    for (unsigned i = 0; i < R_GLOBAL_COUNT && r.ok(); i++)
-        regs_.set(i, r.u64());
+    for (unsigned i = 0; i < R_GLOBAL_COUNT && r.ok(); i++) {
+        uint64_t v = r.u64();
+        // What the properties set (channels, xfercap, cbver, dmacap) is the destination's
+        // own configuration: a stream from a device configured otherwise is refused, never
+        // taken over.
+        if (i == R_CHANCNT || i == R_XFERCAP || i == R_CBVER || i == R_DMACAPABILITY) {
+            if (v != regs_.get(i))
+                r.reject();
+            continue;
+        }
+        regs_.set(i, v);
+    }
     chanerr_int_ = r.u32();
     chanerrmsk_int_ = r.u32();
     timing_.load(r);

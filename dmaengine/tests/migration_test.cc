@@ -102,6 +102,32 @@ TEST(Migration, MalformedStateIsRefused)
     EXPECT_FALSE(c.dev.load(rd2));
 }
 
+// What properties set is the destination's own: a destination started with another
+// xfercap, CB version or capability set refuses the stream instead of taking the source's.
+TEST(Migration, RegistersFromPropertiesMustMatchTheDestination)
+{
+    Config src;
+    Rig a(src);
+    busy_ring(a);
+    StateWriter w;
+    a.dev.save(w);
+    Config xfercap = src, cbver = src, dmacap = src;
+    xfercap.xfercap_log = src.xfercap_log - 1;
+    cbver.cbver = static_cast<uint8_t>(src.cbver - 1);
+    dmacap.dmacap = src.dmacap ^ 1;
+    for (const Config& dst : {xfercap, cbver, dmacap}) {
+        Rig b(dst);
+        StateReader rd(w.bytes);
+        EXPECT_FALSE(b.dev.load(rd));
+        EXPECT_EQ(b.dev.mmio_read(XFERCAP, 1), dst.xfercap_log);
+        EXPECT_EQ(b.dev.mmio_read(CBVER, 1), dst.cbver);
+        EXPECT_EQ(b.dev.mmio_read(DMACAPABILITY, 4), dst.dmacap);
+    }
+    Rig same(src);
+    StateReader rd(w.bytes);
+    EXPECT_TRUE(same.dev.load(rd));
+}
+
 TEST(Migration, StateAfterLoadSavesIdentically)
 {
     Rig a;
