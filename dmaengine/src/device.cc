@@ -203,13 +203,20 @@ bool Ioat::channel_interrupt(unsigned channel)
 {
     regs_.set(R_ATTNSTATUS, regs_.get(R_ATTNSTATUS) | 1u << channel);
     uint64_t intrctrl = regs_.get(R_INTRCTRL);
-    if (!(intrctrl & INTRCTRL_MASTER_INT_EN))
+    const bool master = intrctrl & INTRCTRL_MASTER_INT_EN;
+    const bool per_channel = intrctrl & INTRCTRL_MSIX_VECTOR_CONTROL;
+    // The master enable gates the shared interrupt (INTx, and the one message of MSI or of
+    // MSI-X without vector control), which Linux's ioatdma always sets. Per-channel MSI-X
+    // vectors are not gated by it: they have their own mask bits, and a driver written
+    // against real CBDMA (Linux's vfio selftest driver for CB3.x, which sets only
+    // MSIX_VECTOR_CONTROL) gets its per-channel messages without it.
+    if (!master && !per_channel)
         return false;
     // INTx: the level follows ATTNSTATUS. A rising line counts as an interrupt sent.
-    bool sent = update_line();
+    bool sent = master && update_line();
     // Messages: with MSI-X vector control each channel has its own vector; otherwise
     // everything goes through vector 0 and software finds the channel in ATTNSTATUS.
-    unsigned vector = (intrctrl & INTRCTRL_MSIX_VECTOR_CONTROL) ? channel : 0;
+    unsigned vector = per_channel ? channel : 0;
     bool msg = host_.irq.notify(vector);
     if (Observer* o = host_.observer)
         o->interrupt(vector, msg || sent);

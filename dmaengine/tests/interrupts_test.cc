@@ -67,6 +67,27 @@ TEST(Interrupts, MasterDisableHoldsTheLineLowAndCountsNothing)
     EXPECT_TRUE(r.irq.level);
 }
 
+// Per-channel MSI-X vectors do not need the master enable (as on CBDMA hardware, which a
+// driver that sets only MSIX_VECTOR_CONTROL relies on); the shared interrupt still does.
+TEST(Interrupts, PerChannelVectorsAreNotGatedByTheMasterEnable)
+{
+    Rig r;
+    r.irq.intx = true;
+    r.setup(3, kCompletion);
+    r.dev.mmio_write(INTRCTRL, INTRCTRL_MSIX_VECTOR_CONTROL, 1);
+    one_null(r, 3, kRing);
+    EXPECT_EQ(r.irq.raised, std::vector<unsigned>{3});
+    EXPECT_EQ(r.dev.stats(3).interrupts, 1u);
+    EXPECT_FALSE(r.irq.level) << "INTx stays gated by the master enable";
+    // Neither bit: nothing is sent, the event is only recorded.
+    Rig q;
+    q.setup(3, kCompletion);
+    q.dev.mmio_write(INTRCTRL, 0, 1);
+    one_null(q, 3, kRing);
+    EXPECT_TRUE(q.irq.raised.empty());
+    EXPECT_EQ(q.dev.mmio_read(ATTNSTATUS, 4), 1u << 3);
+}
+
 TEST(Interrupts, SingleMessageUsesVectorZero)
 {
     Rig r;
