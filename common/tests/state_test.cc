@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
+#include "dmalab/le.h"
 #include "dmalab/prng.h"
 #include "dmalab/state.h"
 #include "dmalab/timers.h"
@@ -82,6 +85,23 @@ TEST(Prng, SeededAndMigratable)
     for (int i = 0; i < 1000; i++)
         EXPECT_LE(a.upto(10), 10u);
     EXPECT_EQ(a.upto(0), 0u);
+}
+
+// Guest structures are little-endian bytes, whatever the host's order.
+TEST(LittleEndian, LoadsAndStoresByteByByte)
+{
+    const uint8_t bytes[8] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x88};
+    EXPECT_EQ(load_le(bytes, 8), 0x8807060504030201ull);
+    EXPECT_EQ(load_le(bytes, 4), 0x04030201ull);
+    EXPECT_EQ(load_le(bytes, 1), 0x01ull);
+    uint8_t out[8] = {};
+    store_le(out, 0x8807060504030201ull, 8);
+    EXPECT_EQ(0, std::memcmp(out, bytes, 8));
+    uint8_t four[5] = {0, 0, 0, 0, 0xee};
+    store_le(four, 0x11223344aabbccddull, 4);
+    EXPECT_EQ(four[0], 0xdd);
+    EXPECT_EQ(four[3], 0xaa);
+    EXPECT_EQ(four[4], 0xee) << "only n bytes are written";
 }
 
 } // namespace

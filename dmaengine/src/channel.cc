@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "copy.h"
+#include "dmalab/le.h"
 
 namespace dmalab::ioat
 {
@@ -34,26 +35,18 @@ constexpr std::array<RegDef<Channel>, R_CHANNEL_REG_COUNT> kChannelRegs = {{
 // clang-format on
 static_assert(well_formed(kChannelRegs, kChannelStride));
 
-uint64_t le(const uint8_t* p, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = n; i-- > 0;)
-        v = (v << 8) | p[i];
-    return v;
-}
-
 DmaDescriptor decode(const uint8_t raw[kDescriptorSize])
 {
     DmaDescriptor d;
-    d.size = static_cast<uint32_t>(le(raw, 4));
-    d.ctl = static_cast<uint32_t>(le(raw + 4, 4));
-    d.src_addr = le(raw + 8, 8);
-    d.dst_addr = le(raw + 16, 8);
-    d.next = le(raw + 24, 8);
-    d.rsv1 = le(raw + 32, 8);
-    d.rsv2 = le(raw + 40, 8);
-    d.user1 = le(raw + 48, 8);
-    d.user2 = le(raw + 56, 8);
+    d.size = static_cast<uint32_t>(load_le(raw, 4));
+    d.ctl = static_cast<uint32_t>(load_le(raw + 4, 4));
+    d.src_addr = load_le(raw + 8, 8);
+    d.dst_addr = load_le(raw + 16, 8);
+    d.next = load_le(raw + 24, 8);
+    d.rsv1 = load_le(raw + 32, 8);
+    d.rsv2 = load_le(raw + 40, 8);
+    d.user1 = load_le(raw + 48, 8);
+    d.user2 = load_le(raw + 56, 8);
     return d;
 }
 
@@ -541,8 +534,7 @@ bool Channel::write_completion(uint64_t status)
 {
     uint64_t where = regs_.get(R_CHANCMP);
     uint8_t buf[8];
-    for (int i = 0; i < 8; i++)
-        buf[i] = static_cast<uint8_t>(status >> (8 * i));
+    store_le(buf, status, 8);
     if (wraps(where, sizeof buf))
         return false;
     return device_.host().memory.write(where, buf, sizeof buf, attrs()).ok();

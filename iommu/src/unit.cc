@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "cache.h"
+#include "dmalab/le.h"
 #include "dmalab/vtd/faults.h"
 
 namespace dmalab::vtd
@@ -596,12 +597,12 @@ bool Unit::queue_fetch(uint64_t& lo, uint64_t& hi)
     // is below 2^aw_bits and base + head * 16 (head < 2^15) cannot pass 2^64.
     uint64_t base = regs_->get(R_IQA) & IQA_BASE & (pow2(config_.aw_bits) - 1);
     uint64_t addr = base + uint64_t{head} * 16;
-    uint64_t d[2] = {};
+    uint8_t d[16] = {};
     depth_++;
     DmaResult r = host_.memory.read(addr, d, sizeof d, {});
     depth_--;
-    lo = d[0];
-    hi = d[1];
+    lo = load_le(d, 8);
+    hi = load_le(d + 8, 8);
     return r.ok();
 }
 
@@ -642,9 +643,10 @@ void Unit::queue_run()
                 do_iotlb(g, did, q_hi_ & IVA_ADDR, q_hi_ & IVA_AM, true);
             } else if (type == QI_WAIT) {
                 if (q_lo_ & QI_WAIT_SW) {
-                    uint32_t data = static_cast<uint32_t>(q_lo_ >> 32);
+                    uint8_t data[4];
+                    store_le(data, q_lo_ >> 32, 4);
                     depth_++;
-                    DmaResult r = host_.memory.write(q_hi_ & ~uint64_t{3}, &data, 4, {});
+                    DmaResult r = host_.memory.write(q_hi_ & ~uint64_t{3}, data, 4, {});
                     depth_--;
                     if (!r.ok()) {
                         counters_.wait_status_failed++;
@@ -901,9 +903,12 @@ bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
         return false;
     }
     uint64_t e[2] = {};
+    uint8_t raw[16] = {};
     depth_++;
-    DmaResult r = host_.memory.read(root_ + (sid >> 8) * 16u, e, sizeof e, {});
+    DmaResult r = host_.memory.read(root_ + (sid >> 8) * 16u, raw, sizeof raw, {});
     depth_--;
+    e[0] = load_le(raw, 8);
+    e[1] = load_le(raw + 8, 8);
     if (!r.ok()) {
         reason = FR_ROOT_TABLE;
         return false;
@@ -918,8 +923,10 @@ bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
     }
     uint64_t ce_addr = (e[0] & RE_CTP) + (sid & 0xffu) * 16u;
     depth_++;
-    r = host_.memory.read(ce_addr, e, sizeof e, {});
+    r = host_.memory.read(ce_addr, raw, sizeof raw, {});
     depth_--;
+    e[0] = load_le(raw, 8);
+    e[1] = load_le(raw + 8, 8);
     if (!r.ok()) {
         reason = FR_CONTEXT_TABLE;
         return false;
@@ -971,8 +978,10 @@ bool Unit::walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uin
             return false;
         }
         depth_++;
-        DmaResult res = host_.memory.read(table + idx * 8, &pte, 8, {});
+        uint8_t raw[8] = {};
+        DmaResult res = host_.memory.read(table + idx * 8, raw, 8, {});
         depth_--;
+        pte = load_le(raw, 8);
         if (count)
             counters_.walk_reads++;
         if (!res.ok()) {
