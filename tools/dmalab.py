@@ -13,8 +13,13 @@
   ./dmalab setup   only install packages (as root)
   ./dmalab build   only build (QEMU with dmalab's devices, unit tests, guest image)
 
+  --accel kvm|tcg|auto
+                   before any command: the accelerator guests boot with (default auto: KVM
+                   when /dev/kvm is usable, TCG otherwise; runs that need TCG use it)
+
 Environment: DMALAB_CACHE (downloads and QEMU build, default ~/.cache/dmalab),
-QEMU_SRC (your own QEMU 10.0 tree), DMALAB_BUILD (meson build folder, default ./build).
+QEMU_SRC (your own QEMU 10.0 tree), DMALAB_BUILD (meson build folder, default ./build),
+DMALAB_ACCEL (as --accel).
 """
 
 import json
@@ -149,15 +154,21 @@ def setup():
     # downloads and unpacks them into the cache.
 
 
-def build():
+# What the demo boots: QEMU with the devices and the 6.1 guest image. The rest (unit tests,
+# benchmarks, the 6.12 image, the race detector) is built by `build` and `test`.
+DEMO_TARGETS = ["qemu/qemu-system-x86_64", "guest-tests/boot-kernel",
+                "guest-tests/initramfs.cpio.gz"]
+
+
+def build(targets=()):
     setup()
     if not (BUILD / "build.ninja").exists():
         run(["meson", "setup", BUILD, REPO])
-    run(["ninja", "-C", BUILD])
+    run(["ninja", "-C", BUILD] + list(targets))
 
 
 def demo():
-    build()
+    build(DEMO_TARGETS)
     cmd = [sys.executable, REPO / "guest-tests" / "runner.py",
            "--qemu", BUILD / "qemu" / "qemu-system-x86_64",
            "--kernel", BUILD / "guest-tests" / "boot-kernel",
@@ -217,6 +228,17 @@ def race(name):
 
 
 def main():
+    argv = sys.argv[1:]
+    if "--accel" in argv:
+        # Guests boot with KVM when /dev/kvm is usable, else TCG; --accel kvm|tcg|auto
+        # forces one for everything started below (guest-tests/accel.py).
+        i = argv.index("--accel")
+        if i + 1 >= len(argv) or argv[i + 1] not in ("auto", "kvm", "tcg"):
+            print("dmalab: --accel takes kvm, tcg or auto", file=sys.stderr)
+            sys.exit(2)
+        os.environ["DMALAB_ACCEL"] = argv[i + 1]
+        del argv[i:i + 2]
+    sys.argv[1:] = argv
     cmd = sys.argv[1] if len(sys.argv) > 1 else "help"
     if cmd == "setup":
         setup()
