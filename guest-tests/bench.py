@@ -11,6 +11,8 @@ channel count, and the host CPU time QEMU spent per GiB the device moved.
 --set vtd: QEMU's intel-iommu, then dmalab-vtd without modelled walk time (the
 emulation's own cost), then dmalab-vtd with its default walk cost, lazy and
 strict (the modelled cost of translation).
+--set host-cost: without an IOMMU, intel-iommu, and dmalab-vtd with every modelled
+cost off (walks and invalidations): the host cost of translating through the unit.
 The figures are only reported, never asserted.  The last line is
 "guest <name>: PASS" or "guest <name>: FAIL: <reason>".
 """
@@ -39,7 +41,14 @@ VTD = ("vtd-lazy", ["--device", "dmalab-vtd", "--device", "dmalab-ioat",
 VTD_STRICT = ("vtd-strict", ["--device", "dmalab-vtd", "--device", "dmalab-ioat",
                              "--append", "intel_iommu=on iommu.strict=1 "
                              "dmalab_exercise.mode=bench"])
-SETS = {"iommu": [WITHOUT, INTEL], "vtd": [INTEL, VTD_FREE, VTD, VTD_STRICT]}
+# Every modelled cost off (walks and invalidations): what translating through the unit
+# costs the host, against no IOMMU and intel-iommu in the same run.
+VTD_NO_COST = ("vtd-no-cost", ["--device", "dmalab-vtd,walk-read-ns=0,inv-desc-ns=0,"
+                               "inv-page-ns=0,wait-ns=0",
+                               "--device", "dmalab-ioat", "--append",
+                               "intel_iommu=on dmalab_exercise.mode=bench"])
+SETS = {"iommu": [WITHOUT, INTEL], "vtd": [INTEL, VTD_FREE, VTD, VTD_STRICT],
+        "host-cost": [WITHOUT, INTEL, VTD_NO_COST]}
 
 
 def rows_by_key(bench, tag, keys):
