@@ -89,12 +89,15 @@ def applied(src: Path, patch: Path) -> bool:
                           stderr=subprocess.DEVNULL).returncode == 0
 
 
-def hook_devices(src: Path):
+def hook_devices(src: Path) -> bool:
+    """Patches QEMU and points hw/dmalab at this checkout; True when the links moved (from
+    another checkout of dmalab sharing the cache)."""
     for p in PATCHES:
         if not applied(src, p):
             run(["patch", "-p1", "--forward", "-i", str(p)], cwd=src)
     hw = src / "hw" / "dmalab"
     hw.mkdir(exist_ok=True)
+    moved = False
     for name, target in LINKS.items():
         link = hw / name
         if link.is_symlink() and Path(os.readlink(link)) == target:
@@ -102,6 +105,19 @@ def hook_devices(src: Path):
         if link.is_symlink() or link.exists():
             link.unlink()
         link.symlink_to(target)
+        moved = True
+    return moved
+
+
+def forget_dmalab_objects(build: Path):
+    """Drops what QEMU's build compiled from hw/dmalab. Its dependency files name the paths
+    through the links, and ninja compares modification times: after the links move to
+    another checkout, a source older than its object (made from the other checkout's copy)
+    would not be rebuilt."""
+    if (build / "hw" / "dmalab").exists():
+        shutil.rmtree(build / "hw" / "dmalab")
+    for obj in build.glob("*.a.p/hw_dmalab_*"):
+        obj.unlink()
 
 
 def configure(src: Path, build: Path):
@@ -137,7 +153,9 @@ def main():
         else:
             src = fetch_debian_source(cache)
             build = cache / "qemu-build"
-        hook_devices(src)
+        if hook_devices(src):
+            log("hw/dmalab now points at %s: its objects are rebuilt" % REPO)
+            forget_dmalab_objects(build)
         configure(src, build)
         run(["ninja", "-C", str(build), f"-j{args.jobs}", "qemu-system-x86_64"])
         binary = build / "qemu-system-x86_64"
