@@ -13,4 +13,17 @@
  */
 uint64_t dmalab_vtd_dma_cost(PCIDevice *dev);
 
+/*
+ * For a DMA engine that knows how much it is about to move: translates the
+ * pages of [iova, iova + *len) through dmalab-vtd, each as the unit would
+ * translate it for a DMA access (faults recorded), and returns true with the
+ * guest-physical address of iova and, in *len, how many bytes from there are
+ * one contiguous run. False when dmalab-vtd does not translate the range for
+ * this device (it is not the IOMMU, translation is off, the range touches the
+ * interrupt window) and the caller takes the ordinary path; true with *len 0
+ * when the first page faults.
+ */
+bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
+                        uint64_t *gpa, uint64_t *len);
+
 #endif

@@ -255,12 +255,29 @@ static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
     DmalabIoatState *s = opaque;
     DMADirection dir =
         is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
     dma_addr_t plen = *len;
+    uint64_t gpa, run = *len;
     ram_addr_t offset;
     void *p;
 
     if (!dmalab_ioat_live(s)) {
         return NULL;
+    }
+    /*
+     * Behind dmalab-vtd the unit translates the whole piece in one call, each
+     * page as it would one at a time, and the contiguous run it answers is
+     * mapped in system memory: QEMU's memory API would otherwise ask the IOMMU
+     * region for one 4 KiB page at a time. A first page that faults goes the
+     * ordinary way (below, through the bounce path), which reports the error.
+     */
+    if (dmalab_vtd_dma_run(PCI_DEVICE(s), addr, is_write, &gpa, &run)) {
+        if (!run) {
+            return NULL;
+        }
+        as = &address_space_memory;
+        addr = gpa;
+        plen = run;
     }
     /*
      * dma_memory_map() translates each page once and hands out a bounce buffer,
@@ -276,19 +293,18 @@ static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
         hwaddr xlat, l = 1;
 
         RCU_READ_LOCK_GUARD();
-        mr = address_space_translate(pci_get_address_space(PCI_DEVICE(s)), addr,
-                                     &xlat, &l, false, dmalab_ioat_attrs(s));
+        mr = address_space_translate(as, addr, &xlat, &l, false,
+                                     dmalab_ioat_attrs(s));
         if (!memory_access_is_direct(mr, false, dmalab_ioat_attrs(s))) {
             return NULL;
         }
     }
-    p = dma_memory_map(pci_get_address_space(PCI_DEVICE(s)), addr, &plen, dir,
-                       dmalab_ioat_attrs(s));
+    p = dma_memory_map(as, addr, &plen, dir, dmalab_ioat_attrs(s));
     if (!p) {
         return NULL;
     }
     if (!memory_region_from_host(p, &offset)) {
-        dma_memory_unmap(pci_get_address_space(PCI_DEVICE(s)), p, plen, dir, 0);
+        dma_memory_unmap(as, p, plen, dir, 0);
         return NULL;
     }
     *len = plen;
@@ -302,6 +318,7 @@ static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
     DMADirection dir =
         is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
 
+    /* Only RAM is ever mapped (host_dma_map): any address space unmaps it. */
     dma_memory_unmap(pci_get_address_space(PCI_DEVICE(s)), host, len, dir,
                      accessed);
 }

@@ -8,3 +8,9 @@ uint64_t dmalab_vtd_dma_cost(PCIDevice *dev)
 {
     return 0;
 }
+
+bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
+                        uint64_t *gpa, uint64_t *len)
+{
+    return false;
+}

@@ -360,6 +360,33 @@ uint64_t dmalab_vtd_dma_cost(PCIDevice *dev)
     return ns;
 }
 
+bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
+                        uint64_t *gpa, uint64_t *len)
+{
+    Object *obj = OBJECT(x86_iommu_get_default());
+    DmalabVtdState *s = (DmalabVtdState *)object_dynamic_cast(obj,
+                                                              TYPE_DMALAB_VTD);
+    DmalabVtdTranslation t;
+    uint64_t run = 0;
+
+    /* Without bus mastering the device's DMA goes nowhere: the ordinary path. */
+    if (!s || !s->model || !s->dmar_on || !*len ||
+        !(pci_get_word(dev->config + PCI_COMMAND) & PCI_COMMAND_MASTER) ||
+        iova + *len - 1 < iova ||
+        (iova < DMALAB_VTD_INTR_BASE + DMALAB_VTD_INTR_SIZE &&
+         iova + *len > DMALAB_VTD_INTR_BASE)) {
+        return false;
+    }
+    qemu_mutex_lock(&s->lock);
+    t = dmalab_vtd_translate_run(s->model, pci_requester_id(dev), iova, *len,
+                                 is_write ? DMALAB_VTD_WRITE : DMALAB_VTD_READ,
+                                 &run);
+    dmalab_vtd_unlock(s);
+    *gpa = t.addr + (iova - t.iova);
+    *len = t.ok ? run : 0;
+    return true;
+}
+
 /* Address spaces. */
 
 /* Routes every device's DMA through the IOMMU region or straight to memory. */

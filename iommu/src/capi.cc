@@ -230,6 +230,15 @@ DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_
     return {t.iova, t.addr, t.mask, t.ok, t.translated, t.read, t.write, t.fault_reason};
 }
 
+DmalabVtdTranslation dmalab_vtd_translate_run(DmalabVtd* unit, uint16_t sid, uint64_t iova,
+                                              uint64_t len, unsigned perm, uint64_t* run)
+{
+    vtd::Unit::Run r = unit->unit.translate_run(sid, iova, len, perm & 3);
+    const vtd::Translation& t = r.first;
+    *run = r.len;
+    return {t.iova, t.addr, t.mask, t.ok, t.translated, t.read, t.write, t.fault_reason};
+}
+
 uint64_t dmalab_vtd_take_cost(DmalabVtd* unit, uint16_t sid)
 {
     return unit->unit.take_cost(sid);

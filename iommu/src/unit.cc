@@ -977,11 +977,7 @@ bool Unit::walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uin
             reason = FR_PAGE_TABLE;
             return false;
         }
-        depth_++;
-        uint8_t raw[8] = {};
-        DmaResult res = host_.memory.read(table + idx * 8, raw, 8, {});
-        depth_--;
-        pte = load_le(raw, 8);
+        DmaResult res = read_entry(table, idx, level, pte);
         if (count)
             counters_.walk_reads++;
         if (!res.ok()) {
@@ -1016,6 +1012,67 @@ bool Unit::walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uin
     }
     reason = FR_PAGE_TABLE; // not reached: level 1 is always a leaf
     return false;
+}
+
+DmaResult Unit::read_entry(uint64_t table, uint64_t idx, unsigned level, uint64_t& pte)
+{
+    Memo& m = *memo_;
+    uint8_t raw[8] = {};
+    if (m.on && level == 1) {
+        if (!m.have_leaf || m.leaf != table) {
+            depth_++;
+            DmaResult all = host_.memory.read(table, m.leaf_bytes, sizeof m.leaf_bytes, {});
+            depth_--;
+            m.have_leaf = all.ok();
+            m.leaf = table;
+        }
+        if (m.have_leaf) {
+            pte = load_le(m.leaf_bytes + idx * 8, 8);
+            return DmaResult::success(8);
+        }
+    } else if (m.on && m.have[level] && m.at[level] == table + idx * 8) {
+        pte = m.value[level];
+        return DmaResult::success(8);
+    }
+    depth_++;
+    DmaResult r = host_.memory.read(table + idx * 8, raw, 8, {});
+    depth_--;
+    pte = load_le(raw, 8);
+    if (m.on && r.ok() && level < 5) {
+        m.at[level] = table + idx * 8;
+        m.value[level] = pte;
+        m.have[level] = true;
+    }
+    return r;
+}
+
+Unit::Run Unit::translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigned perm)
+{
+    Run run;
+    Memo& m = *memo_;
+    m.on = true;
+    m.have_leaf = false;
+    for (bool& h : m.have)
+        h = false;
+    len = std::min(len, kMaxRun);
+    run.first = translate(sid, iova, perm);
+    if (run.first.ok && len) {
+        const Translation& f = run.first;
+        const uint64_t out = f.addr + (iova - f.iova);
+        uint64_t page_end = f.iova + f.mask; // last byte of the page
+        run.len = std::min(len, page_end - iova + 1);
+        while (run.len < len && page_end != ~uint64_t{0}) {
+            uint64_t next = page_end + 1;
+            Translation t = translate(sid, next, perm);
+            if (!t.ok || t.addr + (next - t.iova) != out + run.len || t.read != f.read ||
+                t.write != f.write)
+                break;
+            page_end = t.iova + t.mask;
+            run.len += std::min(len - run.len, page_end - next + 1);
+        }
+    }
+    m.on = false;
+    return run;
 }
 
 Translation Unit::refuse(uint16_t sid, uint64_t iova, unsigned perm, uint8_t reason, bool record)

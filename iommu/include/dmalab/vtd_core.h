@@ -88,6 +88,11 @@ void dmalab_vtd_reset(DmalabVtd* unit);
 DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_t iova,
                                           unsigned perm);
 bool dmalab_vtd_enabled(DmalabVtd* unit);
+/* [iova, iova + len) page by page, each as dmalab_vtd_translate would (Unit::translate_run):
+ * the first page's translation (iova, addr, mask and so on, for that page) and in *run how
+ * many bytes from iova map to one contiguous run starting at addr + (iova - first.iova). */
+DmalabVtdTranslation dmalab_vtd_translate_run(DmalabVtd* unit, uint16_t sid, uint64_t iova,
+                                              uint64_t len, unsigned perm, uint64_t* run);
 /* Modelled walk time requests from `sid` caused since the last call (then 0 again). */
 uint64_t dmalab_vtd_take_cost(DmalabVtd* unit, uint16_t sid);
 

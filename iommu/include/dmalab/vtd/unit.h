@@ -149,6 +149,22 @@ class Unit
     Translation translate(uint16_t sid, uint64_t iova, unsigned perm);
     bool translation_enabled() const { return te_; }
 
+    // The pages of [iova, iova + len) translated one after another, each exactly as a
+    // translate() call for it would be (IOTLB, context cache, counters, modelled costs,
+    // faults), for a DMA engine that knows how much it is about to move. `first` is the first
+    // page's answer; `len` how many bytes from iova map to one contiguous output run with
+    // the same permissions (0 when the first page faults). It stops at the first page that
+    // faults (that fault is recorded, as the access about to reach it would) or that is not
+    // contiguous. Within one call each paging entry is read from memory once, although every
+    // walk still counts and costs its reads: the walks happen at one instant, so they see
+    // the same tables.
+    struct Run {
+        Translation first;
+        uint64_t len = 0;
+    };
+    static constexpr uint64_t kMaxRun = uint64_t{2} << 20; // pages per call: 512
+    Run translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigned perm);
+
     // The modelled walk time requests from `sid` caused since the last call, and resets it.
     uint64_t take_cost(uint16_t sid);
 
@@ -192,6 +208,8 @@ class Unit
     bool context_for(uint16_t sid, Context& out, uint8_t& reason);
     bool walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uint8_t& reason,
               bool count);
+    // One paging entry, from memory or (inside translate_run) from what the run has read.
+    DmaResult read_entry(uint64_t table, uint64_t idx, unsigned level, uint64_t& pte);
     Translation refuse(uint16_t sid, uint64_t iova, unsigned perm, uint8_t reason, bool record);
     void audit(uint16_t sid, const Context& ctx, uint64_t iova, uint64_t cached, bool r, bool w);
     void record_fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason);
@@ -232,6 +250,18 @@ class Unit
         void* entry = nullptr;
     };
     Front front_;
+    // translate_run's reads: the entry last read at each level, and the whole last leaf
+    // table (a run's pages are mostly in one).
+    struct Memo {
+        bool on = false;
+        uint64_t at[5] = {};
+        uint64_t value[5] = {};
+        bool have[5] = {};
+        uint64_t leaf = 0;
+        bool have_leaf = false;
+        uint8_t leaf_bytes[4096] = {};
+    };
+    std::unique_ptr<Memo> memo_ = std::make_unique<Memo>();
     void* last_context_ = nullptr; // the context-cache entry used last
     bool te_ = false;              // GSTS.TES
     // Walk time not yet taken, per requester: a small open-addressed table (a unit serves
