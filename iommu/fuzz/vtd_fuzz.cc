@@ -136,7 +136,16 @@ class Program
                 uint64_t page = u16();
                 unsigned shift = byte() % 40;
                 unsigned perm = byte() % 4;
-                unit.translate(static_cast<uint16_t>(bus << 8 | devfn), page << shift, perm);
+                uint16_t sid = static_cast<uint16_t>(bus << 8 | devfn);
+                if (byte() % 4 == 0) {
+                    // A DMA engine's whole piece: never longer than asked or kMaxRun.
+                    uint64_t len = uint64_t{u16()} << (byte() % 12);
+                    Unit::Run run = unit.translate_run(sid, page << shift, len, perm);
+                    if (run.len > len || run.len > Unit::kMaxRun || (!run.first.ok && run.len))
+                        __builtin_trap();
+                } else {
+                    unit.translate(sid, page << shift, perm);
+                }
                 break;
             }
             case 8: { // timer expiries
