@@ -52,9 +52,10 @@ template <class Entry> class SetAssoc
         return &entries_[i];
     }
 
-    // Places `e` under `tag` in set `set`, in `group`: where it went, and whether a valid
-    // entry was evicted for it.
-    std::pair<Entry*, bool> insert(unsigned set, uint64_t tag, uint16_t group, const Entry& e)
+    // Places `e` under `tag` in set `set`, in `group` and of kind `kind` (below kKinds):
+    // where it went, and whether a valid entry was evicted for it.
+    std::pair<Entry*, bool> insert(unsigned set, uint64_t tag, uint16_t group, const Entry& e,
+                                   unsigned kind = 0)
     {
         size_t base = size_t{set} * ways_;
         unsigned victim = 0;
@@ -69,9 +70,13 @@ template <class Entry> class SetAssoc
             if (policy_ == Replacement::Random) {
                 victim = static_cast<unsigned>(prng_.upto(ways_ - 1));
             } else {
+                // The oldest stamp: kept in hand, so each way's load is independent.
+                uint64_t oldest = stamps_[base];
                 for (unsigned w = 1; w < ways_; w++)
-                    if (stamps_[base + w] < stamps_[base + victim])
+                    if (stamps_[base + w] < oldest) {
+                        oldest = stamps_[base + w];
                         victim = w;
+                    }
             }
             unlink(base + victim);
         } else {
@@ -81,7 +86,7 @@ template <class Entry> class SetAssoc
         tags_[i] = tag;
         stamps_[i] = ++clock_;
         entries_[i] = e;
-        link(i, group);
+        link(i, group, kind);
         return {&entries_[i], evict};
     }
 
@@ -117,6 +122,10 @@ template <class Entry> class SetAssoc
         return n;
     }
 
+    // How many valid entries of kind `kind` the cache holds (the IOTLB's kinds are page
+    // sizes: a lookup for a size none is cached at can be skipped).
+    uint64_t kind_size(unsigned kind) const { return kinds_[kind]; }
+
     // How many valid entries `group` has.
     uint32_t group_size(uint16_t group) const { return groups_[group].size; }
 
@@ -126,6 +135,7 @@ template <class Entry> class SetAssoc
         uint64_t n = valid_;
         std::fill(tags_.begin(), tags_.end(), 0);
         std::fill(groups_.begin(), groups_.end(), Group{});
+        std::fill(std::begin(kinds_), std::end(kinds_), 0);
         valid_ = 0;
         return n;
     }
@@ -144,11 +154,14 @@ template <class Entry> class SetAssoc
 
     uint64_t valid() const { return valid_; }
 
+    static constexpr unsigned kKinds = 4;
+
   private:
     static constexpr uint32_t kNone = ~uint32_t{0};
     struct Link {
         uint32_t prev = kNone, next = kNone;
         uint16_t group = 0;
+        uint8_t kind = 0;
     };
     struct Group {
         uint32_t first = kNone; // an entry of the group, or kNone
@@ -164,10 +177,12 @@ template <class Entry> class SetAssoc
                 return base + w;
         return kNone;
     }
-    void link(size_t i, uint16_t group)
+    void link(size_t i, uint16_t group, unsigned kind)
     {
         Link& l = links_[i];
         l.group = group;
+        l.kind = static_cast<uint8_t>(kind % kKinds);
+        kinds_[l.kind]++;
         l.prev = kNone;
         l.next = groups_[group].first;
         if (l.next != kNone)
@@ -185,6 +200,7 @@ template <class Entry> class SetAssoc
         if (l.next != kNone)
             links_[l.next].prev = l.prev;
         groups_[l.group].size--;
+        kinds_[l.kind]--;
     }
     void remove(size_t i)
     {
@@ -202,8 +218,9 @@ template <class Entry> class SetAssoc
     std::vector<uint64_t> tags_;   // 0: empty
     std::vector<uint64_t> stamps_; // last use (LRU) or fill (FIFO)
     std::vector<Entry> entries_;
-    std::vector<Link> links_;   // each valid entry on its group's list
-    std::vector<Group> groups_; // each group's list
+    std::vector<Link> links_;     // each valid entry on its group's list
+    std::vector<Group> groups_;   // each group's list
+    uint64_t kinds_[kKinds] = {}; // valid entries of each kind
 };
 
 } // namespace dmalab::vtd

@@ -969,7 +969,20 @@ bool Unit::walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uin
     bool r = true, w = true;
     if (count)
         counters_.page_walks++;
-    for (unsigned level = levels; level >= 1; level--) {
+    unsigned top = levels;
+    Memo& m = *memo_;
+    if (m.on && m.have_upper && m.upper_root == table && m.upper_levels == levels &&
+        m.upper_region == iova >> 21) {
+        // translate_run: the levels above the leaf table were read for this 2 MiB region
+        // earlier in the call and are counted as read again.
+        if (count)
+            counters_.walk_reads += levels - 1;
+        r = m.upper_r;
+        w = m.upper_w;
+        table = m.upper_table;
+        top = 1;
+    }
+    for (unsigned level = top; level >= 1; level--) {
         unsigned shift = 12 + 9 * (level - 1);
         uint64_t idx = (iova >> shift) & 511;
         uint64_t pte = 0;
@@ -1007,6 +1020,15 @@ bool Unit::walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uin
             out.r = r;
             out.w = w;
             return true;
+        }
+        if (m.on && level == 2) {
+            m.have_upper = true;
+            m.upper_root = ctx.slptptr;
+            m.upper_levels = levels;
+            m.upper_region = iova >> 21;
+            m.upper_table = addr;
+            m.upper_r = r;
+            m.upper_w = w;
         }
         table = addr;
     }
@@ -1052,6 +1074,7 @@ Unit::Run Unit::translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigne
     Memo& m = *memo_;
     m.on = true;
     m.have_leaf = false;
+    m.have_upper = false;
     for (bool& h : m.have)
         h = false;
     len = std::min(len, kMaxRun);
@@ -1168,6 +1191,9 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
 
     TlbEntry* hit = nullptr;
     for (unsigned shift : {12u, 21u, 30u}) {
+        // No entry of this page size is cached anywhere: the lookup would miss.
+        if (caches_->iotlb.kind_size((shift - 12) / 9) == 0)
+            continue;
         uint64_t vpn = iova >> shift;
         uint64_t tag = Caches::iotlb_tag(ctx.did, vpn, shift);
         hit = caches_->iotlb.find(caches_->iotlb_set(tag), tag);
@@ -1192,12 +1218,13 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
             return refuse(sid, iova, perm, reason, !ctx.fpd);
         e = {ctx.did, static_cast<uint8_t>(w.shift), w.r, w.w, iova >> w.shift, w.page};
         uint64_t tag = Caches::iotlb_tag(ctx.did, e.vpn, w.shift);
-        auto [where, evicted] = caches_->iotlb.insert(caches_->iotlb_set(tag), tag, ctx.did, e);
+        auto [where, evicted] =
+            caches_->iotlb.insert(caches_->iotlb_set(tag), tag, ctx.did, e, (w.shift - 12) / 9);
         slot = where;
-        if (evicted) {
+        // An eviction can only have replaced the front entry, which is set again below;
+        // the context cache is untouched.
+        if (evicted)
             counters_.iotlb_evictions++;
-            forget();
-        }
     }
     front_ = {true,    sid, iova & ~(pow2(e.shift) - 1), pow2(e.shift) - 1, e.page, e.r, e.w,
               ctx.fpd, slot};

@@ -143,6 +143,40 @@ TEST(Translation, PermissionsAreTheAndOfAllLevels)
     EXPECT_EQ(r.write(0x1000).fault_reason, FR_WRITE);
 }
 
+// The unit skips the lookup for a page size of which nothing is cached, so its count of
+// cached large pages must stay right through fills, evictions and invalidations of other
+// sizes: a stale 2 MiB entry is still found (and used) after all of them.
+TEST(Iotlb, LargeEntriesAreFoundAfterOtherSizesComeAndGo)
+{
+    Config c;
+    c.iotlb_entries = 16;
+    c.iotlb_ways = 2;
+    Rig r(c);
+    uint64_t pgd = r.basic();
+    uint64_t big = r.map(pgd, 0x40000000, 0x600000, true, true, 4, 2);
+    for (uint64_t i = 0; i < 64; i++)
+        r.map(pgd, i << 12, (0x100 + i) << 12);
+    r.qi_enable();
+    for (unsigned round = 0; round < 3; round++) {
+        ASSERT_EQ(r.read(0x40012345).addr, 0x600000u);
+        r.mem.put<uint64_t>(big, (0xa00000 + round * 0x200000) | SL_R | SL_W | SL_PS);
+        uint64_t hits = r.unit.counters().iotlb_hits;
+        // 4 KiB fills (evicting each other, never the 2 MiB entry, which stays hot) and
+        // page-selective invalidations of 4 KiB pages.
+        for (uint64_t i = 0; i < 64; i++) {
+            ASSERT_TRUE(r.read(i << 12).ok);
+            ASSERT_EQ(r.read(0x40000000 + (i << 12)).addr, 0x600000u) << round << " " << i;
+            if (i % 8 == 0)
+                r.submit({Rig::iotlb_page(1, i << 12)});
+        }
+        EXPECT_EQ(r.unit.counters().iotlb_hits - hits, 64u);
+        // A global invalidation drops it; the next read walks and sees the new page, which
+        // is then cached again.
+        r.submit({Rig::iotlb_global()});
+        r.mem.put<uint64_t>(big, 0x600000 | SL_R | SL_W | SL_PS);
+    }
+}
+
 TEST(Iotlb, HitAfterMissAndNoWalk)
 {
     Rig r;
@@ -343,6 +377,30 @@ TEST(Run, EqualsPageByPageTranslation)
         }
         EXPECT_EQ(a.unit.counters().iotlb_hits, b.unit.counters().iotlb_hits) << round;
         EXPECT_EQ(a.unit.counters().iotlb_misses, b.unit.counters().iotlb_misses) << round;
+    }
+}
+
+// A run that crosses from one leaf table into the next reads the second table's entries,
+// not the first's again: contiguous across the boundary it goes on, not contiguous it stops
+// there.
+TEST(Run, CrossesLeafTables)
+{
+    for (bool contiguous : {true, false}) {
+        Rig r;
+        uint64_t pgd = r.basic();
+        for (uint64_t i = 0; i < 1024; i++) {
+            uint64_t pa = (0x1000 + i) << 12;
+            if (!contiguous && i >= 512)
+                pa += 0x100000; // the second 2 MiB of IOVA space maps 1 MiB further on
+            r.map(pgd, i << 12, pa);
+        }
+        Unit::Run run = r.unit.translate_run(0x0010, 1u << 20, 2u << 20, Unit::kRead);
+        ASSERT_TRUE(run.first.ok);
+        EXPECT_EQ(run.first.addr, 0x1100000u);
+        EXPECT_EQ(run.len, contiguous ? 2u << 20 : 1u << 20) << contiguous;
+        // Where the run stopped (or went on), the page says what its own leaf table says.
+        Translation t = r.read(2u << 20);
+        EXPECT_EQ(t.addr, contiguous ? 0x1200000u : 0x1300000u);
     }
 }
 

@@ -260,6 +260,12 @@ class Unit
         uint64_t leaf = 0;
         bool have_leaf = false;
         uint8_t leaf_bytes[4096] = {};
+        // The levels above the last leaf table: which walk reached it, and the
+        // permissions it had gathered on the way.
+        bool have_upper = false;
+        uint64_t upper_root = 0, upper_region = 0, upper_table = 0;
+        unsigned upper_levels = 0;
+        bool upper_r = false, upper_w = false;
     };
     std::unique_ptr<Memo> memo_ = std::make_unique<Memo>();
     void* last_context_ = nullptr; // the context-cache entry used last
