@@ -44,6 +44,7 @@
 #include <linux/gfp.h>
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/iommu.h>
 #include <linux/mm.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -113,6 +114,15 @@ MODULE_PARM_DESC(bench_ops_small, "bench: 16 KiB copies per configuration (defau
 static unsigned int bench_ops_large = 100;
 module_param(bench_ops_large, uint, 0444);
 MODULE_PARM_DESC(bench_ops_large, "bench: 1 MiB copies per configuration (default 100)");
+
+static unsigned long pace_bandwidth;
+module_param(pace_bandwidth, ulong, 0444);
+MODULE_PARM_DESC(pace_bandwidth,
+		 "memcpy: the device's bandwidth= in bytes/s; every copy must then take at least pace_latency_ns + len / pace_bandwidth (0: not checked)");
+
+static unsigned int pace_latency_ns;
+module_param(pace_latency_ns, uint, 0444);
+MODULE_PARM_DESC(pace_latency_ns, "memcpy: the device's latency-ns= (see pace_bandwidth)");
 
 static unsigned int hostile_ms = 2000;
 module_param(hostile_ms, uint, 0444);
@@ -248,6 +258,34 @@ static size_t dlx_pick_len(unsigned int idx, u64 *rng)
 	return lo + dlx_below(rng, hi - lo + 1);
 }
 
+/*
+ * With bandwidth= and latency-ns= the device completes a descriptor no earlier
+ * than its modelled time: its data at bandwidth bytes per second, after the
+ * one before it, then the latency.  A copy of len bytes (one descriptor or
+ * ioatdma's split of it) therefore takes at least latency + len / bandwidth
+ * from its submission to its callback, in the guest's clock (QEMU's virtual
+ * clock).  2 % is left for the guest's clock calibration; a device that
+ * ignored the properties would be many times faster.
+ */
+static void dlx_check_pace(struct dlx_chan *c, size_t len, u64 elapsed_ns)
+{
+	u64 modelled = pace_latency_ns, permille;
+
+	if (pace_bandwidth)
+		modelled += div64_u64((u64)len * NSEC_PER_SEC, pace_bandwidth);
+	if (!modelled)
+		return;
+	permille = div64_u64(elapsed_ns * 1000, modelled);
+	if (!c->paced_min_permille || permille < c->paced_min_permille)
+		c->paced_min_permille = permille;
+	if (permille < 980) {
+		if (!c->paced_early)
+			pr_info("# %s: %s: a %zu byte copy completed after %llu ns, before its modelled %llu ns\n",
+				DLX_NAME, c->name, len, elapsed_ns, modelled);
+		c->paced_early++;
+	}
+}
+
 static int dlx_one_op(struct dlx_chan *c, unsigned int idx, u64 *rng)
 {
 	struct dma_chan *chan = c->chan;
@@ -340,6 +378,8 @@ static int dlx_one_op(struct dlx_chan *c, unsigned int idx, u64 *rng)
 		goto unmap_fail;
 	}
 
+	if (pace_bandwidth || pace_latency_ns)
+		dlx_check_pace(c, len, t1 - t0);
 	dma_unmap_single(dev, dst_dma, len, DMA_FROM_DEVICE);
 	dma_unmap_single(dev, src_dma, len, DMA_TO_DEVICE);
 
@@ -516,12 +556,27 @@ static void dlx_mode_memcpy(unsigned int n)
 {
 	unsigned int i;
 
-	pr_info("1..%u\n", n);
+	bool paced = pace_bandwidth || pace_latency_ns;
+	unsigned int early = 0, ops = 0;
+	u64 min_permille = 0;
+
+	pr_info("1..%u\n", n + paced);
 	for (i = 0; i < n; i++) {
 		struct dlx_chan *c = &dlx_chans[i];
 		bool ok = dlx_run_channel(c, i);
 
 		pr_info("%sok %u %s\n", ok ? "" : "not ", i + 1, c->name);
+		early += c->paced_early;
+		ops += c->ops;
+		if (c->paced_min_permille &&
+		    (!min_permille || c->paced_min_permille < min_permille))
+			min_permille = c->paced_min_permille;
+	}
+	if (paced) {
+		pr_info("# %s: paced: %u copies, %u completed before latency + len / bandwidth (%u ns, %lu B/s); smallest elapsed / modelled %llu.%03llu\n",
+			DLX_NAME, ops, early, pace_latency_ns, pace_bandwidth,
+			div_u64(min_permille, 1000), min_permille % 1000);
+		pr_info("%sok %u paced\n", ops && !early ? "" : "not ", n + 1);
 	}
 	dlx_summary(0, n);
 	if (!dlx_chans[0].abandoned) {
@@ -606,6 +661,7 @@ static long dlx_compare(const u8 *a, const u8 *b, size_t n)
 #define DLX_IOAT_CHANSTS		0x08	/* 64 bit */
 #define DLX_IOAT_CHANSTS_STATE		0x7
 #define DLX_IOAT_CHANSTS_SUSPENDED	0x2
+#define DLX_IOAT_CHAINADDR		0x10	/* 64 bit */
 
 /*
  * Unassigned bus space: no RAM, no BAR and (the scenario boots without an
@@ -701,6 +757,13 @@ unmap:
  * channel ("Reset channel...").  Its ring moves past the stalled
  * descriptor without calling it back (ioat_abort_descs skips the one the
  * channel stopped at), so no callback is required.
+ *
+ * CHANSTS leaving SUSPENDED is not enough: a device that went on with the
+ * copy by itself would leave it too.  The recovery must be seen to have run:
+ * the stalled copy is never called back, and CHAINADDR has been rewritten
+ * (__ioat_restart_chan points it at the ring's tail after the reset; the
+ * engine itself never writes it).  The runner also requires ioatdma's
+ * "Reset channel..." line.
  */
 static bool dlx_stall(struct dlx_chan *c, void __iomem *regs)
 {
@@ -710,9 +773,10 @@ static bool dlx_stall(struct dlx_chan *c, void __iomem *regs)
 	dma_addr_t src_dma, dst_dma;
 	dma_cookie_t cookie;
 	unsigned long end;
-	u64 sts, t0;
+	u64 sts, t0, chainaddr, chainaddr_after;
 	bool ok = false;
 
+	chainaddr = readq(regs + DLX_IOAT_CHAINADDR);
 	src_dma = dma_map_single(dev, c->src, DLX_STALL_LEN, DMA_TO_DEVICE);
 	if (dma_mapping_error(dev, src_dma)) {
 		pr_info("# %s: timeout-recovery: mapping src failed\n", DLX_NAME);
@@ -776,12 +840,23 @@ static bool dlx_stall(struct dlx_chan *c, void __iomem *regs)
 	}
 	/* ioat_reboot_chan() clears IOAT_CHAN_DOWN right after the restart */
 	msleep(20);
-	pr_info("# %s: %s: channel reset after %llu ms, CHANSTS %#llx; stalled copy %s\n",
+	chainaddr_after = readq(regs + DLX_IOAT_CHAINADDR);
+	pr_info("# %s: %s: left SUSPENDED after %llu ms, CHANSTS %#llx, CHAINADDR %#llx -> %#llx; stalled copy %s\n",
 		DLX_NAME, c->name, div_u64(ktime_get_ns() - t0, NSEC_PER_MSEC),
-		sts,
+		sts, chainaddr, chainaddr_after,
 		completion_done(&c->done) ? dlx_result_name(c->result) :
 					    "not called back");
 	ok = true;
+	if (completion_done(&c->done)) {
+		pr_info("# %s: timeout-recovery: the stalled copy was called back: the channel finished it, ioatdma did not reset it\n",
+			DLX_NAME);
+		ok = false;
+	}
+	if (chainaddr_after == chainaddr) {
+		pr_info("# %s: timeout-recovery: CHAINADDR unchanged: ioatdma did not restart the channel\n",
+			DLX_NAME);
+		ok = false;
+	}
 unmap:
 	/*
 	 * The channel reset dropped the stalled descriptor in the engine and
@@ -894,7 +969,6 @@ out:
 /* ---- mode=hostile-ring ------------------------------------------------ */
 
 #define DLX_IOAT_DMACOUNT		0x06	/* 16 bit */
-#define DLX_IOAT_CHAINADDR		0x10	/* 64 bit */
 #define DLX_IOAT_CHANCMD_RESET		0x20
 #define DLX_IOAT_NULL_DESC_CTL		0x20	/* null, no interrupt, no write-back */
 #define DLX_IOAT_CHANSTS_ACTIVE		0x0
@@ -1556,6 +1630,60 @@ static void dlx_mode_bench(unsigned int n)
 	dlx_summary(0, 1);
 }
 
+/*
+ * What stands between the channels and memory: the IOMMU domain of the DMA
+ * device, and where one mapped page lands.  Scenarios that are meant to run
+ * behind an IOMMU require "translated": the bus address differs from the
+ * physical one, so the verified copies can only have reached their buffers
+ * through the IOMMU's translation (without it, the device would have read
+ * and written at the IOVAs themselves).
+ */
+static void dlx_report_iommu(struct dma_chan *chan)
+{
+	struct device *dev = chan->device->dev;
+	struct iommu_domain *dom = iommu_get_domain_for_dev(dev);
+	const char *type = "none";
+	dma_addr_t dma;
+	void *page;
+
+	if (dom) {
+		switch (dom->type) {
+		case IOMMU_DOMAIN_IDENTITY:
+			type = "identity";
+			break;
+		case IOMMU_DOMAIN_DMA:
+			type = "DMA";
+			break;
+		case IOMMU_DOMAIN_DMA_FQ:
+			type = "DMA-FQ";
+			break;
+		case IOMMU_DOMAIN_UNMANAGED:
+			type = "unmanaged";
+			break;
+		default:
+			type = "other";
+			break;
+		}
+	}
+	page = (void *)__get_free_page(GFP_KERNEL);
+	if (!page) {
+		pr_info("# %s: iommu: domain %s, no page to probe\n", DLX_NAME,
+			type);
+		return;
+	}
+	dma = dma_map_single(dev, page, PAGE_SIZE, DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, dma)) {
+		pr_info("# %s: iommu: domain %s, mapping a page failed\n",
+			DLX_NAME, type);
+	} else {
+		pr_info("# %s: iommu: domain %s, phys %#llx maps to dma %#llx, %s\n",
+			DLX_NAME, type, (u64)virt_to_phys(page), (u64)dma,
+			dma == virt_to_phys(page) ? "identity" : "translated");
+		dma_unmap_single(dev, dma, PAGE_SIZE, DMA_TO_DEVICE);
+	}
+	free_page((unsigned long)page);
+}
+
 static int __init dlx_init(void)
 {
 	dma_cap_mask_t mask;
@@ -1587,6 +1715,7 @@ static int __init dlx_init(void)
 		pr_info("not ok 1 channels # no DMA_MEMCPY channel\n");
 		return 0;
 	}
+	dlx_report_iommu(dlx_chans[0].chan);
 
 	if (!strcmp(mode, "memcpy")) {
 		dlx_mode_memcpy(n);

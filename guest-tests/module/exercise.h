@@ -40,6 +40,10 @@ struct dlx_chan {
 	u64 wall_ns;
 	bool abandoned;		/* a copy may still be in flight: leak */
 	bool kept;		/* still in use after init (mode=cow): keep */
+
+	/* pace_bandwidth/pace_latency_ns: copies faster than the device's model */
+	unsigned int paced_early;
+	u64 paced_min_permille;	/* smallest elapsed / modelled, x1000 */
 };
 
 extern struct dlx_chan dlx_chans[DLX_MAX_CHANNELS];
