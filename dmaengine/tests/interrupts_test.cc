@@ -129,11 +129,28 @@ TEST(Interrupts, ChannelResetKeepsWhatLinuxProgrammedOnce)
 
 TEST(Interrupts, AttnstatusNamesOnlyChannelsThatExist)
 {
-    Config c;
-    c.channels = 2;
-    Rig r(c);
-    r.dev.mmio_write(ATTNSTATUS, ~0ull, 4); // RC: writes do nothing
-    EXPECT_EQ(r.dev.mmio_read(ATTNSTATUS, 4), 0u);
+    for (unsigned n : {1u, 2u, 3u}) {
+        SCOPED_TRACE(::testing::Message() << n << " channels");
+        Config c;
+        c.channels = n;
+        Rig r(c);
+        r.dev.mmio_write(ATTNSTATUS, ~0ull, 4); // RC: writes do nothing
+        EXPECT_EQ(r.dev.mmio_read(ATTNSTATUS, 4), 0u);
+        // Every channel there is completes a descriptor with its interrupt enabled, through
+        // the shared vector: each asks for attention.
+        for (unsigned ch = 0; ch < n; ch++) {
+            shared_vector(r, ch);
+            one_null(r, ch, kRing + 0x1000 * ch);
+            EXPECT_EQ(r.dev.stats(ch).descriptors, 1u);
+        }
+        EXPECT_EQ(r.irq.raised, std::vector<unsigned>(n, 0));
+        r.dev.mmio_write(ATTNSTATUS, ~0ull, 4); // still nothing, with bits set
+        const uint32_t exist = (1u << n) - 1;
+        uint32_t attn = static_cast<uint32_t>(r.dev.mmio_read(ATTNSTATUS, 4));
+        EXPECT_EQ(attn & exist, exist) << "a channel that completed is not named";
+        EXPECT_EQ(attn & ~exist, 0u) << "a bit for a channel that does not exist";
+        EXPECT_EQ(r.dev.mmio_read(ATTNSTATUS, 4), 0u) << "the read cleared it";
+    }
 }
 
 TEST(Interrupts, ChanerrIntIsWriteOneToClearAndTheMaskReadWrite)

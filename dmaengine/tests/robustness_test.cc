@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
 #include "../fuzz/program.h"
+#include "rig.h"
 
 namespace dmalab::ioat::fuzz
 {
@@ -47,6 +49,46 @@ TEST(Robustness, HaltedByItsOwnDmaInTheDataPhase)
         0xff, 0x20, 0x15, 0xff, 0xfa, 0x00, 0xff,
     };
     dmalab::ioat::fuzz::Program(input, sizeof input).run(); // must not abort
+
+    // The same event where its outcome can be seen: a two-page copy whose first destination
+    // page is a window onto the channel's own CHANCMD, the source byte that lands there a
+    // CB1 start command. The second destination page is plain RAM.
+    using namespace dmalab::ioat::testing;
+    constexpr uint64_t kSelf = 0xe00000; // the window, where the fake would have RAM
+    const uint32_t chancmd = Rig::chan(0, CHANCMD);
+    constexpr uint64_t kPage = 4096;
+    Rig r;
+    unsigned window_writes = 0;
+    r.mem.add_window({kSelf, kPage, [&](uint64_t off, const uint8_t* p, size_t n) {
+                          window_writes++;
+                          if (off <= chancmd && chancmd - off < n) // decodes only CHANCMD
+                              r.dev.mmio_write(chancmd, p[chancmd - off], 1);
+                      }});
+    r.setup(0, kCompletion);
+    r.fill(kSrc, 2 * kPage, 5);
+    r.mem.ram[kSrc + chancmd] = CHANCMD_START;
+    r.put_desc(kRing, 2 * kPage, kCopyIrq, kSrc, kSelf, kRing + 64);
+    r.set_chainaddr(0, kRing);
+    r.issue(0, 1);
+    r.run_until_idle();
+    ASSERT_EQ(window_writes, 1u) << "the first page went to the window, and hit CHANCMD";
+    EXPECT_EQ(r.chanerr(0), CHANERR_CHANCMD_ERR) << "a CB1 command is a CHANCMD error";
+    EXPECT_EQ(r.state(0), ChanState::Halted);
+    EXPECT_EQ(r.dev.stats(0).errors, 1u);
+    EXPECT_FALSE(r.pending()) << "a halted channel has no step to come";
+    // Nothing moved after the halt: the second page, plain RAM, was not written.
+    EXPECT_TRUE(std::all_of(r.mem.ram.begin() + kSelf + kPage,
+                            r.mem.ram.begin() + kSelf + 2 * kPage,
+                            [](uint8_t b) { return b == 0; }))
+        << "bytes moved after the channel halted";
+    // No completion: the halt's status (no descriptor completed, HALTED) is what the
+    // completion area and CHANSTS hold, and the descriptor is not counted.
+    EXPECT_EQ(r.mem.get<uint64_t>(kCompletion), static_cast<uint64_t>(ChanState::Halted))
+        << "a completion was written for the descriptor the halt dropped";
+    EXPECT_EQ(r.completed_addr(0), 0u);
+    EXPECT_EQ(r.dev.stats(0).descriptors, 0u);
+    EXPECT_EQ(r.dev.stats(0).bytes, 0u);
+    EXPECT_EQ(r.irq.raised, std::vector<unsigned>{0}) << "the error interrupt, once";
 }
 
 // Found by the fuzzer: a copy whose destination is a window onto its own channel's
