@@ -15,7 +15,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ioat_qtest  # noqa: E402
 import libqtest  # noqa: E402
 from ioat_qtest import DEV, DONE, HALTED, QOM, Buf, IoatCase, launch, rebuild_ioat  # noqa: E402
-from ioat_rig import CHANERR_READ_DATA, CMD_RESET, CHANCMD  # noqa: E402
+from ioat_rig import (  # noqa: E402
+    CFG_CHANERR_INT, CHANCMD, CHANCMP, CHANCTRL, CHANCTRL_RUN, CHANERR, CHANERR_READ_DATA,
+    CMD_RESET, CTL_COMPL_WRITE, CTL_INT_EN, CTL_NULL, DMACOUNT)
 from libqtest import QMPError, QTest, QTestError  # noqa: E402
 
 DOORBELL = 0x2000
@@ -43,6 +45,7 @@ class Plans(FaultCase):
     def test_delay_data_of_the_nth_descriptor(self):
         plan = self.plan([{"name": "late", "kind": "delay-data", "delay": "3ms", "nth": 2}])
         io = self.boot(f",latency-ns={LATENCY},fault-plan={plan}")
+        t0 = io.qt.clock_now()   # qtest's clock starts at 0 and nothing has stepped it
         bufs, addrs = self.copies(io, 1, 3)
         io.qt.clock_step(2 * LATENCY + 1000)
         self.assertEqual(bufs[0].copied_prefix(), 4096)
@@ -55,21 +58,70 @@ class Plans(FaultCase):
         self.assertEqual(io.chansts(1), addrs[2] | DONE)
         log = self.qom(io, "fault-log").splitlines()
         self.assertEqual(len(log), 1)
-        self.assertRegex(log[0], rf"^0 \d+ns rule=late kind=delay-data unit=1 key={addrs[1]}$")
+        # The rule is decided as the second descriptor starts. One DMACOUNT write gave all
+        # three at t0; the first started there (sync-start), its data at once (bandwidth
+        # unlimited), and completes LATENCY later (latency-ns, no jitter, no IOMMU cost);
+        # the second starts when the first completes, as clock_step(2 * LATENCY + 1000)
+        # runs the channel's timer at that deadline: t0 + LATENCY.
+        self.assertEqual(log[0], f"0 {t0 + LATENCY}ns rule=late kind=delay-data unit=1 "
+                                 f"key={addrs[1]}")
 
     def test_fail_then_the_channel_recovers(self):
-        plan = self.plan([{"kind": "fail", "chanerr": "0x100", "channel": 0}])
+        plan = self.plan([{"kind": "fail", "chanerr": "0x100", "channel": 0, "nth": 1}])
         io = self.boot(f",fault-plan={plan}")
+        io.use_msix()
         bufs, _ = self.copies(io, 0, 1)
+        compl = io.rd(0, CHANCMP, 8)
         self.settle(io)
         self.assertEqual(io.state(0), HALTED)
         self.assertEqual(io.chanerr(0), CHANERR_READ_DATA)
+        self.assertEqual(io.qt.readq(compl), HALTED)   # nothing completed before it
+        self.assertEqual(io.irq_word(0), 0xA0)          # the error interrupt
         bufs[0].check(self, copied=False)
-        # Other channels are not selected; the halted one resets and would fail again.
-        io.use_msix()
+        # Other channels are not selected.
         self.verified_copy(io, 2)
+        # Recovery as Linux's ioatdma does it for a read data error (drivers/dma/ioat/
+        # dma.c), from the interrupt's tasklet, ioat_cleanup_event() -> ioat_cleanup() ->
+        # ioat_eh(): ioat_reset_hw() writes CHANERR back and resets the channel (CB3.3
+        # skips CHANERR_INT there; RESET completes at once, so ioat_reset_sync()'s poll
+        # reads it clear); ioat_eh() writes CHANERR and CHANERR_INT back again;
+        # ioat_restart_channel() sets CHANCMP again and, nothing being pending (the failed
+        # descriptor was completed as failed), starts a null descriptor (INT_EN,
+        # COMPL_WRITE, size 1) through CHAINADDR and DMACOUNT counted from 0. Then
+        # ioat_cleanup_event() re-arms (CHANCTRL_RUN).
+        io.clear_irqs()
+        chanerr = io.chanerr(0)
+        io.wr(0, CHANERR, chanerr, 4)
         io.wr(0, CHANCMD, CMD_RESET, 1)
+        self.assertEqual(io.rd(0, CHANCMD, 1) & CMD_RESET, 0)
+        io.wr(0, CHANERR, chanerr, 4)
+        chanerr_int = io.pci.cfg_read(io.bdf, CFG_CHANERR_INT, 4)
+        io.pci.cfg_write(io.bdf, CFG_CHANERR_INT, chanerr_int, 4)
+        io.wr(0, CHANCMP, compl & 0xFFFFFFFF, 4)
+        io.wr(0, CHANCMP + 4, compl >> 32, 4)
+        self.assertEqual(io.chanerr(0), 0)
+        again = Buf(io, 8192, 5)
+        null, copy = io.chain([(1, CTL_NULL | CTL_INT_EN | CTL_COMPL_WRITE, 0, 0),
+                               (again.size, CTL_COMPL_WRITE | CTL_INT_EN, again.src, again.dst)])
+        io.start(0, null, 1)
+        io.wr(0, CHANCTRL, CHANCTRL_RUN, 2)
+        self.settle(io)
+        self.assertEqual(io.qt.readq(compl), null | DONE)
+        self.assertEqual(io.irq_word(0), 0xA0)
+        # The next client copy follows the null descriptor in the ring: DMACOUNT 2, after
+        # the tasklet's re-arm for the null descriptor's interrupt.
+        io.clear_irqs()
+        io.wr(0, CHANCTRL, CHANCTRL_RUN, 2)
+        io.wr(0, DMACOUNT, 2, 2)
+        self.settle(io)
+        again.check(self)
+        bufs[0].check(self, copied=False)       # never retried
+        self.assertEqual(io.qt.readq(compl), copy | DONE)
+        self.assertEqual(io.chansts(0), copy | DONE)
+        self.assertEqual(io.chanerr(0), 0)
+        self.assertEqual(io.irq_word(0), 0xA0)
         self.assertEqual(self.injected(io), 1)
+        self.assertCounters(io, descriptors=3, errors=1)
 
     def test_dropped_interrupt(self):
         plan = self.plan([{"kind": "drop-interrupt", "nth": 1}])

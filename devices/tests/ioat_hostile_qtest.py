@@ -132,15 +132,46 @@ class Hostile(unittest.TestCase):
         self.assert_works(0)
 
     def test_interrupt_message_aimed_at_itself(self):
-        io = self.start()
+        """Channel 0's completion interrupt is a DWORD write of CMD_RESET into channel 1's
+        CHANCMD while channels 1 and 2 are each halfway through a 1 MiB copy. QEMU's
+        re-entrancy guard refuses the message: nothing resets, both copies finish. (Were it
+        accepted, channel 1 would reset and drop its copy: the model resets at once, and the
+        message's upper bytes write DMACOUNT.)"""
+        size = 1 << 20
+        # 1 GB/s in 64 KiB pieces: each copy's data phase lasts 1,048,576 ns of virtual time.
+        io = self.start("dmalab-ioat,id=ioat,bandwidth=1000000000,step-bytes=65536")
         io.use_msix()
-        # Vector 0's message is a DWORD write of CMD_RESET into channel 1's CHANCMD.
         io.pci.msix_set_vector(io.bdf, 0, io.reg(1, CHANCMD), CMD_RESET)
-        io.setup(0)
-        io.setup(1)
-        self.copy(0, 0, 0, 1, CTL_NULL | CTL_INT_EN | CTL_COMPL_WRITE)
-        io.settle(1_000_000, 4)
+        compl = [io.setup(ch) for ch in range(3)]
+        copies = {}
+        for ch in (1, 2):
+            src, data = io.buffer(size, seed=ch + 5)
+            dst = io.mem.alloc(size, fill=0)
+            copies[ch] = (self.copy(ch, src, dst, size), dst, data)
+        io.qt.clock_step(500_000)
+        for ch, (_, dst, data) in copies.items():
+            self.assertEqual(io.state(ch), ACTIVE)
+            self.assertEqual(self.qt.memread(dst, 4096), data[:4096], "no progress")
+            self.assertEqual(self.qt.memread(dst + size - 4096, 4096), bytes(4096),
+                             "the copy is not in flight")
+        first = self.copy(0, 0, 0, 1, CTL_NULL | CTL_INT_EN | CTL_COMPL_WRITE)
+        io.qt.clock_step(1000)   # with sync-start off, channel 0 steps from its timer
         self.assertEqual(io.state(0), DONE)
+        self.assertEqual(self.qt.readq(compl[0]), first | DONE)
+        # The message was sent, and refused: channel 1 was not reset.
+        for ch in (1, 2):
+            self.assertEqual((io.state(ch), io.chanerr(ch), self.qt.readq(compl[ch])),
+                             (ACTIVE, 0, 0), f"channel {ch} disturbed")
+        self.assertIn("Blocked re-entrant IO on MemoryRegion: dmalab-ioat-regs at addr: "
+                      f"0x{STRIDE * 2 + CHANCMD:X}", self.qt.stderr)
+        io.settle(1_000_000, 8)
+        for ch, (desc, dst, data) in copies.items():
+            self.assertEqual(self.qt.memread(dst, size), data, f"channel {ch}'s copy")
+            self.assertEqual(self.qt.readq(compl[ch]), desc | DONE)
+            self.assertEqual(io.chansts(ch), desc | DONE)
+            self.assertEqual(io.irq_word(ch), 0xA0 | ch)
+        self.assertEqual(self.qt.qmp("qom-get", path="/machine/peripheral/ioat",
+                                     property="descriptors"), 3)
         self.assertTrue(self.qt.responsive())
         self.assert_works(1)
 

@@ -286,13 +286,34 @@ class VtdTest(unittest.TestCase):
         self.assertEqual(v.counter("events-refused"), 0)
 
     def test_odd_access_sizes_are_ignored(self):
-        v = self.unit()
-        v.qt.writeb(BASE + GCMD + 3, 0x80)
-        v.qt.writew(BASE + GCMD + 2, 0x8000)
-        self.assertFalse(v.r32(GSTS) & TE)
+        """Accesses the unit refuses (VT-d 10.2: aligned DWORDs and QWORDs only), each
+        carrying TE (GCMD bit 31, the byte at GCMD + 3) where a unit that took it would set
+        it."""
+        v = self.unit(args=["-d", "guest_errors"])
+        # The misaligned QWORD is split by QEMU along alignment (the unit's MMIO ops take no
+        # unaligned access): a WORD at GCMD + 2 (TE), a DWORD at GSTS (read-only, TE again)
+        # and a WORD at RTADDR (0x1000, an address); the unit must refuse both WORDs. At
+        # GCMD + 4 the pieces would be GSTS and RTADDR's low DWORD, which cannot set TE; at
+        # GCMD - 4, ECAP's upper DWORD and a well-formed DWORD at GCMD, which sets TE.
+        cases = [
+            ("byte at GCMD + 3", v.qt.writeb, GCMD + 3, 0x80, [(1, GCMD + 3)]),
+            ("word at GCMD + 2", v.qt.writew, GCMD + 2, 0x8000, [(2, GCMD + 2)]),
+            ("qword at GCMD + 2", v.qt.writeq, GCMD + 2, 0x1000_8000_0000_8000,
+             [(2, GCMD + 2), (2, RTADDR)]),
+        ]
+        for what, write, off, value, refused in cases:
+            with self.subTest(what):
+                seen = len(v.qt.stderr)
+                write(BASE + off, value)
+                self.assertFalse(v.r32(GSTS) & TE, "TE set")
+                self.assertEqual(v.r64(RTADDR), 0)
+                log = v.qt.stderr[seen:]
+                for size, at in refused:
+                    self.assertIn(f"vtd: {size}-byte write at {at:#x} ignored", log)
+            if v.r32(GSTS) & TE:
+                v.w32(GCMD, 0)          # the next case starts with TE clear again
+            v.w64(RTADDR, 0)
         self.assertEqual(v.qt.readb(BASE + VER), 0)
-        v.qt.writeq(BASE + GCMD + 4, 0x80000000)   # misaligned: QEMU splits it
-        self.assertFalse(v.r32(GSTS) & TE)
         self.assertTrue(v.qt.responsive())
 
     def ioat_behind(self, props=""):
