@@ -350,6 +350,22 @@ static void host_timer_cancel(void *opaque, unsigned timer)
     }
 }
 
+/*
+ * Writes an interrupt message as the function's bus master, as QEMU's own
+ * MSI path does, and says whether the memory system took it.  A message the
+ * guest aimed at this device's registers (refused by QEMU's re-entrancy
+ * guard) or at nothing is not a message delivered.
+ */
+static bool dmalab_ioat_deliver(PCIDevice *pdev, MSIMessage msg)
+{
+    MemTxAttrs attrs = { .requester_id = pci_requester_id(pdev) };
+    MemTxResult r = MEMTX_OK;
+
+    address_space_stl_le(&pdev->bus_master_as, msg.address, msg.data, attrs,
+                         &r);
+    return r == MEMTX_OK;
+}
+
 static bool host_notify(void *opaque, unsigned vector)
 {
     DmalabIoatState *s = opaque;
@@ -363,17 +379,23 @@ static bool host_notify(void *opaque, unsigned vector)
         if (vector >= s->channels) {
             vector = 0;
         }
-        /* A masked vector is left pending in the PBA: not a message sent. */
-        sent = !msix_is_masked(pdev, vector);
-        msix_notify(pdev, vector);
+        if (msix_is_masked(pdev, vector)) {
+            /* Left pending in the PBA: not a message sent. */
+            msix_notify(pdev, vector);
+        } else {
+            sent = dmalab_ioat_deliver(pdev, msix_get_message(pdev, vector));
+        }
     } else if (msi_enabled(pdev)) {
         /*
          * One message: msi_notify() asserts on a vector the guest did not
          * enable.
          */
-        msi_notify(pdev, 0);
-        sent = true;
         vector = 0;
+        if (msi_is_masked(pdev, 0)) {
+            msi_notify(pdev, 0); /* sets the pending bit */
+        } else {
+            sent = dmalab_ioat_deliver(pdev, msi_get_message(pdev, 0));
+        }
     }
     trace_dmalab_ioat_irq(vector, msix_enabled(pdev), sent);
     return sent;
@@ -420,8 +442,7 @@ static bool host_send_msi(void *opaque, uint64_t address, uint32_t data,
     if (!dmalab_ioat_live(s)) {
         return false;
     }
-    msi_send_message(PCI_DEVICE(s), msg);
-    return true;
+    return dmalab_ioat_deliver(PCI_DEVICE(s), msg);
 }
 
 /* Walks behind dmalab-vtd: the model adds them to its descriptors' time. */

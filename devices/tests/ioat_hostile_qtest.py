@@ -172,8 +172,26 @@ class Hostile(unittest.TestCase):
             self.assertEqual(io.irq_word(ch), 0xA0 | ch)
         self.assertEqual(self.qt.qmp("qom-get", path="/machine/peripheral/ioat",
                                      property="descriptors"), 3)
+        # 'interrupts' counts messages delivered: channels 1 and 2's, not the refused one.
+        self.assertEqual(self.qt.qmp("qom-get", path="/machine/peripheral/ioat",
+                                     property="interrupts"), 2)
         self.assertTrue(self.qt.responsive())
         self.assert_works(1)
+
+    def test_interrupt_message_aimed_at_nothing(self):
+        """A message aimed at unassigned bus space goes nowhere and is not counted as
+        delivered; the channel keeps working."""
+        io = self.start("dmalab-ioat,id=ioat")
+        io.use_msix()
+        io.pci.msix_set_vector(io.bdf, 0, 0xFEB0_0000, 0x1234)  # below the IOAPIC: nothing
+        io.setup(0)
+        self.copy(0, 0, 0, 1, CTL_NULL | CTL_INT_EN | CTL_COMPL_WRITE)
+        io.settle(1_000_000, 4)
+        self.assertEqual(io.state(0), DONE)
+        self.assertEqual(self.qt.qmp("qom-get", path="/machine/peripheral/ioat",
+                                     property="interrupts"), 0)
+        self.assertTrue(self.qt.responsive())
+        self.assert_works(0)
 
     def test_flr_by_its_own_dma_mid_copy(self):
         io = self.start(args=["-m", "512"])
