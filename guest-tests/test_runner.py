@@ -5,6 +5,7 @@ image.py's cpio/ELF helpers (no QEMU needed)."""
 
 import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -177,6 +178,64 @@ class JudgeTests(unittest.TestCase):
             "DMALAB: done", "DMALAB: error: insmod x failed\nDMALAB: done"),
             "guest: error")
 
+    def test_skip_fails_unless_allowed_by_name(self):
+        text = GOOD.replace("ok 4 dma0chan3",
+                            "ok 4 dma0chan3 # SKIP only 3 channel(s)")
+        _, reasons = judge(text)
+        self.assertEqual(reasons, ["KTAP skipped (no --allow-skip for it): 4 "
+                                   "dma0chan3 (SKIP only 3 channel(s))"])
+        facts = self.assertPass(text, "--allow-skip", "dma0chan3")
+        self.assertEqual(facts["skipped"], ["4 dma0chan3"])
+        self.assertPass(text, "--allow-skip", r"dma0chan\d")
+        # the whole name: another test's skip is not allowed by it
+        self.assertFail(text, "KTAP skipped", "--allow-skip", "dma0chan")
+        self.assertFail(text, "KTAP skipped", "--allow-skip", "dma0chan2")
+        # lower case too (TAP's directive is case-insensitive), and spelt out
+        self.assertFail(text.replace("# SKIP", "# skip"), "KTAP skipped")
+        self.assertFail(text.replace("# SKIP", "# skipped:"), "KTAP skipped")
+        # a skip that failed is a failure, allowed or not
+        self.assertFail(text.replace("ok 4", "not ok 4"), "KTAP not ok: 4",
+                        "--allow-skip", "dma0chan3")
+        # other directives are no skip
+        self.assertPass(GOOD.replace("ok 4 dma0chan3",
+                                     "ok 4 dma0chan3 # expected: lands"))
+
+    def test_timeout(self):
+        for extra, words in (([], "timeout after 300 s"),
+                             (["--timeout", "10", "--boots", "2"],
+                              "timeout after 20 s")):
+            args = runner.make_parser().parse_args(
+                ["--judge-log", "x"] + extra)
+            boot = runner.Boot()
+            boot.lines = GOOD.splitlines()
+            boot.stamps = [0.0] * len(boot.lines)
+            boot.rc = -9
+            boot.timed_out = True
+            reasons = runner.analyse(boot, args)[1]
+            self.assertEqual(reasons[:1], [words], reasons)
+        # a killed QEMU that did not time out says how it ended
+        boot.timed_out = False
+        self.assertIn("qemu exited with status -9",
+                      runner.analyse(boot, args)[1][0])
+
+    def test_missing_plan(self):
+        self.assertFail(GOOD.replace("1..4\n", ""), "KTAP: no plan line")
+        # a plan later in the output is no plan either (nor is one that
+        # comes after another)
+        self.assertFail(GOOD.replace("1..4\n", "").replace(
+            "DMALAB: done", "1..4\nDMALAB: done").replace(
+                "KTAP version 1\n", "KTAP version 1\n1..2\n"),
+            "results outside the plan: 3,4")
+
+    def test_duplicate_results(self):
+        self.assertFail(GOOD.replace("ok 2 dma0chan1\n",
+                                     "ok 2 dma0chan1\nok 2 dma0chan1\n"),
+                        "KTAP: duplicate results 2")
+        # a later "ok" does not hide a "not ok" of the same test
+        self.assertFail(GOOD.replace("ok 2 dma0chan1\n",
+                                     "not ok 2 dma0chan1\nok 2 dma0chan1\n"),
+                        "KTAP: duplicate results 2")
+
 
 IRQS = """\
 DMALAB: irq 310 PCI-MSIX-0000:00:02.0 0-edge ioat-msix
@@ -275,6 +334,69 @@ class OptionTests(unittest.TestCase):
             boot.qmp_latencies = lat
             reasons = runner.analyse(boot, args)[1]
             self.assertEqual(reasons == [], ok, (argv, lat, reasons))
+
+    def test_expect_line(self):
+        # (before the KTAP header: judged as a serial line only)
+        text = with_lines(GOOD, "[    9.000000] ok 5 cpu-write-under-dma",
+                          "KTAP version 1")
+        self.assertEqual(judge(text, "--expect-line",
+                               "^ok 5 cpu-write-under-dma$")[1], [])
+        _, reasons = judge(text, "--expect-line", "^ok 5 cpu-write$",
+                           "--expect-line", "dma0chan[0-3]")
+        self.assertEqual(reasons,
+                         ["no serial line matches '^ok 5 cpu-write$'"])
+        # anchored, a result's pattern no longer matches its failure
+        bad = text.replace("ok 5 cpu", "not ok 5 cpu")
+        self.assertIn("no serial line matches '^ok 5 cpu-write-under-dma$'",
+                      judge(bad, "--expect-line",
+                            "^ok 5 cpu-write-under-dma$")[1])
+
+    def test_expect_line_for_a_result_must_be_anchored(self):
+        ap = runner.make_parser()
+        args = ap.parse_args(["--judge-log", "x", "--expect-line",
+                              "ok 2 copy-after-unmap"])
+        with unittest.mock.patch("sys.stderr", new=io.StringIO()) as err:
+            with self.assertRaises(SystemExit):
+                runner.check_args(ap, args)
+        self.assertIn("must be anchored ('^ok 2 copy-after-unmap')",
+                      err.getvalue())
+        args = ap.parse_args(["--judge-log", "x", "--expect-line",
+                              "^ok 2 copy-after-unmap$", "--expect-line",
+                              "read-error: copy from"])
+        runner.check_args(ap, args)
+
+    def test_virtio_disk(self):
+        sha = "ab" * 32
+        args = runner.make_parser().parse_args(
+            ["--judge-log", "x", "--virtio-disk", "16"])
+        args.disk = ("/nonexistent", sha)
+        boot = runner.Boot()
+        good = with_lines(GOOD, "DMALAB: disk vda sha256=%s bytes=%d" %
+                          (sha, 16 << 20))
+        for text, words in (
+                (good, None),
+                (good.replace(sha, "cd" * 32), "read back with sha256 cdcd"),
+                (good.replace("bytes=%d" % (16 << 20), "bytes=4096"),
+                 "read 4096 bytes, expected 16777216"),
+                (GOOD, "reported no virtio disk checksum")):
+            boot.lines = text.splitlines()
+            boot.stamps = [0.0] * len(boot.lines)
+            boot.rc = 0
+            reasons = runner.analyse(boot, args)[1]
+            if words is None:
+                self.assertEqual(reasons, [])
+            else:
+                self.assertEqual(len(reasons), 1, reasons)
+                self.assertIn(words, reasons[0])
+        # a saved log has no disk file: the checksum is of the same contents
+        del args.disk
+        want = runner.hashlib.sha256(runner.disk_data(1)).hexdigest()
+        args.virtio_disk = 1
+        for sha, ok in ((want, True), (sha, False)):
+            boot.lines = with_lines(GOOD, "DMALAB: disk vda sha256=%s bytes=%d"
+                                    % (sha, 1 << 20)).splitlines()
+            boot.stamps = [0.0] * len(boot.lines)
+            self.assertEqual(runner.analyse(boot, args)[1] == [], ok, sha)
 
     def test_bench_lines(self):
         lines = ("# bench size=16384 channels=1 ops=400 ns=900000 "
@@ -442,6 +564,99 @@ class BootsTests(unittest.TestCase):
         self.assertNotIn("-no-reboot", cmd("--boots", "3"))
         # with -no-reboot QEMU would turn system_reset into a shutdown
         self.assertNotIn("-no-reboot", cmd("--reset-on", "DMALAB: reset-me"))
+
+
+FAKE_QEMU = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "fake_qemu.py")
+
+
+class ResetTests(unittest.TestCase):
+    """Boots that end in a machine reset, against fake_qemu.py (QEMU's run
+    states, events and counters as the runner sees them over QMP): every
+    boot's counters are read before the reset clears them."""
+
+    def run_fake(self, ends, *runner_args, descriptors=200, fake_args=()):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt",
+                                         delete=False) as f:
+            f.write(RESET_BOOT)
+        self.addCleanup(os.unlink, f.name)
+        args = runner.make_parser().parse_args(
+            ["--qemu", "q", "--kernel", "k", "--initrd", "i", "--min-ops",
+             "100", "--boots", str(len(ends))] + list(runner_args))
+        boot = runner.run_qemu(
+            [sys.executable, FAKE_QEMU, "--boot-text", f.name, "--ends",
+             ",".join(ends), "--descriptors", str(descriptors),
+             "--bytes", "5000", "-M", "q35"] + list(fake_args), 30, False,
+            counters=runner.want_counters(args), boots=args.boots,
+            reset_on=re.compile(args.reset_on) if args.reset_on else None)
+        self.assertFalse(boot.timed_out, boot.lines)
+        self.assertEqual((boot.rc, boot.qmp_error), (0, None), boot.lines)
+        return boot, runner.judge_run(boot, args)
+
+    def test_guest_resets(self):
+        boot, (results, run_reasons) = self.run_fake(
+            ["reset"] * 3, "--min-device-descriptors", "150")
+        self.assertEqual(boot.reset_ends, {0, 1, 2})
+        # read while the machine waited in its shutdown state, before each
+        # reset (and not again at the firmware's reset after it)
+        self.assertEqual({k: v[0]["descriptors"]
+                          for k, v in boot.boot_stats.items()},
+                         {0: 200, 1: 200, 2: 200})
+        self.assertIn(["-action", "reboot=shutdown"],
+                      [boot.cmd[i:i + 2] for i in range(len(boot.cmd))])
+        self.assertEqual(run_reasons, [])
+        self.assertEqual([r for _, _, r in results], [[], [], []])
+        self.assertTrue(all(seg.ended_by_reset for seg, _, _ in results))
+
+    def test_a_boot_that_races_the_replies_is_counted(self):
+        # the next boot's lines and its reset's SHUTDOWN come before the
+        # reply to cont: the runner takes in the lines before it decides
+        # which boot the counters describe
+        boot, (results, _) = self.run_fake(["reset"] * 3,
+                                           fake_args=["--eager"])
+        self.assertEqual(sorted(boot.boot_stats), [0, 1, 2])
+        self.assertEqual([r for _, _, r in results], [[], [], []])
+
+    def test_a_device_that_did_nothing_fails_every_boot(self):
+        _, (results, _) = self.run_fake(
+            ["reset"] * 3, "--min-device-descriptors", "150", descriptors=0)
+        for _, _, reasons in results:
+            self.assertIn("dmalab-ioat completed 0 descriptors, expected at "
+                          "least 150", reasons)
+            self.assertIn("dmalab-ioat completed 0 descriptors, fewer than "
+                          "the guest's 120 copies", reasons)
+
+    def test_reset_on(self):
+        boot, (results, run_reasons) = self.run_fake(
+            ["host", "host"], "--reset-on", "^DMALAB: reset-me$",
+            "--min-device-descriptors", "150")
+        # the runner's system_reset is a reset, not the shutdown that
+        # -action reboot=shutdown makes of it
+        self.assertEqual(boot.reset_ends, {0, 1})
+        self.assertEqual(sorted(boot.boot_stats), [0, 1])
+        self.assertEqual(boot.boot_stats[1][0]["descriptors"], 200)
+        self.assertEqual((run_reasons, [r for _, _, r in results]),
+                         ([], [[], []]))
+        # one at each marker (the firmware's own reset after the first may
+        # come before the runner holds resets back again: a plain reset)
+        resets = [d["reason"] for _, _, what, d in boot.events
+                  if what == "RESET"]
+        self.assertGreaterEqual(resets.count("host-qmp-system-reset"), 2)
+
+    def test_power_off_ends_the_last_boot(self):
+        boot, (results, run_reasons) = self.run_fake(["reset", "poweroff"])
+        self.assertEqual(sorted(boot.boot_stats), [0, 1])
+        self.assertEqual(boot.reset_ends, {0})
+        self.assertEqual((run_reasons, [r for _, _, r in results]),
+                         ([], [[], []]))
+        self.assertTrue(results[1][1]["done"])
+
+    def test_without_counters_resets_are_not_held(self):
+        boot, (results, _) = self.run_fake(["reset", "reset"],
+                                           "--no-counters")
+        self.assertNotIn("-action", boot.cmd)
+        self.assertEqual((boot.boot_stats, boot.reset_ends), ({}, {0, 1}))
+        self.assertEqual([r for _, _, r in results], [[], []])
 
 
 class AccelTests(unittest.TestCase):
@@ -625,6 +840,73 @@ class QemuProcessTests(unittest.TestCase):
         boot.device_stats = None
         self.assertTrue(any("wanted but not read" in r
                             for r in runner.analyse(boot, args)[1]))
+
+    def test_expect_vtd_values(self):
+        boot = runner.Boot()
+        boot.lines = GOOD.splitlines()      # the guest verified 1200 copies
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        ioat = {"path": "/machine/peripheral-anon/device[2]",
+                "type": "dmalab-ioat", "descriptors": 1210, "bytes": 6000,
+                "errors": 0, "interrupts": 1205}
+        names = ["iotlb-inv-page", "faults"]
+        # two units: their counters are summed
+        units = [{"path": "/machine/peripheral-anon/device[%d]" % i,
+                  "type": "dmalab-vtd", "counter-names": names,
+                  "iotlb-inv-page": 1200, "faults": 0} for i in (0, 1)]
+        boot.device_stats = [ioat] + units
+        for expect, ok in (("iotlb-inv-page>=ops*2", True),
+                           ("iotlb-inv-page>ops*2", False),
+                           ("iotlb-inv-page==2400", True),
+                           ("iotlb-inv-page==ops", False),
+                           ("iotlb-inv-page<=ops/10", False),
+                           ("iotlb-inv-page<ops*3", True),
+                           ("faults==0", True), ("faults>=1", False),
+                           ("faults>0", False), ("faults<1", True)):
+            args = runner.make_parser().parse_args(
+                ["--judge-log", "x", "--expect-vtd", expect])
+            reasons = runner.analyse(boot, args)[1]
+            self.assertEqual(reasons == [], ok, (expect, reasons))
+            if not ok:
+                self.assertIn("(%s)" % expect, reasons[0])
+        args.expect_vtd = ["iotlb-inv-page<=ops/10"]
+        self.assertEqual(runner.analyse(boot, args)[1],
+                         ["dmalab-vtd: iotlb-inv-page is 2400, expected <= "
+                          "120 (iotlb-inv-page<=ops/10)"])
+
+    def test_expectations_without_counters_fail(self):
+        # A saved log has no counters: what names one cannot pass ...
+        for extra, words in ((["--expect-vtd", "faults==0"],
+                              "--expect-vtd faults==0"),
+                             (["--min-device-descriptors", "1"],
+                              "--min-device-descriptors 1"),
+                             (["--expect-device-errors", "1+"],
+                              "--expect-device-errors 1+")):
+            _, reasons = judge(GOOD, *extra)
+            self.assertEqual(reasons, ["the device counters were not read (a "
+                                       "saved log): cannot check %s" % words])
+        # ... nor with --no-counters; the default cross-check is not asked for
+        args = runner.make_parser().parse_args(
+            ["--qemu", "q", "--kernel", "k", "--initrd", "i", "--no-counters",
+             "--expect-vtd", "faults==0"])
+        boot = runner.Boot()
+        boot.lines = GOOD.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        self.assertIn("(--no-counters): cannot check --expect-vtd faults==0",
+                      runner.analyse(boot, args)[1][0])
+        self.assertEqual(judge(GOOD)[1], [])
+        self.assertEqual(judge(GOOD, "--expect-device-errors", "0")[1], [])
+        # a live boot that ended in a reset has its counters too: read at
+        # the reset (held back for it) or at the --reset-on marker
+        args = runner.make_parser().parse_args(
+            ["--qemu", "q", "--kernel", "k", "--initrd", "i", "--boots", "2",
+             "--min-device-descriptors", "10"])
+        boot.ended_by_reset = True
+        self.assertEqual(runner.analyse(boot, args)[1],
+                         ["QMP: the device counters were wanted but not read "
+                          "(QEMU ended before the runner could ask): cannot "
+                          "check --min-device-descriptors 10"])
 
     def test_timeout_kills_group(self):
         # the child forks a grandchild; both must be gone after the timeout

@@ -19,13 +19,27 @@ def qemu(*args, stdin=None, timeout=60):
                           text=True, timeout=timeout)
 
 
+class QemuDidNotRun(AssertionError):
+    pass
+
+
 def qmp_session(device, *commands):
-    """Runs QMP commands against a stopped machine; returns their replies."""
+    """Runs QMP commands against a stopped machine; returns their replies.
+    Raises QemuDidNotRun (a test failure) unless QEMU started, answered
+    every command and quit when told (exit status 0): a QEMU that refused
+    its command line printed no warning, but proves nothing."""
     lines = [{"execute": "qmp_capabilities"}] + list(commands) + [{"execute": "quit"}]
     res = qemu("-device", device, "-qmp", "stdio", "-display", "none",
                stdin="".join(json.dumps(c) + "\n" for c in lines))
     replies = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
+    greeting = [r for r in replies if "QMP" in r]
     replies = [r for r in replies if "return" in r or "error" in r]
+    if res.returncode != 0 or not greeting or len(replies) != len(lines) or \
+            replies[0] != {"return": {}} or replies[-1] != {"return": {}}:
+        raise QemuDidNotRun(
+            "QEMU did not run the QMP session (exit status %d, %d of %d replies): %s" % (
+                res.returncode, len(replies), len(lines),
+                res.stderr.strip() or res.stdout.strip() or "no output"))
     return replies[1:1 + len(commands)], res
 
 
