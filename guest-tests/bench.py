@@ -152,30 +152,24 @@ def main(argv=None):
     failed = []
     runs = {label: [] for label, _ in configs}   # label -> [(bench, cost)]
     for label, extra in [c for _ in range(max(args.repeat, 1)) for c in configs]:
-        rargs = rp.parse_args(
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        boot, results, bad = runner.bench_boot(
+            rp,
             ["--qemu", os.path.abspath(args.qemu),
              "--kernel", os.path.abspath(args.kernel),
              "--initrd", os.path.abspath(args.initrd),
              "--name", "%s-%s" % (args.name, label), "--summary",
              "--timeout", str(args.timeout)] + extra +
             ["--append", "dmalab_exercise.bench_ops_large=%d" % args.large_ops] +
-            args.runner_arg +
-            (["--verbose"] if args.verbose else []))
-        runner.check_args(rp, rargs)
-        print("==== %s ====" % label, flush=True)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        boot, results, run_reasons = runner.run_once(rargs)
+            args.runner_arg,
+            label,
+            args.log_dir and os.path.join(args.log_dir,
+                                          "%s-%s.log" % (args.name, label)),
+            args.verbose)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + \
             (after.ru_stime - before.ru_stime)
         moved = sum(d["bytes"] for d in runner.ioat_stats(boot))
-        if args.log_dir:
-            with open(os.path.join(args.log_dir, "%s-%s.log" %
-                                   (args.name, label)), "w") as f:
-                f.write("\n".join(boot.lines) + "\n")
-        bad = runner.report_run(results, run_reasons, rargs,
-                                run_label=label, verbose=args.verbose,
-                                whole=boot)
         failed += bad
         bench_lines = sum((facts["bench"] for _, facts, _ in results), [])
         if not bad and not bench_lines:

@@ -69,25 +69,18 @@ def main(argv=None):
     for i in range(1, max(args.repeat, 1) + 1):
         for way, extra in ways:
             label = "%s %d" % (way, i)
-            rargs = rp.parse_args(
+            name = "%s-%s" % (args.name, label.replace(" ", "-"))
+            boot, results, bad = runner.bench_boot(
+                rp,
                 ["--qemu", os.path.abspath(args.qemu),
                  "--kernel", os.path.abspath(args.kernel),
                  "--initrd", os.path.abspath(args.initrd),
-                 "--name", "%s-%s" % (args.name, label.replace(" ", "-")),
-                 "--summary", "--accel", "tcg",
+                 "--name", name, "--summary", "--accel", "tcg",
                  "--scenario", "memcpy", "--iterations", str(args.iterations),
                  "--expect-channels", "4", "--min-ops", str(4 * args.iterations),
-                 "--timeout", str(args.timeout)] + extra +
-                (["--verbose"] if args.verbose else []))
-            runner.check_args(rp, rargs)
-            print("==== %s ====" % label, flush=True)
-            boot, results, run_reasons = runner.run_once(rargs)
-            if args.log_dir:
-                with open(os.path.join(args.log_dir, "%s-%s.log" % (
-                        args.name, label.replace(" ", "-"))), "w") as f:
-                    f.write("\n".join(boot.lines) + "\n")
-            bad = runner.report_run(results, run_reasons, rargs, run_label=label,
-                                    verbose=args.verbose, whole=boot)
+                 "--timeout", str(args.timeout)] + extra,
+                label, args.log_dir and os.path.join(args.log_dir, name + ".log"),
+                args.verbose)
             failed += bad
             if bad or not results:
                 continue

@@ -84,7 +84,8 @@ def main(argv=None):
                 extra += ["--qemu-arg=-trace", "--qemu-arg=" + ev]
             extra += ["--qemu-arg=-msg", "--qemu-arg=timestamp=on",
                       "--qemu-arg=-D", "--qemu-arg=" + trace_log]
-        rargs = rp.parse_args(
+        boot, results, bad = runner.bench_boot(
+            rp,
             ["--qemu", os.path.abspath(args.qemu),
              "--kernel", os.path.abspath(args.kernel),
              "--initrd", os.path.abspath(args.initrd),
@@ -93,16 +94,9 @@ def main(argv=None):
              "--scenario", "memcpy", "--iterations", str(args.iterations),
              "--max-len", str(args.max_len),
              "--expect-channels", "4", "--min-ops", str(4 * args.iterations),
-             "--timeout", str(args.timeout)] + extra +
-            (["--verbose"] if args.verbose else []))
-        runner.check_args(rp, rargs)
-        print("==== %s ====" % label, flush=True)
-        boot, results, run_reasons = runner.run_once(rargs)
-        if args.log_dir:
-            with open(os.path.join(args.log_dir, tag + ".log"), "w") as f:
-                f.write("\n".join(boot.lines) + "\n")
-        bad = runner.report_run(results, run_reasons, rargs, run_label=label,
-                                verbose=args.verbose, whole=boot)
+             "--timeout", str(args.timeout)] + extra,
+            label, args.log_dir and os.path.join(args.log_dir, tag + ".log"),
+            args.verbose)
         failed += bad
         if bad or not results:
             continue

@@ -1476,6 +1476,22 @@ def want_counters(args):
         d.split(",")[0] in ("dmalab-ioat", "dmalab-vtd") for d in devices)
 
 
+def bench_boot(rp, argv, label, log_path=None, verbose=False):
+    """One boot of a bench script (bench.py, race_cost.py, roundtrip_bench.py):
+    argv as runner arguments, the boot, its serial log written to log_path, the
+    verdict reported.  Returns (boot, results, failures)."""
+    rargs = rp.parse_args(argv + (["--verbose"] if verbose else []))
+    check_args(rp, rargs)
+    print("==== %s ====" % label, flush=True)
+    boot, results, run_reasons = run_once(rargs)
+    if log_path:
+        with open(log_path, "w") as f:
+            f.write("\n".join(boot.lines) + "\n")
+    bad = report_run(results, run_reasons, rargs, run_label=label,
+                     verbose=verbose, whole=boot)
+    return boot, results, bad
+
+
 def check_args(ap, args):
     """Normalises and validates parsed arguments (ap.error on bad ones)."""
     if args.expect_channels is not None and args.expect_channels < 0:
