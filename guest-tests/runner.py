@@ -1485,6 +1485,7 @@ def bench_boot(rp, argv, label, log_path=None, verbose=False):
     print("==== %s ====" % label, flush=True)
     boot, results, run_reasons = run_once(rargs)
     if log_path:
+        os.makedirs(os.path.dirname(log_path) or ".", exist_ok=True)
         with open(log_path, "w") as f:
             f.write("\n".join(boot.lines) + "\n")
     bad = report_run(results, run_reasons, rargs, run_label=label,

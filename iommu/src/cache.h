@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <utility>
-#include <vector>
 
 #include "dmalab/prng.h"
 #include "dmalab/timers.h"
@@ -16,6 +16,29 @@
 
 namespace dmalab::vtd
 {
+
+// Storage sized once and indexed without the bounds checks that _GLIBCXX_ASSERTIONS (on in
+// QEMU's build) adds to std::vector, which cost a sixth of a run of IOTLB misses. SetAssoc's
+// indices are bounded by construction: a set's base plus a way below ways_, a link below
+// the entry count, a 16-bit group.
+template <class T> class Slots
+{
+  public:
+    Slots(size_t n, const T& v) : n_(n), p_(std::make_unique<T[]>(n))
+    {
+        std::fill_n(p_.get(), n, v);
+    }
+    T& operator[](size_t i) { return p_.get()[i]; }
+    const T& operator[](size_t i) const { return p_.get()[i]; }
+    T* begin() { return p_.get(); }
+    T* end() { return p_.get() + n_; }
+    T* data() { return p_.get(); }
+    size_t size() const { return n_; }
+
+  private:
+    size_t n_;
+    std::unique_ptr<T[]> p_;
+};
 
 template <class Entry> class SetAssoc
 {
@@ -27,7 +50,8 @@ template <class Entry> class SetAssoc
 
     SetAssoc(unsigned entries, unsigned ways, Replacement policy, Prng& prng)
         : ways_(ways), sets_(entries / ways), policy_(policy), prng_(prng), tags_(entries, 0),
-          stamps_(entries, 0), entries_(entries), links_(entries), groups_(kGroups)
+          stamps_(entries, 0), entries_(entries, Entry{}), links_(entries, Link{}),
+          groups_(kGroups, Group{})
     {
     }
 
@@ -60,24 +84,23 @@ template <class Entry> class SetAssoc
         size_t base = size_t{set} * ways_;
         unsigned victim = 0;
         bool evict = true;
-        for (unsigned w = 0; w < ways_; w++)
+        // One pass: the first empty way, else (LRU, FIFO) the oldest stamp, kept in hand so
+        // that each way's load is independent.
+        uint64_t oldest = ~uint64_t{0};
+        for (unsigned w = 0; w < ways_; w++) {
             if (tags_[base + w] == 0) {
                 victim = w;
                 evict = false;
                 break;
             }
-        if (evict) {
-            if (policy_ == Replacement::Random) {
-                victim = static_cast<unsigned>(prng_.upto(ways_ - 1));
-            } else {
-                // The oldest stamp: kept in hand, so each way's load is independent.
-                uint64_t oldest = stamps_[base];
-                for (unsigned w = 1; w < ways_; w++)
-                    if (stamps_[base + w] < oldest) {
-                        oldest = stamps_[base + w];
-                        victim = w;
-                    }
+            if (stamps_[base + w] < oldest) {
+                oldest = stamps_[base + w];
+                victim = w;
             }
+        }
+        if (evict) {
+            if (policy_ == Replacement::Random)
+                victim = static_cast<unsigned>(prng_.upto(ways_ - 1));
             unlink(base + victim);
         } else {
             valid_++;
@@ -215,11 +238,11 @@ template <class Entry> class SetAssoc
     Prng& prng_;
     uint64_t clock_ = 0;
     uint64_t valid_ = 0;
-    std::vector<uint64_t> tags_;   // 0: empty
-    std::vector<uint64_t> stamps_; // last use (LRU) or fill (FIFO)
-    std::vector<Entry> entries_;
-    std::vector<Link> links_;     // each valid entry on its group's list
-    std::vector<Group> groups_;   // each group's list
+    Slots<uint64_t> tags_;   // 0: empty
+    Slots<uint64_t> stamps_; // last use (LRU) or fill (FIFO)
+    Slots<Entry> entries_;
+    Slots<Link> links_;           // each valid entry on its group's list
+    Slots<Group> groups_;         // each group's list
     uint64_t kinds_[kKinds] = {}; // valid entries of each kind
 };
 

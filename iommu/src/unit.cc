@@ -1086,7 +1086,10 @@ Unit::Run Unit::translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigne
         run.len = std::min(len, page_end - iova + 1);
         while (run.len < len && page_end != ~uint64_t{0}) {
             uint64_t next = page_end + 1;
-            Translation t = translate(sid, next, perm);
+            bool done;
+            Translation t = translate_next(sid, next, perm, done);
+            if (!done)
+                t = translate(sid, next, perm);
             if (!t.ok || t.addr + (next - t.iova) != out + run.len || t.read != f.read ||
                 t.write != f.write)
                 break;
@@ -1226,20 +1229,81 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
         if (evicted)
             counters_.iotlb_evictions++;
     }
-    front_ = {true,    sid, iova & ~(pow2(e.shift) - 1), pow2(e.shift) - 1, e.page, e.r, e.w,
-              ctx.fpd, slot};
-    if ((perm & kWrite) && !e.w)
-        return refuse(sid, iova, perm, FR_WRITE, !ctx.fpd);
-    if ((perm & kRead) && !e.r)
-        return refuse(sid, iova, perm, FR_READ, !ctx.fpd);
+    return answer(sid, iova, perm, e.shift, e.page, e.r, e.w, ctx.fpd, slot);
+}
+
+Translation Unit::answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift, uint64_t page,
+                         bool r, bool w, bool fpd, void* slot)
+{
+    front_ = {true, sid, iova & ~(pow2(shift) - 1), pow2(shift) - 1, page, r, w, fpd, slot};
+    if ((perm & kWrite) && !w)
+        return refuse(sid, iova, perm, FR_WRITE, !fpd);
+    if ((perm & kRead) && !r)
+        return refuse(sid, iova, perm, FR_READ, !fpd);
+    Translation t;
     t.ok = true;
     t.translated = true;
-    t.mask = pow2(e.shift) - 1;
+    t.mask = pow2(shift) - 1;
     t.iova = iova & ~t.mask;
-    t.addr = e.page;
-    t.read = e.r;
-    t.write = e.w;
+    t.addr = page;
+    t.read = r;
+    t.write = w;
     return t;
+}
+
+Translation Unit::translate_next(uint16_t sid, uint64_t iova, unsigned perm, bool& done)
+{
+    done = false;
+    const Memo& m = *memo_;
+    auto* ctx = static_cast<Context*>(last_context_);
+    // Whatever translate() would treat otherwise goes to it: fault rules and audits, the
+    // previous page's front entry, cached large pages (each a lookup of its own), another
+    // requester, and a page outside the leaf table this call read whole.
+    if (injector_ || config_.audit || !translation_enabled() || !ctx || ctx->sid != sid ||
+        ctx->tt != TT_UNTRANSLATED || !m.have_upper || !m.have_leaf || m.leaf != m.upper_table ||
+        m.upper_root != ctx->slptptr || m.upper_levels != (ctx->aw == 1 ? 3u : 4u) ||
+        m.upper_region != iova >> 21 ||
+        (front_.valid && front_.sid == sid && (iova & ~front_.mask) == front_.base) ||
+        caches_->iotlb.kind_size(1) || caches_->iotlb.kind_size(2))
+        return {};
+    const uint64_t vpn = iova >> 12;
+    const uint64_t tag = Caches::iotlb_tag(ctx->did, vpn, 12);
+    const unsigned set = caches_->iotlb_set(tag);
+    TlbEntry* slot = caches_->iotlb.find(set, tag); // a miss changes nothing
+    uint64_t page;
+    bool r, w;
+    if (slot) {
+        page = slot->page;
+        r = slot->r;
+        w = slot->w;
+    } else {
+        // walk()'s checks of a level-1 entry (present, reserved bits); a fault is walk()'s.
+        uint64_t pte = load_le(m.leaf_bytes + (vpn & 511) * 8, 8);
+        uint64_t haw_mask = ~(pow2(config_.aw_bits) - 1) & ((uint64_t{1} << 52) - 1);
+        if (!(pte & (SL_R | SL_W)) || (pte & (haw_mask | SL_SNP | SL_TM)))
+            return {};
+        page = pte & 0x000ffffffffff000ull;
+        r = m.upper_r && (pte & SL_R);
+        w = m.upper_w && (pte & SL_W);
+    }
+    counters_.translations++;
+    counters_.context_hits++;
+    caches_->context.touch(ctx);
+    if (slot) {
+        counters_.iotlb_hits++;
+    } else {
+        counters_.iotlb_misses++;
+        counters_.page_walks++;
+        counters_.walk_reads += m.upper_levels; // the levels above counted as read again
+        charge(sid, m.upper_levels * config_.walk_read_ns);
+        auto [where, evicted] =
+            caches_->iotlb.insert(set, tag, ctx->did, TlbEntry{ctx->did, 12, r, w, vpn, page});
+        slot = where;
+        if (evicted)
+            counters_.iotlb_evictions++;
+    }
+    done = true;
+    return answer(sid, iova, perm, 12, page, r, w, ctx->fpd, slot);
 }
 
 // ---- What walks cost the requesters ----

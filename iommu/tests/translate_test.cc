@@ -306,9 +306,10 @@ TEST(Cost, WalksAreChargedToTheRequester)
 }
 
 // translate_run is page-by-page translation done in one call: over random tables (runs of
-// contiguous pages, holes, read-only pages, a 2 MiB page) it leaves the unit exactly as the
-// same translate() calls do (counters, modelled cost, fault records, what the IOTLB then
-// holds), and its run ends where the first page that faults or is not contiguous begins.
+// contiguous pages, holes, read-only pages, a 2 MiB page) it leaves
+// the unit exactly as the same translate() calls do (counters, modelled cost, fault records, what
+// the IOTLB then holds), and its run ends where the first page that faults or is not contiguous
+// begins.
 TEST(Run, EqualsPageByPageTranslation)
 {
     Prng prng(11);
@@ -402,6 +403,41 @@ TEST(Run, CrossesLeafTables)
         Translation t = r.read(2u << 20);
         EXPECT_EQ(t.addr, contiguous ? 0x1200000u : 0x1300000u);
     }
+}
+
+// A read-only directory entry makes every page under it read-only, those translate_run
+// answers in one step included: the run says so, caches them so, and a later write to any
+// of them faults as it does after page-by-page translation.
+TEST(Run, ReadOnlyDirectoryCoversEveryPage)
+{
+    Rig a, b;
+    uint64_t pa = a.basic(), pb = b.basic();
+    for (uint64_t i = 0; i < 64; i++) {
+        a.map(pa, (4u << 20) + (i << 12), (0x3000 + i) << 12);
+        b.map(pb, (4u << 20) + (i << 12), (0x3000 + i) << 12);
+    }
+    for (auto [x, pgd] : {std::pair{&a, pa}, std::pair{&b, pb}}) {
+        uint64_t table = pgd;
+        for (unsigned level = 4; level > 2; level--)
+            table = x->mem.get<uint64_t>(table + ((4u << 20) >> (12 + 9 * (level - 1)) & 511) * 8) &
+                    0x000ffffffffff000ull;
+        uint64_t pde = table + ((4u << 20) >> 21 & 511) * 8;
+        x->mem.put<uint64_t>(pde, x->mem.get<uint64_t>(pde) & ~uint64_t{SL_W});
+    }
+    Unit::Run run = a.unit.translate_run(0x0010, 4u << 20, 64 << 12, Unit::kRead);
+    ASSERT_TRUE(run.first.ok);
+    EXPECT_FALSE(run.first.write);
+    EXPECT_EQ(run.len, 64u << 12);
+    for (uint64_t i = 0; i < 64; i++)
+        b.read((4u << 20) + (i << 12));
+    for (uint64_t i = 0; i < 64; i++) {
+        Translation ta = a.unit.translate(0x0010, (4u << 20) + (i << 12), Unit::kWrite);
+        Translation tb = b.unit.translate(0x0010, (4u << 20) + (i << 12), Unit::kWrite);
+        EXPECT_FALSE(ta.ok) << i;
+        EXPECT_EQ(ta.fault_reason, tb.fault_reason) << i;
+    }
+    EXPECT_EQ(0, std::memcmp(&a.unit.counters(), &b.unit.counters(), sizeof(Counters)));
+    EXPECT_EQ(a.unit.counters().iotlb_hits, 64u); // the writes found the run's entries
 }
 
 TEST(Run, IsBoundedAndReadsEachEntryOnce)

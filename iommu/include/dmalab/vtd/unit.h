@@ -210,6 +210,12 @@ class Unit
               bool count);
     // One paging entry, from memory or (inside translate_run) from what the run has read.
     DmaResult read_entry(uint64_t table, uint64_t idx, unsigned level, uint64_t& pte);
+    // translate_run's common case, a 4 KiB page under the leaf table the call already read:
+    // does exactly what translate() would do for it (done), or changes nothing (!done).
+    Translation translate_next(uint16_t sid, uint64_t iova, unsigned perm, bool& done);
+    // translate()'s last step: the answer for a page the IOTLB holds in `slot`.
+    Translation answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift, uint64_t page,
+                       bool r, bool w, bool fpd, void* slot);
     Translation refuse(uint16_t sid, uint64_t iova, unsigned perm, uint8_t reason, bool record);
     void audit(uint16_t sid, const Context& ctx, uint64_t iova, uint64_t cached, bool r, bool w);
     void record_fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason);
