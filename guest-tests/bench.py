@@ -13,6 +13,11 @@ emulation's own cost), then dmalab-vtd with its default walk cost, lazy and
 strict (the modelled cost of translation).
 --set host-cost: without an IOMMU, intel-iommu, and dmalab-vtd with every modelled
 cost off (walks and invalidations): the host cost of translating through the unit.
+--set builds --qemu-b PATH: the same guest, without an IOMMU, one copy in flight
+per channel (bench_depth=1), on --qemu and then on another QEMU build (for
+example one built from an older commit with its own DMALAB_CACHE): what a change
+to QEMU or the device glue costs a copy's round trip.  Device counters are not
+read (an older build may not have them).
 The figures are only reported, never asserted.  The last line is
 "guest <name>: PASS" or "guest <name>: FAIL: <reason>".
 """
@@ -47,8 +52,12 @@ VTD_NO_COST = ("vtd-no-cost", ["--device", "dmalab-vtd,walk-read-ns=0,inv-desc-n
                                "inv-page-ns=0,wait-ns=0",
                                "--device", "dmalab-ioat", "--append",
                                "intel_iommu=on dmalab_exercise.mode=bench"])
+# Two QEMU builds, the same guest: the second gets --qemu-b in main().
+ROUND_TRIP = ["--device", "dmalab-ioat", "--no-counters", "--append",
+              "dmalab_exercise.mode=bench dmalab_exercise.bench_depth=1"]
 SETS = {"iommu": [WITHOUT, INTEL], "vtd": [INTEL, VTD_FREE, VTD, VTD_STRICT],
-        "host-cost": [WITHOUT, INTEL, VTD_NO_COST]}
+        "host-cost": [WITHOUT, INTEL, VTD_NO_COST],
+        "builds": [("qemu", ROUND_TRIP), ("qemu-b", ROUND_TRIP)]}
 
 
 def rows_by_key(bench, tag, keys):
@@ -144,9 +153,19 @@ def main(argv=None):
                          "report medians (default 1)")
     ap.add_argument("--set", choices=sorted(SETS), default="iommu",
                     help="which configurations to compare (default iommu)")
+    ap.add_argument("--qemu-b", metavar="PATH",
+                    help="--set builds: the second QEMU binary")
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args(argv)
     configs = SETS[args.set]
+    if args.set == "builds":
+        if not args.qemu_b:
+            ap.error("--set builds needs --qemu-b")
+        b_label, b_extra = configs[1]
+        configs = [configs[0],
+                   (b_label, b_extra + ["--qemu", os.path.abspath(args.qemu_b)])]
+    elif args.qemu_b:
+        ap.error("--qemu-b goes with --set builds")
 
     rp = runner.make_parser()
     failed = []
