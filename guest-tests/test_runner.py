@@ -769,6 +769,27 @@ class BenchCompareTests(unittest.TestCase):
         self.assertEqual(lines[-1].split(), ["16384", "500.0", "500.0",
                                              "1.00"])
 
+    def test_builds_boots_the_second_qemu(self):
+        import bench
+        seen = []
+
+        def fake_boot(rp, argv, label, log_path=None, verbose=False):
+            args = rp.parse_args(argv)
+            seen.append((label, args.qemu, args.no_counters))
+            return unittest.mock.Mock(wall=1.0), [], []
+        with unittest.mock.patch.object(runner, "bench_boot", fake_boot), \
+                unittest.mock.patch.object(runner, "ioat_stats",
+                                           lambda boot: []), \
+                unittest.mock.patch("sys.stdout", io.StringIO()):
+            bench.main(["--qemu", "/a/qemu", "--qemu-b", "/b/qemu",
+                        "--kernel", "k", "--initrd", "i",
+                        "--set", "builds", "--repeat", "2"])
+        self.assertEqual(seen, [("qemu", "/a/qemu", True),
+                                ("qemu-b", "/b/qemu", True)] * 2)
+        with unittest.mock.patch("sys.stderr", io.StringIO()), \
+                self.assertRaises(SystemExit):
+            bench.main(["--qemu", "q", "--kernel", "k", "--initrd", "i",
+                        "--set", "builds"])
 
 class QemuProcessTests(unittest.TestCase):
     def test_device_counters_cross_check(self):
