@@ -4,6 +4,7 @@
 image.py's cpio/ELF helpers (no QEMU needed)."""
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -737,6 +738,55 @@ class AccelTests(unittest.TestCase):
         forced = parsed("--accel", "kvm")
         boot.started = 0
         self.assertFalse(runner.kvm_failed_to_start(forced, boot))
+
+
+class RegistryTests(unittest.TestCase):
+    """guest-tests/scenarios.json and scenarios.py."""
+
+    def test_every_entry_parses(self):
+        import scenarios
+        reg = scenarios.load()
+        self.assertIn("memcpy", reg)
+        ap = runner.make_parser()
+        for test, name, kernel, entry in scenarios.tests(reg):
+            with self.subTest(test=test):
+                args = ap.parse_args(scenarios.runner_args(entry) + [
+                    "--qemu", "q", "--kernel", "k", "--initrd", "i"])
+                self.assertTrue(entry.get("doc"), "a scenario says what it checks")
+                for d in args.device:
+                    self.assertNotIn("@", d)
+                    if "fault-plan=" in d:
+                        self.assertTrue(os.path.exists(d.split("fault-plan=")[1]))
+
+    def test_an_entry_becomes_runner_arguments(self):
+        import scenarios
+        entry = {"devices": ["dmalab-vtd", "dmalab-ioat,fault-plan=@plans@/uaf.json"],
+                 "kernel_args": "intel_iommu=on", "mode": "uaf",
+                 "params": {"stale_expect": "fault"}, "iterations": 7,
+                 "expect": {"min_ops": 10, "lines": ["^ok 2 a$", "^ok 3 b$"],
+                            "vtd": ["faults==0"], "device_errors": "1+"},
+                 "allow": ["^x"], "qemu_args": ["-icount", "shift=0"],
+                 "runner": {"boots": 3, "same_fault_log": True}}
+        a = runner.make_parser().parse_args(scenarios.runner_args(entry))
+        self.assertEqual(a.device, ["dmalab-vtd", "dmalab-ioat,fault-plan=" +
+                                    os.path.join(scenarios.PLANS, "uaf.json")])
+        self.assertEqual(a.append, ["intel_iommu=on dmalab_exercise.mode=uaf "
+                                    "dmalab_exercise.stale_expect=fault"])
+        self.assertEqual((a.iterations, a.min_ops, a.expect_device_errors,
+                          a.timeout, a.boots, a.same_fault_log),
+                         (7, 10, "1+", 300, 3, True))
+        self.assertEqual(a.expect_line, ["^ok 2 a$", "^ok 3 b$"])
+        self.assertEqual((a.expect_vtd, a.allow, a.qemu_arg),
+                         (["faults==0"], ["^x"], ["-icount", "shift=0"]))
+
+    def test_unknown_fields_are_refused(self):
+        import scenarios
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"scenarios": {"x": {"doc": "d", "expect": {"min_opps": 1}}}},
+                      f)
+            f.flush()
+            with self.assertRaisesRegex(scenarios.RegistryError, "expect.min_opps"):
+                scenarios.load(f.name)
 
 
 class BenchCompareTests(unittest.TestCase):

@@ -70,6 +70,13 @@ bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar);
 
 /* races.c */
-bool dlx_race_mode(const char *mode, unsigned int n);
+/* A mode= of the exerciser and what runs it, given the n channels it got. */
+struct dlx_mode {
+	const char *name;
+	void (*run)(unsigned int n);
+};
+
+/* races.c's modes, ended by a NULL name. */
+extern const struct dlx_mode dlx_race_modes[];
 
 #endif

@@ -377,7 +377,7 @@ out:
 
 /* ---- mode=fail ------------------------------------------------------- */
 
-static void dlx_mode_fail(void)
+static void dlx_mode_fail(unsigned int n)
 {
 	static const char *const tests[] = {
 		"copies-before", "failed-descriptor", "copies-after"
@@ -473,7 +473,7 @@ unmap:
 	return got;
 }
 
-static void dlx_mode_cpuwrite(void)
+static void dlx_mode_cpuwrite(unsigned int n)
 {
 	static const char *const tests[] = {
 		"copies-before", "cpu-write-under-dma", "write-after-completion",
@@ -511,7 +511,7 @@ out:
 /* A callback this late did not come from the copy's interrupt. */
 #define DLX_LOSTIRQ_MIN_MS	20
 
-static void dlx_mode_lostirq(void)
+static void dlx_mode_lostirq(unsigned int n)
 {
 	static const char *const tests[] = {
 		"copies-before", "lost-interrupt-recovered", "copies-after"
@@ -546,7 +546,7 @@ out:
 
 /* ---- mode=uaf -------------------------------------------------------- */
 
-static void dlx_mode_uaf(void)
+static void dlx_mode_uaf(unsigned int n)
 {
 	static const char *const tests[] = {
 		"copy-while-mapped", "delayed-copy-after-unmap", "copies-after"
@@ -804,7 +804,7 @@ static struct miscdevice dlx_race_misc = {
  * Sets the scenario up and returns: dmalab-cow drives the rest through
  * /dev/dmalab_race, and the channel stays with this module.
  */
-static void dlx_mode_cow(void)
+static void dlx_mode_cow(unsigned int n)
 {
 	static const char *const tests[] = {
 		"copies-before", "get-user-pages-loses-the-data",
@@ -838,21 +838,12 @@ static void dlx_mode_cow(void)
 }
 
 /* Runs mode if it is one of the race scenarios; false if it is not. */
-bool dlx_race_mode(const char *mode, unsigned int n)
-{
-	if (!strcmp(mode, "cow"))
-		dlx_mode_cow();
-	else if (!strcmp(mode, "order"))
-		dlx_mode_order(n);
-	else if (!strcmp(mode, "fail"))
-		dlx_mode_fail();
-	else if (!strcmp(mode, "lostirq"))
-		dlx_mode_lostirq();
-	else if (!strcmp(mode, "cpuwrite"))
-		dlx_mode_cpuwrite();
-	else if (!strcmp(mode, "uaf"))
-		dlx_mode_uaf();
-	else
-		return false;
-	return true;
-}
+const struct dlx_mode dlx_race_modes[] = {
+	{ "order", dlx_mode_order },
+	{ "fail", dlx_mode_fail },
+	{ "lostirq", dlx_mode_lostirq },
+	{ "cpuwrite", dlx_mode_cpuwrite },
+	{ "uaf", dlx_mode_uaf },
+	{ "cow", dlx_mode_cow },
+	{ NULL, NULL },
+};
