@@ -3,6 +3,7 @@
 """Unit tests of runner.py's log judging, bench.py's comparison and
 image.py's cpio/ELF helpers (no QEMU needed)."""
 
+import hashlib
 import io
 import json
 import os
@@ -391,7 +392,7 @@ class OptionTests(unittest.TestCase):
                 self.assertIn(words, reasons[0])
         # a saved log has no disk file: the checksum is of the same contents
         del args.disk
-        want = runner.hashlib.sha256(runner.disk_data(1)).hexdigest()
+        want = hashlib.sha256(runner.disk_data(1)).hexdigest()
         args.virtio_disk = 1
         for sha, ok in ((want, True), (sha, False)):
             boot.lines = with_lines(GOOD, "DMALAB: disk vda sha256=%s bytes=%d"

@@ -1,0 +1,412 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Starting QEMU for a guest run: the command line, the process, the serial
+log, QMP (run states, resets, the devices' counters), the timeout."""
+
+import atexit
+import hashlib
+import os
+import random
+import re
+import selectors
+import signal
+import subprocess
+import tempfile
+import time
+
+from harness.qmp import Qmp, QmpError
+from harness.ktap import strip_ts
+
+
+DEFAULT_FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
+
+
+DEFAULT_DEVICES = ["dmalab-ioat"]
+
+
+LINUX_RE = re.compile(r"Linux version (\S+)")
+
+
+class Boot:
+    """Result of one QEMU run, or one boot (segment) of it."""
+
+    def __init__(self):
+        self.lines = []         # serial log lines, \r stripped
+        self.stamps = []        # host seconds since start, per line
+        self.wall = 0.0
+        self.rc = None
+        self.timed_out = False
+        self.cmd = []
+        self.device_stats = None  # per dmalab-ioat: QOM counters read over QMP
+        self.qmp_error = None
+        # A whole run: kernels started (banners seen), machine resets
+        # (QMP RESET events), the boots (0-based) a reset ended (None:
+        # unknown, as for a saved log), and the counters read during each
+        # boot (boot index -> device_stats).  Firmware may reset the machine
+        # once more on its own (SeaBIOS does after a warm reset), so boots
+        # are counted by kernel banners, not by resets.
+        self.started = 0
+        self.resets = 0
+        self.reset_ends = set()
+        self.boot_stats = {}
+        self.events = []        # QMP events: (seconds, lines, name, data)
+        self.qmp_latencies = []  # seconds per query-status probe (--probe-qmp)
+        # A segment: the boot ended in a machine reset (not a power-off).
+        self.ended_by_reset = False
+        self.accel = None       # (accelerator, why it was chosen)
+
+
+COUNTERS = ("descriptors", "bytes", "errors", "interrupts")
+
+
+def read_device_counters(qmp):
+    """QOM counters of every dmalab-ioat and dmalab-vtd in the machine."""
+    found = []
+    kinds = {"child<dmalab-ioat>": "dmalab-ioat",
+             "child<dmalab-vtd>": "dmalab-vtd"}
+    for parent in ("/machine/peripheral", "/machine/peripheral-anon"):
+        for child in qmp.command("qom-list", path=parent):
+            kind = kinds.get(child.get("type"))
+            if kind:
+                path = "%s/%s" % (parent, child["name"])
+                stats = {"path": path, "type": kind}
+                names = COUNTERS
+                if kind == "dmalab-vtd":
+                    names = qmp.command("qom-get", path=path,
+                                        property="counter-names").split(",")
+                    stats["counter-names"] = names
+                for c in names:
+                    stats[c] = qmp.command("qom-get", path=path, property=c)
+                stats["fault-log"] = qmp.command("qom-get", path=path,
+                                                 property="fault-log")
+                found.append(stats)
+    return found
+
+
+def ioat_stats(boot):
+    return [d for d in boot.device_stats or [] if d.get("type", "dmalab-ioat") == "dmalab-ioat"]
+
+
+def vtd_stats(boot):
+    return [d for d in boot.device_stats or [] if d.get("type") == "dmalab-vtd"]
+
+
+def disk_data(mib):
+    """The deterministic contents of the --virtio-disk of `mib` MiB."""
+    return random.Random(0xd15c).randbytes(mib << 20)
+
+
+def disk_image(mib):
+    """A read-only raw disk of `mib` MiB with deterministic contents: (path,
+    sha256 hex). Written once per run into a temporary file."""
+    path = os.path.join(tempfile.gettempdir(), "dmalab-disk-%d-%d.img" %
+                        (os.getpid(), mib))
+    data = disk_data(mib)
+    with open(path, "wb") as f:
+        f.write(data)
+    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+    return path, hashlib.sha256(data).hexdigest()
+
+
+def build_cmdline(args, seed=None):
+    append = ["console=ttyS0", "panic=-1", "printk.time=0",
+              "dmalab.scenario=%s" % args.scenario]
+    if args.iterations is not None:
+        append.append("dmalab.iterations=%d" % args.iterations)
+    if args.max_len is not None:
+        append.append("dmalab.max_len=%d" % args.max_len)
+    if seed is not None:
+        append.append("dmalab.seed=%d" % seed)
+    for extra in args.append:
+        append.extend(extra.split())
+
+    cmd = [args.qemu, "-M", args.machine, "-accel", args.accel_used, "-cpu", "max",
+           "-m", args.memory, "-smp", str(args.smp), "-nographic",
+           "-serial", "stdio", "-monitor", "none", "-nic", "none"]
+    if args.boots <= 1 and not args.reset_on:
+        # a guest reset (or panic) ends QEMU; with -no-reboot even QMP's
+        # system_reset would only shut the machine down
+        cmd.append("-no-reboot")
+    for d in (args.firmware_dir or DEFAULT_FIRMWARE_DIRS):
+        cmd += ["-L", d]
+    cmd += ["-kernel", args.kernel, "-initrd", args.initrd,
+            "-append", " ".join(append)]
+    race = getattr(args, "race_files", None)
+    for dev in (args.device or DEFAULT_DEVICES):
+        if dev and dev != "none":
+            if race and dev.split(",")[0] == "dmalab-ioat":
+                dev += ",race-table=" + race[0]
+            cmd += ["-device", dev]
+    if race:
+        cmd += ["-plugin", "%s,table=%s,log=%s" % (args.race_plugin, race[0], race[1])]
+        cmd[cmd.index("-append") + 1] += " dmalab.ksyms=1"
+    for raw in args.qemu_arg:
+        cmd.append(raw)
+    if args.virtio_disk:
+        # A stock QEMU device whose DMA goes through the platform IOMMU (the
+        # guest reads the disk and prints its checksum: judge_disk).
+        if not getattr(args, "disk", None):
+            args.disk = disk_image(args.virtio_disk)
+        cmd += ["-drive", "file=%s,if=none,id=dlx-disk,format=raw,readonly=on" %
+                args.disk[0],
+                "-device", "virtio-blk-pci,drive=dlx-disk,iommu_platform=on,"
+                "disable-legacy=on"]
+        cmd[cmd.index("-append") + 1] += " dmalab.disk=vda"
+    return cmd
+
+
+def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None,
+             probe=False):
+    """Runs QEMU to the end. With counters, QEMU stays up after the guest
+    shuts down (-no-shutdown) until the device counters are read over QMP.
+
+    boots > 1: the guest may reset the machine; the runner counts the resets
+    (QMP RESET events) and ends QEMU (QMP quit) once the boots-th boot has
+    ended, by a reset or a power-off.  reset_on (a compiled regex): when a
+    serial line matches it, the runner reads the device counters (they
+    describe that boot: a reset clears them) and resets the machine with
+    QMP system_reset.  probe: every half second, time a QMP query-status
+    round trip (QEMU's main loop answering), into boot.qmp_latencies.
+
+    With counters and several boots, a reset the guest asks for is held
+    back (-action reboot=shutdown: QEMU reports a SHUTDOWN with reason
+    guest-reset and pauses, the device untouched): the runner reads the
+    counters of the boot it ends, then resets the machine itself (QMP
+    system_reset) and lets it run again (cont)."""
+    boot = Boot()
+    qmp_dir = None
+    use_qmp = counters or boots > 1 or reset_on is not None or probe
+    catch_resets = counters and (boots > 1 or reset_on is not None)
+    if use_qmp:
+        qmp_dir = tempfile.mkdtemp(prefix="dmalab-qmp-")
+        qmp_path = os.path.join(qmp_dir, "qmp.sock")
+        cmd = cmd + ["-qmp", "unix:%s,server=on,wait=off" % qmp_path,
+                     "-no-shutdown"]
+        if catch_resets:
+            cmd += ["-action", "reboot=shutdown"]
+    boot.cmd = cmd
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    except OSError as e:
+        boot.lines.append("runner: cannot start %s: %s" % (cmd[0], e))
+        boot.stamps.append(0.0)
+        boot.rc = 127
+        return boot
+    # never blocks: what select() found may have been read meanwhile
+    os.set_blocking(proc.stdout.fileno(), False)
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    qmp = None
+    if use_qmp:
+        try:
+            qmp = Qmp(qmp_path, proc)
+            sel.register(qmp, selectors.EVENT_READ)
+        except (QmpError, OSError, ValueError) as e:
+            # Without QMP nobody would end a -no-shutdown QEMU: stop now.
+            boot.qmp_error = str(e)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # QEMU already exited (it says why on its output)
+    pending = b""
+    deadline = start + timeout
+
+    def finish_qmp():
+        nonlocal qmp
+        sel.unregister(qmp)
+        qmp.close()
+        qmp = None
+
+    resume = False  # a held-back guest reset is being done: cont after it
+    draining = False
+
+    def host_reset():
+        """QMP system_reset (which -action reboot=shutdown would turn into a
+        shutdown: it is lifted for this one request; a reset the firmware
+        asks for meanwhile is a plain reset, and ends no boot)."""
+        if catch_resets:
+            qmp.command("set-action", reboot="reset")
+        qmp.command("system_reset")
+        if catch_resets:
+            qmp.command("set-action", reboot="shutdown")
+
+    def qmp_events(events):
+        """Reacts to QMP events; True once QEMU has been told to quit."""
+        nonlocal resume
+        for e in events:
+            what = e.get("event")
+            data = e.get("data") or {}
+            boot.events.append((time.monotonic() - start, len(boot.lines),
+                                what, e.get("data")))
+            if what == "RESET":
+                boot.resets += 1
+                if boot.started:
+                    boot.reset_ends.add(boot.started - 1)
+                if boot.started >= boots:
+                    # the last boot has ended (its counters are gone)
+                    qmp.command("quit")
+                    return True
+                if resume:
+                    # the machine was reset from its paused shutdown state
+                    resume = False
+                    qmp.command("cont")
+            elif what == "SHUTDOWN" and catch_resets and \
+                    data.get("reason") == "guest-reset":
+                # A reset the guest asked for, held back: the counters still
+                # describe the boot it ends.  The firmware's own reset after
+                # a warm reset (before the next kernel banner) finds that
+                # boot's counters read already.
+                drain_output()
+                k = max(boot.started - 1, 0)
+                if k not in boot.boot_stats:
+                    boot.boot_stats[k] = read_device_counters(qmp)
+                resume = True
+                host_reset()
+            elif what == "SHUTDOWN":
+                # The guest is done (poweroff, or reboot/panic with
+                # -no-reboot); QEMU waits for us.
+                drain_output()
+                if counters:
+                    boot.boot_stats[max(boot.started - 1, 0)] = \
+                        read_device_counters(qmp)
+                qmp.command("quit")
+                return True
+        return False
+
+    def qmp_do(action):
+        """Runs action(), then the events it let in; ends QMP on errors."""
+        try:
+            done = action()
+            # the events that came with the replies, and those that
+            # reacting to them let in (a reset's RESET, say)
+            while not done:
+                events = qmp.pending_events()
+                if not events:
+                    break
+                done = qmp_events(events)
+        except (QmpError, OSError, ValueError) as e:
+            boot.qmp_error = str(e)
+            done = True
+            # without QMP nobody would end (or resume) a -no-shutdown QEMU
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if done:
+            finish_qmp()
+
+    def reset_now():
+        if counters:
+            boot.boot_stats[max(boot.started - 1, 0)] = \
+                read_device_counters(qmp)
+        host_reset()
+        return False
+
+    def probe_now():
+        t0 = time.monotonic()
+        qmp.command("query-status")
+        boot.qmp_latencies.append(time.monotonic() - t0)
+        return False
+
+    next_probe = start + 0.5
+
+    def add(raw):
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        text = text.replace("\r", "")
+        boot.lines.append(text)
+        boot.stamps.append(time.monotonic() - start)
+        if LINUX_RE.search(text):
+            boot.started += 1
+        if verbose:
+            print(text, flush=True)
+        if reset_on is not None and qmp is not None and not draining and \
+                reset_on.search(strip_ts(text)):
+            qmp_do(reset_now)
+
+    def read_output():
+        """Takes in what QEMU has written (one read, never blocking): the
+        bytes read, b"" at its end, None when there is nothing yet."""
+        nonlocal pending
+        try:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+        except BlockingIOError:
+            return None
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            add(line)
+        return chunk
+
+    def drain_output():
+        """Takes in all QEMU wrote before it paused (so that its boot
+        banners are counted); a --reset-on line in it resets nothing."""
+        nonlocal draining
+        draining = True
+        try:
+            while read_output():
+                pass
+        finally:
+            draining = False
+
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                boot.timed_out = True
+                break
+            ready = [k.fileobj for k, _ in
+                     sel.select(timeout=min(left, 0.5 if probe else 1.0))]
+            if probe and qmp is not None and time.monotonic() >= next_probe:
+                qmp_do(probe_now)
+                next_probe = time.monotonic() + 0.5
+            if not ready:
+                continue
+            if qmp is not None and qmp in ready:
+                qmp_do(lambda: False)
+                if proc.stdout not in ready:
+                    continue
+            if read_output() == b"":
+                break
+    finally:
+        if pending:
+            add(pending)
+        if boot.timed_out or proc.poll() is None:
+            # QEMU runs in its own session: kill the whole group.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        boot.rc = proc.wait()
+        sel.close()
+        proc.stdout.close()
+        if qmp is not None:
+            qmp.close()
+        if qmp_dir:
+            try:
+                os.unlink(qmp_path)
+            except OSError:
+                pass
+            os.rmdir(qmp_dir)
+    boot.wall = time.monotonic() - start
+    # the single-boot view: the counters read at the end
+    boot.device_stats = boot.boot_stats.get(max(boot.started - 1, 0))
+    return boot
+
+
+def kvm_failed_to_start(args, boot):
+    """True when auto's KVM choice ended QEMU before the guest kernel spoke."""
+    requested = args.accel or os.environ.get("DMALAB_ACCEL") or "auto"
+    return (requested == "auto" and args.accel_used == "kvm" and
+            boot.started == 0 and boot.rc not in (0, None) and
+            not boot.timed_out)
+
+
+def want_counters(args):
+    """Read the device counters when a dmalab-ioat is on the command line."""
+    devices = args.device or DEFAULT_DEVICES
+    return not args.no_counters and any(
+        d.split(",")[0] in ("dmalab-ioat", "dmalab-vtd") for d in devices)
+
