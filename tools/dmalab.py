@@ -5,6 +5,7 @@
   ./dmalab demo    set up this Debian 12 machine, build everything, boot the default guest
                    (ioatdma on dmalab-ioat, the memcpy exerciser) and print a summary
   ./dmalab test    set up and build as needed, then run the unit and guest test suites
+  ./dmalab race    list the race scenarios of guest-tests/scenarios.json, one line each
   ./dmalab race NAME
                    run one race scenario (cow, uaf-lazy, uaf-strict, order, cpuwrite, fail,
                    lostirq, determinism; -6.12 for the backports kernel) and print its race
@@ -210,15 +211,28 @@ def test():
     return rc
 
 
-def race(name):
-    """One race scenario of guest-tests/scenarios.json, through meson (which builds what
-    it needs), with the runner's race report."""
-    build()
+def race_scenarios():
+    """{meson test name: registry entry} of the race scenarios."""
     sys.dont_write_bytecode = True # keep the source tree clean
     sys.path.insert(0, str(REPO / "guest-tests"))
     import scenarios
-    known = sorted(t for t, _, _, _ in scenarios.tests(scenarios.load())
-                   if t.startswith("race-"))
+    return {t: e for t, _, _, e in scenarios.tests(scenarios.load()) if t.startswith("race-")}
+
+
+def list_races():
+    """One line per race scenario: its name for ./dmalab race, and the first sentence
+    of what it shows."""
+    for test, e in race_scenarios().items():
+        first = e.get("doc", "").split(". ")[0].rstrip(".")
+        print("%-18s %s" % (test[len("race-"):], first))
+    return 0
+
+
+def race(name):
+    """One race scenario of guest-tests/scenarios.json, through meson (which builds what
+    it needs), with the runner's race report."""
+    known = sorted(race_scenarios())
+    build()
     test = name if name.startswith("race-") else "race-" + name
     if test not in known:
         say("no race scenario %r; there are: %s" % (
@@ -251,6 +265,8 @@ def main():
         sys.exit(test())
     elif cmd == "race" and len(sys.argv) > 2:
         sys.exit(race(sys.argv[2]))
+    elif cmd == "race":
+        sys.exit(list_races())
     else:
         print(__doc__)
         sys.exit(0 if cmd in ("help", "-h", "--help") else 2)
