@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // VT-d DMA-remapping unit: register offsets, field positions, table and descriptor formats
 // (Intel VT-d specification, chapter 10 "Register Descriptions", chapter 9 "Translation
-// Structure Formats" and 6.5 "Invalidation"). Facts only; the behaviour is in unit.cc.
+// Structure Formats" and 6.5 "Invalidation"). Facts only; the behaviour is in
+// iommu/src/ (unit.cc, invalidation.cc, fault_recording.cc, translation.cc).
 #pragma once
 
 #include <cstdint>
+
+#include "dmalab/regbank.h"
 
 namespace dmalab::vtd
 {
@@ -182,5 +185,38 @@ enum FaultReason : uint8_t {
     FR_CONTEXT_RESERVED = 0xb,
     FR_PAGE_RESERVED = 0xc,
 };
+
+// Register fields, with the access each has (10.4). Bits outside every field are reserved.
+// FECTL and IECTL share CTL; the data and address registers of both events share DATA32 and
+// ADDR.
+namespace fields
+{
+using A = FieldAccess;
+inline constexpr Field VER[] = {{"MIN", 0, 4, A::RO}, {"MAX", 4, 4, A::RO}};
+inline constexpr Field CAP[] = {{"CAP", 0, 64, A::RO}};
+inline constexpr Field GCMD[] = {{"CMD", 23, 9, A::WO}};
+inline constexpr Field GSTS[] = {{"STS", 23, 9, A::RO}};
+inline constexpr Field RTADDR[] = {{"TTM", 10, 2, A::RW}, {"RTA", 12, 52, A::RW}};
+inline constexpr Field CCMD[] = {{"DID", 0, 16, A::RW},  {"SID", 16, 16, A::RW},
+                                 {"FM", 32, 2, A::RW},   {"CAIG", 59, 2, A::RO},
+                                 {"CIRG", 61, 2, A::RW}, {"ICC", 63, 1, A::RO}};
+inline constexpr Field FSTS[] = {{"PFO", 0, 1, A::W1C}, {"PPF", 1, 1, A::RO},
+                                 {"IQE", 4, 1, A::W1C}, {"ICE", 5, 1, A::W1C},
+                                 {"ITE", 6, 1, A::W1C}, {"FRI", 8, 8, A::RO}};
+inline constexpr Field CTL[] = {{"IP", 30, 1, A::RO}, {"IM", 31, 1, A::RW}};
+inline constexpr Field DATA32[] = {{"DATA", 0, 32, A::RW}};
+inline constexpr Field ADDR[] = {{"MA", 2, 30, A::RW}};
+inline constexpr Field IQH[] = {{"QH", 4, 15, A::RO}};
+inline constexpr Field IQT[] = {{"QT", 4, 15, A::RW}};
+inline constexpr Field IQA[] = {{"QS", 0, 3, A::RW}, {"IQA", 12, 52, A::RW}};
+inline constexpr Field ICS[] = {{"IWC", 0, 1, A::W1C}};
+inline constexpr Field IVA[] = {{"AM", 0, 6, A::RW}, {"IH", 6, 1, A::RW}, {"ADDR", 12, 52, A::RW}};
+inline constexpr Field IOTLB[] = {{"DID", 32, 16, A::RW}, {"DW", 48, 1, A::RW},
+                                  {"DR", 49, 1, A::RW},   {"IAIG", 57, 2, A::RO},
+                                  {"IIRG", 60, 2, A::RW}, {"IVT", 63, 1, A::RO}};
+inline constexpr Field FRCD_LO[] = {{"FI", 12, 52, A::RO}};
+inline constexpr Field FRCD_HI[] = {
+    {"SID", 0, 16, A::RO}, {"FR", 32, 8, A::RO}, {"T", 62, 1, A::RO}, {"F", 63, 1, A::W1C}};
+} // namespace fields
 
 } // namespace dmalab::vtd
