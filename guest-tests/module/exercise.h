@@ -9,12 +9,28 @@
 #include <linux/completion.h>
 #include <linux/dmaengine.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/atomic.h>
 
 #define DLX_NAME		"dmalab_exercise"
 #define DLX_MAX_CHANNELS	64
 #define DLX_GUARD		64	/* poison bytes checked on each side */
 #define DLX_POISON		0xa5
 #define DLX_MAX_FAILS		8	/* give up on a channel after this */
+
+/* I/OAT channel registers (drivers/dma/ioat/registers.h), for the modes that drive
+ * a channel behind ioatdma's back */
+#define DLX_IOAT_CHAN_BASE(id)		(0x80 * ((id) + 1))
+#define DLX_IOAT_CHANCMD		0x04	/* 8 bit */
+#define DLX_IOAT_CHANCMD_SUSPEND	0x04
+#define DLX_IOAT_CHANSTS		0x08	/* 64 bit */
+#define DLX_IOAT_CHANSTS_STATE		0x7
+#define DLX_IOAT_CHANSTS_SUSPENDED	0x2
+#define DLX_IOAT_CHAINADDR		0x10	/* 64 bit */
+#define DLX_IOAT_DMACOUNT		0x06	/* 16 bit */
+#define DLX_IOAT_CHANCMD_RESET		0x20
+#define DLX_IOAT_NULL_DESC_CTL		0x20	/* null, no interrupt, no write-back */
+#define DLX_IOAT_CHANSTS_ACTIVE		0x0
 
 struct dlx_chan {
 	struct dma_chan *chan;
@@ -68,6 +84,44 @@ bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 		   size_t len);
 void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar);
+
+/* exercise.c: the PRNG, poison checks, copies tracked by their callback */
+u64 dlx_next(u64 *state);
+u64 dlx_below(u64 *state, u64 n);
+long dlx_find_unpoisoned(const u8 *buf, size_t from, size_t to);
+long dlx_compare(const u8 *a, const u8 *b, size_t n);
+
+/* A copy whose callback marks it done (several in flight: inflight-reset, bench). */
+struct dlx_op {
+	struct dlx_chan *c;
+	dma_addr_t src_dma;
+	dma_addr_t dst_dma;
+	size_t len;
+	bool done;
+	enum dmaengine_tx_result result;
+};
+
+extern struct wait_queue_head dlx_wq;	/* woken by every dlx_op_callback */
+extern atomic_t dlx_callbacks;		/* dlx_op_callback calls so far */
+extern bool dlx_pinned;			/* something may still call back */
+extern unsigned int iterations;
+extern unsigned long pace_bandwidth;
+extern unsigned int pace_latency_ns;
+void dlx_op_callback(void *param, const struct dmaengine_result *res);
+bool dlx_op_done(struct dlx_op *op);
+int dlx_op_submit(struct dlx_op *op);
+
+/* memcpy.c: a channel's verified copies, rates */
+bool dlx_run_channel(struct dlx_chan *c, unsigned int chan_idx);
+u64 dlx_mbps_x10(u64 bytes, u64 ns);
+
+/* The modes (one file each: memcpy.c, recover.c, stale.c, hostile.c, inflight.c, bench.c) */
+void dlx_mode_memcpy(unsigned int n);
+void dlx_mode_recover(unsigned int n);
+void dlx_mode_stale(unsigned int n);
+void dlx_mode_hostile_ring(unsigned int n);
+void dlx_mode_inflight_reset(unsigned int n);
+void dlx_mode_bench(unsigned int n);
 
 /* races.c */
 /* A mode= of the exerciser and what runs it, given the n channels it got. */

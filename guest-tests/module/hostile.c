@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmalab_exercise, mode=hostile-ring: a channel kept busy forever by a self-looping null descriptor.
+ */
+
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/atomic.h>
+#include <linux/dmaengine.h>
+#include <linux/dma-mapping.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/gfp.h>
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/iommu.h>
+#include <linux/mm.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/pci.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/jiffies.h>
+#include <linux/wait.h>
+
+#include "exercise.h"
+
+static unsigned int hostile_ms = 2000;
+module_param(hostile_ms, uint, 0444);
+MODULE_PARM_DESC(hostile_ms, "mode=hostile-ring: how long the ring runs (ms)");
+
+void dlx_mode_hostile_ring(unsigned int n)
+{
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	void __iomem *bar = NULL, *regs;
+	unsigned long start, end, late = 0;
+	unsigned int writes = 0;
+	dma_addr_t ring_dma;
+	__le64 *ring;
+	u64 sts;
+	u16 count = 0;
+	bool ok;
+
+	pr_info("1..2\n");
+	regs = dlx_ioat_map(c, &bar);
+	ring = regs ? dma_alloc_coherent(dev, 64, &ring_dma, GFP_KERNEL) : NULL;
+	if (!ring) {
+		pr_info("not ok 1 ring-runs # no registers or descriptor memory\n");
+		pr_info("not ok 2 channel-stops # skipped\n");
+		goto out;
+	}
+	/* size 1, null, next = itself */
+	memset(ring, 0, 64);
+	ring[0] = cpu_to_le64(1 | (u64)DLX_IOAT_NULL_DESC_CTL << 32);
+	ring[3] = cpu_to_le64(ring_dma);
+
+	/* Stop the channel ioatdma left idle, point it at the ring, start it. */
+	writeb(DLX_IOAT_CHANCMD_SUSPEND, regs + DLX_IOAT_CHANCMD);
+	lo_hi_writeq(ring_dma, regs + DLX_IOAT_CHAINADDR);
+	count = 0xfff0;
+	writew(count, regs + DLX_IOAT_DMACOUNT);
+	pr_info("# %s: %s: self-looping null descriptor at %pad, DMACOUNT pushed ahead every ms for %u ms\n",
+		DLX_NAME, c->name, &ring_dma, hostile_ms);
+
+	/*
+	 * The guest goes on with its own work: every millisecond it sleeps,
+	 * wakes up and pushes DMACOUNT further ahead.  A device that held
+	 * QEMU (or this vCPU) would make the sleeps late.
+	 */
+	start = jiffies;
+	end = start + msecs_to_jiffies(hostile_ms);
+	while (time_before(jiffies, end)) {
+		unsigned long t0 = jiffies;
+
+		usleep_range(1000, 1100);
+		if (jiffies - t0 > msecs_to_jiffies(100))
+			late++;
+		count += 0xfff0;
+		writew(count, regs + DLX_IOAT_DMACOUNT);
+		writes++;
+	}
+	sts = lo_hi_readq(regs + DLX_IOAT_CHANSTS);
+	ok = writes > 0 && (sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_ACTIVE;
+	pr_info("%sok 1 ring-runs # %u doorbells in %u ms, %lu sleeps over 100 ms late, CHANSTS %#llx\n",
+		ok && !late ? "" : "not ", writes,
+		jiffies_to_msecs(jiffies - start), late, (unsigned long long)sts);
+
+	/* Told to stop, it stops at once; a reset hands it back to ioatdma. */
+	writeb(DLX_IOAT_CHANCMD_SUSPEND, regs + DLX_IOAT_CHANCMD);
+	sts = lo_hi_readq(regs + DLX_IOAT_CHANSTS);
+	ok = (sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_SUSPENDED;
+	writeb(DLX_IOAT_CHANCMD_RESET, regs + DLX_IOAT_CHANCMD);
+	pr_info("%sok 2 channel-stops # CHANSTS %#llx after SUSPEND\n",
+		ok ? "" : "not ", (unsigned long long)sts);
+	dma_free_coherent(dev, 64, ring, ring_dma);
+out:
+	if (bar)
+		pci_iounmap(to_pci_dev(dev), bar);
+}

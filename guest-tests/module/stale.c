@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmalab_exercise, mode=stale: a copy into a buffer just unmapped (use after unmap), behind an IOMMU.
+ */
+
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/atomic.h>
+#include <linux/dmaengine.h>
+#include <linux/dma-mapping.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/gfp.h>
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/iommu.h>
+#include <linux/mm.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/pci.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/jiffies.h>
+#include <linux/wait.h>
+
+#include "exercise.h"
+
+/* ---- mode=stale ------------------------------------------------------ */
+
+bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+		    size_t len)
+{
+	struct dma_async_tx_descriptor *tx;
+
+	tx = dmaengine_prep_dma_memcpy(c->chan, dst, src, len,
+				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
+	if (!tx)
+		return false;
+	reinit_completion(&c->done);
+	c->result = DMA_TRANS_NOERROR;
+	tx->callback_result = dlx_callback;
+	tx->callback_param = c;
+	if (dma_submit_error(dmaengine_submit(tx)))
+		return false;
+	dma_async_issue_pending(c->chan);
+	return true;
+}
+
+/* One copy on channel c; false when no callback came within tmo_ms. */
+bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+		   size_t len)
+{
+	return dlx_start_copy(c, dst, src, len) &&
+	       wait_for_completion_timeout(&c->done,
+					   msecs_to_jiffies(c->tmo_ms)) != 0;
+}
+
+/*
+ * Use after unmap, a driver bug made on purpose: a copy into a buffer whose
+ * DMA mapping was just removed.  The first copy leaves the buffer's
+ * translation in the IOMMU's IOTLB.  Under strict flushing (iommu.strict=1)
+ * the unmap's IOTLB invalidation has completed before dma_unmap_single()
+ * returns, so the second copy faults at the IOMMU and the channel reports a
+ * write error; under lazy flushing the invalidation is deferred and the copy
+ * lands in the page through the stale IOTLB entry (dmalab-vtd's audit counts
+ * it).  stale_expect says which the scenario boots into.
+ */
+void dlx_mode_stale(unsigned int n)
+{
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	bool lands = !strcmp(stale_expect, "lands");
+	dma_addr_t src_dma, dst_dma;
+	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0);
+	bool came, landed, ok;
+
+	pr_info("1..3\n");
+	init_completion(&c->done);
+	c->tmo_ms = timeout_ms;
+	if (dlx_alloc_buffers(c)) {
+		pr_info("not ok 1 copy-while-mapped # no buffers\n");
+		pr_info("not ok 2 copy-after-unmap # no buffers\n");
+		pr_info("not ok 3 copies-after # no buffers\n");
+		c->failures++;
+		goto out;
+	}
+	memset(c->src, 0xa5, PAGE_SIZE);
+	memset(c->dst, 0, PAGE_SIZE);
+	src_dma = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, src_dma))
+		goto nomap;
+	dst_dma = dma_map_single(dev, c->dst, PAGE_SIZE, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, dst_dma)) {
+		dma_unmap_single(dev, src_dma, PAGE_SIZE, DMA_TO_DEVICE);
+		goto nomap;
+	}
+
+	came = dlx_copy_wait(c, dst_dma, src_dma, PAGE_SIZE);
+	ok = came && c->result == DMA_TRANS_NOERROR && c->dst[0] == 0xa5 &&
+	     c->dst[PAGE_SIZE - 1] == 0xa5;
+	if (!ok)
+		c->failures++;
+	pr_info("%sok 1 copy-while-mapped\n", ok ? "" : "not ");
+
+	dma_unmap_single(dev, dst_dma, PAGE_SIZE, DMA_FROM_DEVICE);
+	memset(c->dst, 0, PAGE_SIZE);
+	memset(c->src, 0x5a, PAGE_SIZE);
+	dma_sync_single_for_device(dev, src_dma, PAGE_SIZE, DMA_TO_DEVICE);
+	came = dlx_copy_wait(c, dst_dma, src_dma, PAGE_SIZE);
+	landed = c->dst[0] == 0x5a && c->dst[PAGE_SIZE - 1] == 0x5a;
+	pr_info("# %s: stale: copy into unmapped %pad: %s, result %s, data %s\n",
+		DLX_NAME, &dst_dma, came ? "called back" : "no callback",
+		dlx_result_name(c->result),
+		landed ? "landed in the page" : "not in the page");
+	if (lands)
+		ok = came && c->result == DMA_TRANS_NOERROR && landed;
+	else
+		ok = came && c->result == DMA_TRANS_WRITE_FAILED && !landed;
+	if (!came)
+		c->abandoned = true;	/* never free what a copy may still reach */
+	if (!ok)
+		c->failures++;
+	pr_info("%sok 2 copy-after-unmap # expected: %s\n", ok ? "" : "not ",
+		stale_expect);
+	dma_unmap_single(dev, src_dma, PAGE_SIZE, DMA_TO_DEVICE);
+	/*
+	 * The channel carries on (after ioatdma's error path under strict
+	 * flushing); this also lets the driver retire the null descriptor its
+	 * restart queued before the channel is released.  ioat_eh calls the
+	 * failed copy back before it aborts what is queued and restarts the
+	 * channel (drivers/dma/ioat/dma.c), so a copy submitted at once could
+	 * be aborted with it: give the error path time to finish first.
+	 */
+	msleep(50);
+	ok = !c->abandoned && dlx_copies(c, 10, &rng);
+	pr_info("%sok 3 copies-after\n", ok ? "" : "not ");
+	if (!c->abandoned)
+		dlx_free_buffers(c);
+	goto out;
+nomap:
+	pr_info("not ok 1 copy-while-mapped # mapping failed\n");
+	pr_info("not ok 2 copy-after-unmap # mapping failed\n");
+	pr_info("not ok 3 copies-after # mapping failed\n");
+	c->failures++;
+	dlx_free_buffers(c);
+out:
+	dlx_chan_report(c, start);
+	dlx_summary(0, 1);
+}
