@@ -123,7 +123,7 @@ void dlx_mode_hostile_ring(unsigned int n);
 void dlx_mode_inflight_reset(unsigned int n);
 void dlx_mode_bench(unsigned int n);
 
-/* races.c */
+/* races.c, uaf.c, cow.c */
 /* A mode= of the exerciser and what runs it, given the n channels it got. */
 struct dlx_mode {
 	const char *name;

@@ -56,9 +56,10 @@
 #include <linux/string.h>
 
 #include "exercise.h"
+#include "races.h"
 #include "race_uapi.h"
 
-static unsigned int fault_rule;
+unsigned int fault_rule;
 module_param(fault_rule, uint, 0444);
 MODULE_PARM_DESC(fault_rule,
 		 "order/fail/uaf: index in the device's fault plan of the rule to arm");
@@ -68,30 +69,9 @@ module_param(fast_ms, uint, 0444);
 MODULE_PARM_DESC(fast_ms,
 		 "fail: per-copy timeout after the error; below ioatdma's 200 ms completion timeout");
 
-/* The fault doorbell in dmalab-ioat's BAR 0 (docs/faults.rst). */
-#define DLX_BELL		0x2000
-#define DLX_BELL_ID		0x00
-#define DLX_BELL_SELECT		0x04
-#define DLX_BELL_COMMAND	0x08
-#define DLX_BELL_STATUS		0x0c
-#define DLX_BELL_INJECTED	0x10
-#define DLX_BELL_MAGIC		0x464c4d44	/* "DMLF" */
-#define DLX_BELL_ARM		1
-#define DLX_BELL_OWNED		BIT(0)
-
-#define DLX_ORDER_LEN		(64 * 1024)
-#define DLX_ORDER_SIDE_LEN	4096
-#define DLX_UAF_LEN		PAGE_SIZE
-#define DLX_NEW_OWNER		0x3c	/* what the page's next user writes */
-
-struct dlx_bell {
-	struct pci_dev *pdev;
-	void __iomem *bar;
-	void __iomem *regs;
-};
 
 /* Maps the doorbell of the device behind c; false (and says why) if none. */
-static bool dlx_bell_open(struct dlx_chan *c, struct dlx_bell *b)
+bool dlx_bell_open(struct dlx_chan *c, struct dlx_bell *b)
 {
 	b->bar = NULL;
 	if (!dlx_ioat_map(c, &b->bar))
@@ -116,26 +96,26 @@ fail:
 	return false;
 }
 
-static void dlx_bell_close(struct dlx_bell *b)
+void dlx_bell_close(struct dlx_bell *b)
 {
 	if (b->bar)
 		pci_iounmap(b->pdev, b->bar);
 }
 
 /* Arms the rule (a new round: its nth and count start again). */
-static void dlx_bell_arm(struct dlx_bell *b)
+void dlx_bell_arm(struct dlx_bell *b)
 {
 	writel(fault_rule, b->regs + DLX_BELL_SELECT);
 	writel(DLX_BELL_ARM, b->regs + DLX_BELL_COMMAND);
 }
 
-static u64 dlx_bell_injected(struct dlx_bell *b)
+u64 dlx_bell_injected(struct dlx_bell *b)
 {
 	writel(fault_rule, b->regs + DLX_BELL_SELECT);
 	return lo_hi_readq(b->regs + DLX_BELL_INJECTED);
 }
 
-static bool dlx_wait(struct dlx_chan *c, unsigned int ms)
+bool dlx_wait(struct dlx_chan *c, unsigned int ms)
 {
 	return wait_for_completion_timeout(&c->done, msecs_to_jiffies(ms)) != 0;
 }
@@ -144,7 +124,7 @@ static bool dlx_wait(struct dlx_chan *c, unsigned int ms)
  * Maps c->src and c->dst (len bytes each) for one copy; false, with nothing
  * left mapped, when either mapping fails.
  */
-static bool dlx_map_pair(struct dlx_chan *c, size_t len, dma_addr_t *s,
+bool dlx_map_pair(struct dlx_chan *c, size_t len, dma_addr_t *s,
 			 dma_addr_t *d)
 {
 	struct device *dev = c->chan->device->dev;
@@ -160,7 +140,7 @@ static bool dlx_map_pair(struct dlx_chan *c, size_t len, dma_addr_t *s,
 	return true;
 }
 
-static void dlx_unmap_pair(struct dlx_chan *c, size_t len, dma_addr_t s,
+void dlx_unmap_pair(struct dlx_chan *c, size_t len, dma_addr_t s,
 			   dma_addr_t d)
 {
 	struct device *dev = c->chan->device->dev;
@@ -170,7 +150,7 @@ static void dlx_unmap_pair(struct dlx_chan *c, size_t len, dma_addr_t s,
 }
 
 /* Reports tests [from, to) of the plan as not ok, saying why. */
-static void dlx_not_ok_from(const char *const *tests, unsigned int from,
+void dlx_not_ok_from(const char *const *tests, unsigned int from,
 			    unsigned int to, const char *why)
 {
 	for (; from < to; from++)
@@ -181,7 +161,7 @@ static void dlx_not_ok_from(const char *const *tests, unsigned int from,
  * Allocates both channels' buffers and sets their completions up; prints
  * the plan's results as not ok when that fails.
  */
-static bool dlx_race_setup(struct dlx_chan **cs, unsigned int n,
+bool dlx_race_setup(struct dlx_chan **cs, unsigned int n,
 			   const char *const *tests, unsigned int ntests)
 {
 	unsigned int i;
@@ -206,7 +186,7 @@ fail:
  * [1, n) reported not ok and the buffers freed, when one is missing
  * (dlx_race_end() still applies).
  */
-static bool dlx_race_begin(struct dlx_chan *c, const char *const *tests,
+bool dlx_race_begin(struct dlx_chan *c, const char *const *tests,
 			   unsigned int n, struct dlx_bell *bell, u64 *rng)
 {
 	bool ok;
@@ -224,7 +204,7 @@ static bool dlx_race_begin(struct dlx_chan *c, const char *const *tests,
 }
 
 /* The end they share: the doorbell (if open), the buffers, the channel's report. */
-static void dlx_race_end(struct dlx_chan *c, struct dlx_bell *bell, u64 start)
+void dlx_race_end(struct dlx_chan *c, struct dlx_bell *bell, u64 start)
 {
 	dlx_bell_close(bell);
 	dlx_free_buffers(c);
@@ -238,7 +218,7 @@ static void dlx_race_end(struct dlx_chan *c, struct dlx_bell *bell, u64 start)
  * not ok, when it could not run or never called back (the channel is then
  * abandoned: the copy may still land).
  */
-static bool dlx_armed_copy(struct dlx_chan *c, struct dlx_bell *bell,
+bool dlx_armed_copy(struct dlx_chan *c, struct dlx_bell *bell,
 			   const char *const *tests, unsigned int n, u64 *hits)
 {
 	dma_addr_t s, d;
@@ -544,300 +524,7 @@ out:
 	dlx_race_end(c, &bell, start);
 }
 
-/* ---- mode=uaf -------------------------------------------------------- */
 
-static void dlx_mode_uaf(unsigned int n)
-{
-	static const char *const tests[] = {
-		"copy-while-mapped", "delayed-copy-after-unmap", "copies-after"
-	};
-	struct dlx_chan *c = &dlx_chans[0];
-	struct device *dev = c->chan->device->dev;
-	bool lands = !strcmp(stale_expect, "lands");
-	struct dlx_bell bell = { };
-	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits;
-	dma_addr_t s, d;
-	bool came, ok, intact, corrupted;
-
-	pr_info("1..3\n");
-	if (!dlx_race_setup(&c, 1, tests, 3))
-		goto out;
-	if (!dlx_bell_open(c, &bell)) {
-		dlx_not_ok_from(tests, 0, 3, "no fault doorbell");
-		goto free;
-	}
-	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 11);
-	memset(c->dst, 0, DLX_UAF_LEN);
-	if (!dlx_map_pair(c, DLX_UAF_LEN, &s, &d)) {
-		dlx_not_ok_from(tests, 0, 3, "mapping failed");
-		goto close;
-	}
-	/* A first copy leaves the destination's translation in the IOTLB. */
-	came = dlx_copy_wait(c, d, s, DLX_UAF_LEN);
-	ok = came && c->result == DMA_TRANS_NOERROR &&
-	     !memcmp(c->dst, c->src, DLX_UAF_LEN);
-	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
-	if (!came) {
-		c->abandoned = true;
-		goto close;
-	}
-
-	/*
-	 * The bug: the copy is in flight (its data phase held by the plan)
-	 * when the driver unmaps its destination, and the page goes to a new
-	 * owner who fills it.
-	 */
-	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 99);
-	dma_sync_single_for_device(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
-	hits = dlx_bell_injected(&bell);
-	dlx_bell_arm(&bell);
-	if (!dlx_start_copy(c, d, s, DLX_UAF_LEN)) {
-		pr_info("not ok 2 %s # cannot start the copy\n", tests[1]);
-		dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
-		goto after;
-	}
-	dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
-	memset(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
-	came = dlx_wait(c, c->tmo_ms);
-	hits = dlx_bell_injected(&bell) - hits;
-	intact = !memchr_inv(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
-	corrupted = !memcmp(c->dst, c->src, DLX_UAF_LEN);
-	pr_info("# %s: uaf: copy %s, result %s; the reused page is %s; %llu fault(s) injected\n",
-		DLX_NAME, came ? "called back" : "never called back",
-		dlx_result_name(c->result),
-		intact ? "intact" : corrupted ? "overwritten by the stale DMA" :
-		"partly overwritten", hits);
-	if (!came)
-		c->abandoned = true;
-	if (lands)
-		ok = came && c->result == DMA_TRANS_NOERROR && corrupted;
-	else
-		ok = came && c->result == DMA_TRANS_WRITE_FAILED && intact;
-	ok = ok && hits == 1;
-	pr_info("%sok 2 %s # expected: %s\n", ok ? "" : "not ", tests[1],
-		stale_expect);
-after:
-	if (!c->abandoned)
-		dma_unmap_single(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
-	/* As in mode=stale: let ioat_eh's restart finish first. */
-	msleep(50);
-	ok = !c->abandoned && dlx_copies(c, 10, &rng);
-	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
-close:
-	dlx_bell_close(&bell);
-free:
-	dlx_free_buffers(c);
-out:
-	dlx_chan_report(c, start);
-	dlx_summary(0, 1);
-}
-
-/* ---- mode=cow --------------------------------------------------------- */
-
-static DEFINE_MUTEX(dlx_cow_lock);
-static struct {
-	struct dlx_chan *c;
-	struct dlx_bell bell;
-	u64 start, rng, hits;
-	struct page *page;	/* the user page the copy goes to */
-	dma_addr_t src, dst;
-	bool pin;		/* taken with pin_user_pages */
-	bool busy;		/* a copy was started and not waited for */
-	bool done;		/* it completed (callback came) */
-	bool finished;
-} dlx_cow;
-
-static void dlx_cow_release_page(void)
-{
-	struct device *dev = dlx_cow.c->chan->device->dev;
-
-	dma_unmap_page(dev, dlx_cow.dst, PAGE_SIZE, DMA_FROM_DEVICE);
-	dma_unmap_single(dev, dlx_cow.src, PAGE_SIZE, DMA_TO_DEVICE);
-	if (dlx_cow.pin) {
-		unpin_user_pages_dirty_lock(&dlx_cow.page, 1, true);
-	} else {
-		set_page_dirty_lock(dlx_cow.page);
-		put_page(dlx_cow.page);
-	}
-	dlx_cow.page = NULL;
-}
-
-static long dlx_cow_start(struct dlx_cow_start __user *argp)
-{
-	struct dlx_chan *c = dlx_cow.c;
-	struct device *dev = c->chan->device->dev;
-	struct dlx_cow_start a;
-	int got;
-
-	if (copy_from_user(&a, argp, sizeof(a)))
-		return -EFAULT;
-	if (dlx_cow.busy || c->abandoned || !PAGE_ALIGNED(a.uaddr))
-		return -EINVAL;
-	dlx_cow.pin = a.pin;
-	if (a.pin)
-		got = pin_user_pages_fast(a.uaddr, 1, FOLL_WRITE | FOLL_LONGTERM,
-					  &dlx_cow.page);
-	else
-		got = get_user_pages_fast(a.uaddr, 1, FOLL_WRITE, &dlx_cow.page);
-	if (got != 1)
-		return got < 0 ? got : -EFAULT;
-	dlx_fill(c->src, PAGE_SIZE, 0, PAGE_SIZE, a.pin ? 41 : 17);
-	dlx_cow.src = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
-	dlx_cow.dst = dma_map_page(dev, dlx_cow.page, 0, PAGE_SIZE,
-				   DMA_FROM_DEVICE);
-	if (dma_mapping_error(dev, dlx_cow.src) ||
-	    dma_mapping_error(dev, dlx_cow.dst)) {
-		dlx_cow_release_page();
-		return -ENOMEM;
-	}
-	dlx_cow.hits = dlx_bell_injected(&dlx_cow.bell);
-	dlx_bell_arm(&dlx_cow.bell);
-	if (!dlx_start_copy(c, dlx_cow.dst + DLX_COW_DMA_OFF,
-			    dlx_cow.src + DLX_COW_DMA_OFF,
-			    DLX_COW_LEN - DLX_COW_DMA_OFF)) {
-		dlx_cow_release_page();
-		return -EIO;
-	}
-	dlx_cow.busy = true;
-	return 0;
-}
-
-static long dlx_cow_wait(void)
-{
-	struct dlx_chan *c = dlx_cow.c;
-
-	if (!dlx_cow.busy)
-		return -EINVAL;
-	dlx_cow.done = dlx_wait(c, c->tmo_ms);
-	dlx_cow.busy = false;
-	if (!dlx_cow.done) {
-		c->abandoned = true;	/* the page stays taken: the copy may still land */
-		return -ETIMEDOUT;
-	}
-	dlx_cow.hits = dlx_bell_injected(&dlx_cow.bell) - dlx_cow.hits;
-	dlx_cow_release_page();
-	return 0;
-}
-
-/* The caller's view of its page after the race: did the DMA's bytes arrive? */
-static long dlx_cow_check(u64 uaddr)
-{
-	struct dlx_chan *c = dlx_cow.c;
-	size_t len = DLX_COW_LEN - DLX_COW_DMA_OFF;
-	bool arrived, ok;
-	u8 *view;
-
-	view = kmalloc(len, GFP_KERNEL);
-	if (!view)
-		return -ENOMEM;
-	if (copy_from_user(view, u64_to_user_ptr(uaddr + DLX_COW_DMA_OFF), len)) {
-		kfree(view);
-		return -EFAULT;
-	}
-	arrived = !memcmp(view, c->src + DLX_COW_DMA_OFF, len);
-	pr_info("# %s: cow: page taken with %s: copy %s, %llu fault(s) injected; after fork and the parent's write the parent's page %s the DMA's data\n",
-		DLX_NAME, dlx_cow.pin ? "pin_user_pages(FOLL_LONGTERM)" :
-		"get_user_pages", dlx_cow.done ? dlx_result_name(c->result) :
-		"never called back", dlx_cow.hits,
-		arrived ? "has" : view[0] == 'P' ? "lacks (it kept its old bytes)" :
-		"lacks");
-	ok = dlx_cow.done && c->result == DMA_TRANS_NOERROR &&
-	     dlx_cow.hits == 1 && arrived == dlx_cow.pin;
-	if (dlx_cow.pin)
-		pr_info("%sok 3 pin-user-pages-keeps-the-data\n", ok ? "" : "not ");
-	else
-		pr_info("%sok 2 get-user-pages-loses-the-data\n", ok ? "" : "not ");
-	kfree(view);
-	return 0;
-}
-
-static long dlx_cow_finish(void)
-{
-	struct dlx_chan *c = dlx_cow.c;
-	bool ok;
-
-	if (dlx_cow.finished || dlx_cow.busy)
-		return -EINVAL;
-	dlx_cow.finished = true;
-	ok = !c->abandoned && dlx_copies(c, 10, &dlx_cow.rng);
-	pr_info("%sok 4 copies-after\n", ok ? "" : "not ");
-	dlx_bell_close(&dlx_cow.bell);
-	dlx_free_buffers(c);
-	dlx_chan_report(c, dlx_cow.start);
-	dlx_summary(0, 1);
-	return 0;
-}
-
-static long dlx_race_ioctl(struct file *file, unsigned int cmd,
-			   unsigned long arg)
-{
-	long ret = -ENOTTY;
-
-	mutex_lock(&dlx_cow_lock);
-	if (dlx_cow.finished && cmd != DLX_IOC_FINISH) {
-		ret = -EINVAL;
-	} else if (cmd == DLX_IOC_COW_START) {
-		ret = dlx_cow_start((struct dlx_cow_start __user *)arg);
-	} else if (cmd == DLX_IOC_COW_WAIT) {
-		ret = dlx_cow_wait();
-	} else if (cmd == DLX_IOC_COW_CHECK) {
-		ret = dlx_cow_check(arg);
-	} else if (cmd == DLX_IOC_FINISH) {
-		ret = dlx_cow_finish();
-	}
-	mutex_unlock(&dlx_cow_lock);
-	return ret;
-}
-
-static const struct file_operations dlx_race_fops = {
-	.owner = THIS_MODULE,
-	.unlocked_ioctl = dlx_race_ioctl,
-};
-
-static struct miscdevice dlx_race_misc = {
-	.minor = MISC_DYNAMIC_MINOR,
-	.name = "dmalab_race",
-	.fops = &dlx_race_fops,
-};
-
-/*
- * Sets the scenario up and returns: dmalab-cow drives the rest through
- * /dev/dmalab_race, and the channel stays with this module.
- */
-static void dlx_mode_cow(unsigned int n)
-{
-	static const char *const tests[] = {
-		"copies-before", "get-user-pages-loses-the-data",
-		"pin-user-pages-keeps-the-data", "copies-after"
-	};
-	struct dlx_chan *c = &dlx_chans[0];
-	bool ok;
-
-	pr_info("1..4\n");
-	dlx_cow.c = c;
-	dlx_cow.start = ktime_get_ns();
-	dlx_cow.rng = dlx_chan_rng(0);
-	if (!dlx_race_setup(&c, 1, tests, 4))
-		return;
-	ok = dlx_copies(c, 10, &dlx_cow.rng);
-	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
-	if (!dlx_bell_open(c, &dlx_cow.bell)) {
-		dlx_not_ok_from(tests, 1, 4, "no fault doorbell");
-		dlx_free_buffers(c);
-		return;
-	}
-	if (misc_register(&dlx_race_misc)) {
-		dlx_not_ok_from(tests, 1, 4, "cannot register " DLX_RACE_DEVICE);
-		dlx_bell_close(&dlx_cow.bell);
-		dlx_free_buffers(c);
-		return;
-	}
-	c->kept = true;
-	pr_info("# %s: cow: %s ready for dmalab-cow\n", DLX_NAME,
-		DLX_RACE_DEVICE);
-}
-
-/* Runs mode if it is one of the race scenarios; false if it is not. */
 const struct dlx_mode dlx_race_modes[] = {
 	{ "order", dlx_mode_order },
 	{ "fail", dlx_mode_fail },

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmalab_exercise, mode=uaf: use after unmap, made deterministic by a fault plan
+ * (races.c describes the scenarios).
+ */
+
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "exercise.h"
+#include "race_uapi.h"
+#include "races.h"
+
+/* ---- mode=uaf -------------------------------------------------------- */
+
+void dlx_mode_uaf(unsigned int n)
+{
+	static const char *const tests[] = {
+		"copy-while-mapped", "delayed-copy-after-unmap", "copies-after"
+	};
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	bool lands = !strcmp(stale_expect, "lands");
+	struct dlx_bell bell = { };
+	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits;
+	dma_addr_t s, d;
+	bool came, ok, intact, corrupted;
+
+	pr_info("1..3\n");
+	if (!dlx_race_setup(&c, 1, tests, 3))
+		goto out;
+	if (!dlx_bell_open(c, &bell)) {
+		dlx_not_ok_from(tests, 0, 3, "no fault doorbell");
+		goto free;
+	}
+	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 11);
+	memset(c->dst, 0, DLX_UAF_LEN);
+	if (!dlx_map_pair(c, DLX_UAF_LEN, &s, &d)) {
+		dlx_not_ok_from(tests, 0, 3, "mapping failed");
+		goto close;
+	}
+	/* A first copy leaves the destination's translation in the IOTLB. */
+	came = dlx_copy_wait(c, d, s, DLX_UAF_LEN);
+	ok = came && c->result == DMA_TRANS_NOERROR &&
+	     !memcmp(c->dst, c->src, DLX_UAF_LEN);
+	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
+	if (!came) {
+		c->abandoned = true;
+		goto close;
+	}
+
+	/*
+	 * The bug: the copy is in flight (its data phase held by the plan)
+	 * when the driver unmaps its destination, and the page goes to a new
+	 * owner who fills it.
+	 */
+	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 99);
+	dma_sync_single_for_device(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
+	hits = dlx_bell_injected(&bell);
+	dlx_bell_arm(&bell);
+	if (!dlx_start_copy(c, d, s, DLX_UAF_LEN)) {
+		pr_info("not ok 2 %s # cannot start the copy\n", tests[1]);
+		dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
+		goto after;
+	}
+	dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
+	memset(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
+	came = dlx_wait(c, c->tmo_ms);
+	hits = dlx_bell_injected(&bell) - hits;
+	intact = !memchr_inv(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
+	corrupted = !memcmp(c->dst, c->src, DLX_UAF_LEN);
+	pr_info("# %s: uaf: copy %s, result %s; the reused page is %s; %llu fault(s) injected\n",
+		DLX_NAME, came ? "called back" : "never called back",
+		dlx_result_name(c->result),
+		intact ? "intact" : corrupted ? "overwritten by the stale DMA" :
+		"partly overwritten", hits);
+	if (!came)
+		c->abandoned = true;
+	if (lands)
+		ok = came && c->result == DMA_TRANS_NOERROR && corrupted;
+	else
+		ok = came && c->result == DMA_TRANS_WRITE_FAILED && intact;
+	ok = ok && hits == 1;
+	pr_info("%sok 2 %s # expected: %s\n", ok ? "" : "not ", tests[1],
+		stale_expect);
+after:
+	if (!c->abandoned)
+		dma_unmap_single(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
+	/* As in mode=stale: let ioat_eh's restart finish first. */
+	msleep(50);
+	ok = !c->abandoned && dlx_copies(c, 10, &rng);
+	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
+close:
+	dlx_bell_close(&bell);
+free:
+	dlx_free_buffers(c);
+out:
+	dlx_chan_report(c, start);
+	dlx_summary(0, 1);
+}
