@@ -31,6 +31,7 @@
 
 #include "dmalab/ioat_core.h"
 #include "dmalab-vtd.h"
+#include "glue.h"
 
 #define TYPE_DMALAB_IOAT "dmalab-ioat"
 OBJECT_DECLARE_SIMPLE_TYPE(DmalabIoatState, DMALAB_IOAT)
@@ -46,20 +47,13 @@ OBJECT_DECLARE_SIMPLE_TYPE(DmalabIoatState, DMALAB_IOAT)
  */
 #define DMALAB_IOAT_LINUX_TIMEOUT_NS (200 * SCALE_MS)
 
-typedef struct DmalabIoatTimer {
-    QEMUTimer *timer;
-    struct DmalabIoatState *s;
-    unsigned id;
-} DmalabIoatTimer;
-
 struct DmalabIoatState {
     PCIDevice parent_obj;
 
     MemoryRegion bar0;
     MemoryRegion regs;
     MemoryRegion fault_regs; /* the test-only fault doorbell */
-    DmalabIoatTimer *timers;
-    unsigned ntimers;
+    DmalabTimers timers;
     DmalabIoat *model;
     unsigned in_model; /* nesting of timer steps running the model */
     bool released;     /* unrealized while a step ran: free when it returns */
@@ -323,21 +317,12 @@ static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
                      accessed);
 }
 
-static uint64_t host_now_ns(void *opaque)
-{
-    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-}
-
 static void host_timer_arm(void *opaque, unsigned timer, uint64_t when_ns)
 {
     DmalabIoatState *s = opaque;
 
-    if (timer < s->ntimers && !s->released) {
-        /*
-         * The model never asks beyond 2^61 ns, well inside QEMU's int64_t
-         * clock.
-         */
-        timer_mod_ns(s->timers[timer].timer, (int64_t)when_ns);
+    if (!s->released) {
+        dmalab_timers_arm(&s->timers, timer, when_ns);
     }
 }
 
@@ -345,9 +330,7 @@ static void host_timer_cancel(void *opaque, unsigned timer)
 {
     DmalabIoatState *s = opaque;
 
-    if (timer < s->ntimers) {
-        timer_del(s->timers[timer].timer);
-    }
+    dmalab_timers_cancel(&s->timers, timer);
 }
 
 /*
@@ -451,12 +434,6 @@ static uint64_t host_dma_cost(void *opaque)
     return dmalab_vtd_dma_cost(PCI_DEVICE(opaque));
 }
 
-static void host_log(void *opaque, int kind, const char *text)
-{
-    qemu_log_mask(kind == DMALAB_LOG_UNIMP ? LOG_UNIMP : LOG_GUEST_ERROR,
-                  "%s\n", text);
-}
-
 static void trace_decided(void *opaque, unsigned ch, uint64_t desc,
                           uint64_t len, uint64_t data_at, uint64_t done_at,
                           uint32_t fail)
@@ -490,28 +467,21 @@ static void trace_fault(void *opaque, const char *rule, const char *kind,
 
 static void dmalab_ioat_release(DmalabIoatState *s)
 {
-    unsigned i;
-
     if (s->race_map) {
         dmalab_ioat_set_race_table(s->model, NULL, 0);
         munmap(s->race_map, sizeof(*s->race_map));
         s->race_map = NULL;
     }
 
-    for (i = 0; i < s->ntimers; i++) {
-        timer_free(s->timers[i].timer);
-    }
-    g_free(s->timers);
-    s->timers = NULL;
-    s->ntimers = 0;
+    dmalab_timers_free(&s->timers);
     dmalab_ioat_free(s->model);
     s->model = NULL;
 }
 
 static void dmalab_ioat_timer_cb(void *opaque)
 {
-    DmalabIoatTimer *t = opaque;
-    DmalabIoatState *s = t->s;
+    DmalabTimer *t = opaque;
+    DmalabIoatState *s = t->dev;
     MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
     bool engaged = guard->engaged_in_io;
 
@@ -622,12 +592,9 @@ static bool dmalab_ioat_apply_plan(DmalabIoatState *s, const char *path,
                                    Error **errp)
 {
     g_autofree char *text = NULL;
-    g_autoptr(GError) gerr = NULL;
     char *why;
 
-    if (path && *path && !g_file_get_contents(path, &text, NULL, &gerr)) {
-        error_setg(errp, "dmalab-ioat: cannot read the fault plan %s: %s",
-                   path, gerr->message);
+    if (!dmalab_glue_read_plan("dmalab-ioat", path, &text, errp)) {
         return false;
     }
     why = dmalab_ioat_set_fault_plan(s->model, text, DEVICE(s)->id);
@@ -669,15 +636,9 @@ static void dmalab_ioat_get_injected(Object *obj, Visitor *v, const char *name,
 static char *dmalab_ioat_get_fault_log(Object *obj, Error **errp)
 {
     DmalabIoatState *s = DMALAB_IOAT(obj);
-    char *log, *out;
 
-    if (!s->model) {
-        return g_strdup("");
-    }
-    log = dmalab_ioat_fault_log(s->model);
-    out = g_strdup(log ?: "");
-    free(log);
-    return out;
+    return dmalab_glue_take_string(s->model ? dmalab_ioat_fault_log(s->model)
+                                            : NULL);
 }
 
 static void dmalab_ioat_warn_timing(const DmalabIoatConfig *cfg)
@@ -741,13 +702,13 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         .dma_write = host_dma_write,
         .dma_map = host_dma_map,
         .dma_unmap = host_dma_unmap,
-        .now_ns = host_now_ns,
+        .now_ns = dmalab_glue_now,
         .timer_arm = host_timer_arm,
         .timer_cancel = host_timer_cancel,
         .notify = host_notify,
         .set_level = host_set_level,
         .send_msi = host_send_msi,
-        .log = host_log,
+        .log = dmalab_glue_log,
         .dma_cost = host_dma_cost,
     };
     const DmalabIoatTrace trace = {
@@ -827,14 +788,8 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
                                     &s->fault_regs);
     }
 
-    s->ntimers = dmalab_ioat_timer_count(&cfg);
-    s->timers = g_new0(DmalabIoatTimer, s->ntimers);
-    for (i = 0; i < s->ntimers; i++) {
-        s->timers[i].s = s;
-        s->timers[i].id = i;
-        s->timers[i].timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
-                                          dmalab_ioat_timer_cb, &s->timers[i]);
-    }
+    dmalab_timers_init(&s->timers, dmalab_ioat_timer_count(&cfg),
+                       dmalab_ioat_timer_cb, s);
     s->model = dmalab_ioat_new(&cfg, &host, &trace, &why);
     if (!s->model) {
         error_setg(errp, "dmalab-ioat: %s",

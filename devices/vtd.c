@@ -43,6 +43,7 @@
 
 #include "dmalab/vtd_core.h"
 #include "dmalab-vtd.h"
+#include "glue.h"
 
 #define TYPE_DMALAB_VTD "dmalab-vtd"
 OBJECT_DECLARE_SIMPLE_TYPE(DmalabVtdState, DMALAB_VTD)
@@ -65,12 +66,6 @@ typedef struct DmalabVtdSpace {
     AddressSpace as;
 } DmalabVtdSpace;
 
-typedef struct DmalabVtdTimer {
-    QEMUTimer *timer;
-    struct DmalabVtdState *s;
-    unsigned id;
-} DmalabVtdTimer;
-
 struct DmalabVtdState {
     X86IOMMUState parent_obj;
 
@@ -79,7 +74,7 @@ struct DmalabVtdState {
     MemoryRegion sys_alias;
     DmalabVtd *model;
     QemuMutex lock;
-    DmalabVtdTimer *timers;
+    DmalabTimers timers;
     GHashTable *spaces; /* (bus, devfn) -> DmalabVtdSpace */
     bool dmar_on;       /* what the address spaces currently route through */
 
@@ -193,23 +188,18 @@ static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
 {
 }
 
-static uint64_t host_now(void *opaque)
-{
-    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-}
-
 static void host_timer_arm(void *opaque, unsigned timer, uint64_t when)
 {
     DmalabVtdState *s = opaque;
 
-    timer_mod(s->timers[timer].timer, (int64_t)when);
+    dmalab_timers_arm(&s->timers, timer, when);
 }
 
 static void host_timer_cancel(void *opaque, unsigned timer)
 {
     DmalabVtdState *s = opaque;
 
-    timer_del(s->timers[timer].timer);
+    dmalab_timers_cancel(&s->timers, timer);
 }
 
 static bool host_notify(void *opaque, unsigned vector)
@@ -285,12 +275,6 @@ static void dmalab_vtd_unlock(DmalabVtdState *s)
     } else {
         qemu_bh_schedule(s->msi_bh);
     }
-}
-
-static void host_log(void *opaque, int kind, const char *text)
-{
-    qemu_log_mask(kind == DMALAB_LOG_UNIMP ? LOG_UNIMP : LOG_GUEST_ERROR,
-                  "%s\n", text);
 }
 
 static void trace_fault(void *opaque, uint16_t sid, uint64_t iova,
@@ -369,7 +353,7 @@ bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
     DmalabVtdTranslation t;
     uint64_t run = 0;
 
-    /* Without bus mastering the device's DMA goes nowhere: the ordinary path. */
+    /* Without bus mastering the device's DMA goes nowhere: the usual path. */
     if (!s || !s->model || !s->dmar_on || !*len ||
         !(pci_get_word(dev->config + PCI_COMMAND) & PCI_COMMAND_MASTER) ||
         iova + *len - 1 < iova ||
@@ -587,8 +571,8 @@ static const MemoryRegionOps dmalab_vtd_ops = {
 
 static void dmalab_vtd_timer_cb(void *opaque)
 {
-    DmalabVtdTimer *t = opaque;
-    DmalabVtdState *s = t->s;
+    DmalabTimer *t = opaque;
+    DmalabVtdState *s = t->dev;
 
     qemu_mutex_lock(&s->lock);
     dmalab_vtd_timer(s->model, t->id);
@@ -693,12 +677,9 @@ static bool dmalab_vtd_apply_plan(DmalabVtdState *s, const char *path,
                                   Error **errp)
 {
     g_autofree char *text = NULL;
-    g_autoptr(GError) gerr = NULL;
     char *why;
 
-    if (path && *path && !g_file_get_contents(path, &text, NULL, &gerr)) {
-        error_setg(errp, "dmalab-vtd: cannot read the fault plan %s: %s", path,
-                   gerr->message);
+    if (!dmalab_glue_read_plan("dmalab-vtd", path, &text, errp)) {
         return false;
     }
     qemu_mutex_lock(&s->lock);
@@ -775,20 +756,46 @@ static void dmalab_vtd_get_events_dropped(Object *obj, Visitor *v,
 static char *dmalab_vtd_get_fault_log(Object *obj, Error **errp)
 {
     DmalabVtdState *s = DMALAB_VTD(obj);
-    char *log, *out;
+    char *log = NULL;
 
-    if (!s->model) {
-        return g_strdup("");
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        log = dmalab_vtd_fault_log(s->model);
+        dmalab_vtd_unlock(s);
     }
-    qemu_mutex_lock(&s->lock);
-    log = dmalab_vtd_fault_log(s->model);
-    dmalab_vtd_unlock(s);
-    out = g_strdup(log ?: "");
-    free(log);
-    return out;
+    return dmalab_glue_take_string(log);
 }
 
 /* Life cycle. */
+
+/*
+ * What realize set up before the unit was connected to the machine: the
+ * model, its timers and the bottom half. A realize that fails gives
+ * them back here; so does unrealize, which also takes the register window
+ * away. (The unit cannot be unplugged: the PCI bus keeps its address spaces.)
+ */
+static void dmalab_vtd_release(DmalabVtdState *s)
+{
+    dmalab_timers_free(&s->timers);
+    if (s->msi_bh) {
+        qemu_bh_delete(s->msi_bh);
+        s->msi_bh = NULL;
+    }
+    if (s->model) {
+        dmalab_vtd_free(s->model);
+        s->model = NULL;
+    }
+}
+
+static void dmalab_vtd_unrealize(DeviceState *dev)
+{
+    DmalabVtdState *s = DMALAB_VTD(dev);
+
+    if (s->spaces) {
+        memory_region_del_subregion(get_system_memory(), &s->regs);
+    }
+    dmalab_vtd_release(s);
+}
 
 static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
 {
@@ -803,13 +810,13 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
         .dma_write = host_dma_write,
         .dma_map = host_dma_map,
         .dma_unmap = host_dma_unmap,
-        .now_ns = host_now,
+        .now_ns = dmalab_glue_now,
         .timer_arm = host_timer_arm,
         .timer_cancel = host_timer_cancel,
         .notify = host_notify,
         .set_level = host_set_level,
         .send_msi = host_send_msi,
-        .log = host_log,
+        .log = dmalab_glue_log,
     };
     static const DmalabVtdTrace trace = {
         .fault = trace_fault,
@@ -821,7 +828,6 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
         .event_refused = trace_event_refused,
     };
     const char *why;
-    unsigned i;
 
     if (!host) {
         error_setg(errp, "dmalab-vtd needs the q35 machine (-M q35)");
@@ -868,23 +874,19 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
         return;
     }
 
-    qemu_mutex_init(&s->lock);
     s->msi_bh = qemu_bh_new_guarded(dmalab_vtd_send_pending, s,
                                     &dev->mem_reentrancy_guard);
-    s->timers = g_new0(DmalabVtdTimer, dmalab_vtd_timer_count());
-    for (i = 0; i < dmalab_vtd_timer_count(); i++) {
-        s->timers[i].s = s;
-        s->timers[i].id = i;
-        s->timers[i].timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
-                                          dmalab_vtd_timer_cb, &s->timers[i]);
-    }
+    dmalab_timers_init(&s->timers, dmalab_vtd_timer_count(),
+                       dmalab_vtd_timer_cb, s);
     s->model = dmalab_vtd_new(&cfg, &h, &trace, &why);
     if (!s->model) {
         error_setg(errp, "dmalab-vtd: %s", why ? why : "out of memory");
+        dmalab_vtd_release(s);
         return;
     }
     if (s->fault_plan && *s->fault_plan &&
         !dmalab_vtd_apply_plan(s, s->fault_plan, errp)) {
+        dmalab_vtd_release(s);
         return;
     }
 
@@ -991,6 +993,7 @@ static void dmalab_vtd_instance_init(Object *obj)
 
     /* No interrupt remapping: "intremap" defaults to off, and on is refused. */
     X86_IOMMU_DEVICE(obj)->intr_supported = ON_OFF_AUTO_OFF;
+    qemu_mutex_init(&s->lock);
     s->inv_desc_ns = 200;
     s->inv_page_ns = 10;
     s->wait_ns = 500;
@@ -1031,7 +1034,10 @@ static void dmalab_vtd_instance_init(Object *obj)
 
 static void dmalab_vtd_instance_finalize(Object *obj)
 {
-    g_free(DMALAB_VTD(obj)->fault_plan);
+    DmalabVtdState *s = DMALAB_VTD(obj);
+
+    g_free(s->fault_plan);
+    qemu_mutex_destroy(&s->lock);
 }
 
 static const Property dmalab_vtd_properties[] = {
@@ -1054,6 +1060,7 @@ static void dmalab_vtd_class_init(ObjectClass *klass, void *data)
     ResettableClass *rc = RESETTABLE_CLASS(klass);
 
     x86->realize = dmalab_vtd_realize;
+    dc->unrealize = dmalab_vtd_unrealize;
     x86->build_acpi_table = dmalab_vtd_build_acpi;
     rc->phases.hold = dmalab_vtd_reset_hold;
     dc->desc = "dmalab VT-d DMA-remapping unit";

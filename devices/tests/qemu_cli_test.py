@@ -7,6 +7,7 @@ reachable. Usage: qemu_cli_test.py QEMU_BINARY"""
 import json
 import subprocess
 import sys
+import tempfile
 import unittest
 
 QEMU = None
@@ -64,6 +65,22 @@ class PropertyErrors(unittest.TestCase):
         self.assertRefused("dmalab-ioat,latency-ns=%d" % (1 << 51), "2^50")
         self.assertRefused("dmalab-ioat,jitter-ns=%d" % (1 << 51), "2^50")
         self.assertRefused("dmalab-ioat,step-gap-ns=%d" % (1 << 51), "2^50")
+
+    def test_vtd_realize_that_fails_after_the_model_exists(self):
+        # The fault plan is read after the unit's model, timers and bottom half
+        # exist: a plan that cannot be read or parsed must give them back and
+        # fail with the reason, not crash on the way out.
+        self.assertRefused("dmalab-vtd,fault-plan=/nonexistent/plan.json",
+                           "dmalab-vtd: cannot read the fault plan /nonexistent/plan.json")
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            f.write('{"rules": [{"kind": "no-such-kind"}]}')
+            f.flush()
+            self.assertRefused("dmalab-vtd,fault-plan=" + f.name,
+                               "dmalab-vtd: fault plan " + f.name)
+
+    def test_vtd_bad_configuration(self):
+        self.assertRefused("dmalab-vtd,aw-bits=40", "aw-bits must be 39 or 48")
+        self.assertRefused("dmalab-vtd,replacement=mru", "replacement must be lru, fifo or random")
 
     def test_conventional_pci_bus_is_refused_naming_q35(self):
         res = subprocess.run([QEMU, "-M", "pc", "-accel", "tcg", "-nographic", "-nodefaults",
