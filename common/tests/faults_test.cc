@@ -208,14 +208,16 @@ TEST(FaultPlan, RefusesBadPlansNamingRuleAndMember)
               "line 1, column 12: rule \"rule0\": a rule must be a JSON object");
     EXPECT_EQ(parse_error(R"({"rules": [{"kind": "translation-fault", "reason": 7}]})", remapper()),
               "line 1, column 52: rule \"rule0\": \"reason\" must be one of 0x5, 0x6");
-    EXPECT_EQ(parse_error(R"({"rules": [{"kind": "drop-invalidation", "requester": 3}]})",
-                          remapper()),
-              "line 1, column 55: rule \"rule0\": \"requester\" does not apply to kind "
-              "drop-invalidation");
-    EXPECT_EQ(parse_error(R"({"rules": [{"kind": "translation-fault", "reason": 5, "requester": "00:20.0"}]})",
-                          remapper()),
-              "line 1, column 68: rule \"rule0\": \"requester\" must be \"bb:dd.f\" or an id below "
-              "65536");
+    EXPECT_EQ(
+        parse_error(R"({"rules": [{"kind": "drop-invalidation", "requester": 3}]})", remapper()),
+        "line 1, column 55: rule \"rule0\": \"requester\" does not apply to kind "
+        "drop-invalidation");
+    EXPECT_EQ(
+        parse_error(
+            R"({"rules": [{"kind": "translation-fault", "reason": 5, "requester": "00:20.0"}]})",
+            remapper()),
+        "line 1, column 68: rule \"rule0\": \"requester\" must be \"bb:dd.f\" or an id below "
+        "65536");
 }
 
 TEST(FaultPlan, RefusesImpossibleTimes)
