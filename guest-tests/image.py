@@ -20,14 +20,42 @@ import gzip
 import hashlib
 import io
 import json
-import lzma
 import os
 import re
 import shutil
-import struct
-import subprocess
 import sys
-import tempfile
+
+sys.dont_write_bytecode = True     # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from imagelib.util import (  # noqa: E402
+    ImageError,
+    file_sig,
+    log,
+    read_stamp,
+    run,
+    sha256_file,
+    write_stamp)
+from imagelib.debs import (  # noqa: E402
+    fetch_debian_headers,
+    fetch_debian_kernel,
+    resolve_default_version)
+from imagelib.kmods import (  # noqa: E402
+    closure,
+    index_modules,
+    modinfo,
+    resolve_modules,
+    resolve_user_modules)
+from imagelib.cpio import (  # noqa: E402
+    Cpio,
+    busybox_links)
+from imagelib.kernel import (  # noqa: E402
+    extract_vmlinux,
+    has_pvh_note,
+    write_boot_kernel)
+
+# What test_runner.py takes from here.
+__all__ = ["Cpio", "ImageError", "closure", "extract_vmlinux", "has_pvh_note",
+           "modinfo", "main"]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_SRC = os.path.join(HERE, "module")
@@ -46,362 +74,10 @@ WANTED_MODULES = [
 STAMP_VERSION = "1"
 
 
-class ImageError(Exception):
-    pass
-
-
-def log(msg):
-    print("image.py: " + msg, file=sys.stderr, flush=True)
-
-
-def run(cmd, **kw):
-    """Run a command; raise ImageError with its output on failure."""
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, **kw)
-    if res.returncode != 0:
-        raise ImageError("command failed (rc=%d): %s\n%s" %
-                         (res.returncode, " ".join(cmd), res.stdout))
-    return res.stdout
-
-
-def file_sig(path):
-    """Cheap identity of a file: path, size and mtime."""
-    st = os.stat(path)
-    return "%s:%d:%d" % (os.path.abspath(path), st.st_size, st.st_mtime_ns)
-
-
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def read_stamp(path):
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def write_stamp(path, value):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(value + "\n")
-    os.replace(tmp, path)
-
-
 # ---------------------------------------------------------------- kernel ---
-
-def apt_lists_sig():
-    """Changes whenever apt's package lists do (apt-get update)."""
-    parts = []
-    for p in ("/var/lib/apt/lists", "/var/cache/apt/pkgcache.bin"):
-        try:
-            parts.append(file_sig(p))
-        except OSError:
-            parts.append(p + ":missing")
-    return " ".join(parts)
-
-
-def resolve_default_version(cache, backports=False):
-    """Version string (e.g. 6.1.0-57-amd64) linux-image-amd64 depends on,
-    in bookworm-backports with backports (e.g. 6.12.95+deb12-amd64).
-
-    apt-cache takes about a second, so the answer is remembered until
-    apt's lists change."""
-    memo = os.path.join(cache, "guest-dl", ".default-version" +
-                        ("-bpo" if backports else ""))
-    sig = apt_lists_sig()
-    old = read_stamp(memo)
-    if old and old.split("|")[0] == sig:
-        return old.split("|")[1]
-    try:
-        out = run(["apt-cache", "depends"] +
-                  (["-t", "bookworm-backports"] if backports else []) +
-                  ["linux-image-amd64"])
-        for line in out.splitlines():
-            m = re.match(r"\s*Depends:\s*linux-image-(\S+)\s*$", line)
-            if m:
-                os.makedirs(os.path.dirname(memo), exist_ok=True)
-                write_stamp(memo, "%s|%s" % (sig, m.group(1)))
-                return m.group(1)
-        why = "no 'Depends: linux-image-...' line in apt-cache output"
-    except (ImageError, OSError) as e:
-        why = str(e).splitlines()[0]
-    # Offline fallback: a single version of the series already unpacked.
-    dl = os.path.join(cache, "guest-dl")
-    have = sorted(d for d in os.listdir(dl)
-                  if os.path.isfile(os.path.join(dl, d, ".extracted")) and
-                  ("+deb" in d) == backports) \
-        if os.path.isdir(dl) else []
-    if len(have) == 1:
-        log("apt-cache failed (%s); using cached kernel %s" % (why, have[0]))
-        return have[0]
-    raise ImageError("cannot resolve the kernel version: %s "
-                     "(run 'apt-get update', or pass --kernel-version)" % why)
-
-
-def find_deb(dl, pkg):
-    prefix = pkg + "_"
-    debs = sorted(f for f in os.listdir(dl)
-                  if f.startswith(prefix) and f.endswith(".deb"))
-    return os.path.join(dl, debs[-1]) if debs else None
-
-
-def fetch_debian_kernel(cache, ver):
-    """Download and unpack linux-image-<ver>; both steps are cached."""
-    dl = os.path.join(cache, "guest-dl")
-    os.makedirs(dl, exist_ok=True)
-    deb = download(dl, "linux-image-" + ver)
-    root = os.path.join(dl, ver)
-    unpack_debs(dl, [deb], root)
-    kernel = os.path.join(root, "boot", "vmlinuz-" + ver)
-    moddir = os.path.join(root, "lib", "modules", ver)
-    for p in (kernel, moddir):
-        if not os.path.exists(p):
-            raise ImageError("%s is missing from %s" % (p, deb))
-    return kernel, moddir
-
-
-def unpack_debs(dl, debs, root):
-    """Unpack .deb files into root (dpkg-deb -x: nothing is installed);
-    cached by the files' names."""
-    marker = os.path.join(root, ".extracted")
-    want = " ".join(sorted(os.path.basename(d) for d in debs))
-    if read_stamp(marker) == want:
-        return False
-    log("unpacking %s" % want)
-    tmp = tempfile.mkdtemp(prefix=".unpack-", dir=dl)
-    try:
-        for deb in debs:
-            run(["dpkg-deb", "-x", deb, tmp])
-        write_stamp(os.path.join(tmp, ".extracted"), want)
-        if os.path.exists(root):
-            shutil.rmtree(root)
-        os.rename(tmp, root)
-    finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp)
-    return True
-
-
-def download(dl, pkg):
-    deb = find_deb(dl, pkg)
-    if deb is None:
-        log("downloading %s with apt-get" % pkg)
-        run(["apt-get", "download", pkg], cwd=dl)
-        deb = find_deb(dl, pkg)
-        if deb is None:
-            raise ImageError("apt-get download %s left no .deb in %s" %
-                             (pkg, dl))
-    return deb
-
-
-def headers_packages(ver):
-    """linux-headers-<ver> and the headers and kbuild packages it depends on
-    (-common, linux-kbuild-*), by name; not the kernel image or compiler."""
-    pkg = "linux-headers-" + ver
-    out = run(["apt-cache", "depends", pkg])
-    names = [pkg]
-    for line in out.splitlines():
-        m = re.match(r"\s*\|?Depends:\s*(linux-(?:headers|kbuild)-\S+)\s*$",
-                     line)
-        if m and m.group(1) not in names:
-            names.append(m.group(1))
-    if not any(n.startswith("linux-kbuild-") for n in names):
-        raise ImageError("apt-cache depends %s names no linux-kbuild "
-                         "package:\n%s" % (pkg, out))
-    return names
-
-
-def fetch_debian_headers(cache, ver):
-    """The kernel build tree for <ver>, from Debian's headers packages
-    downloaded and unpacked under the cache, never installed: installing
-    them would also install a kernel image into the host's /boot (6.12's
-    headers depend on it).  Returns the folder to give make -C."""
-    dl = os.path.join(cache, "guest-dl")
-    os.makedirs(dl, exist_ok=True)
-    root = os.path.join(dl, ver + "-headers")
-    kbuild = os.path.join(root, "usr", "src", "linux-headers-" + ver)
-    if os.path.isfile(os.path.join(root, ".extracted")):
-        return kbuild  # no apt-cache call once unpacked (works offline)
-    debs = [download(dl, p) for p in headers_packages(ver)]
-    if unpack_debs(dl, debs, root):
-        # The arch folder's Makefile includes the -common one by its absolute
-        # /usr/src path; point it at the unpacked copy.  scripts/ and tools/
-        # are relative links into usr/lib/linux-kbuild-*, unpacked beside it.
-        mk = os.path.join(kbuild, "Makefile")
-        with open(mk) as f:
-            text = f.read()
-        fixed = re.sub(r"^include\s+/usr/src/(\S+)$",
-                       lambda m: "include " + os.path.join(root, "usr", "src",
-                                                           m.group(1)),
-                       text, flags=re.M)
-        if fixed == text:
-            raise ImageError("%s does not include a /usr/src Makefile:\n%s"
-                             % (mk, text))
-        with open(mk, "w") as f:
-            f.write(fixed)
-    return kbuild
-
-
-def resolve_user_modules(modules_dir, ver):
-    """Accept DIR holding lib/modules/<ver>/, or the <ver> dir itself."""
-    base = os.path.join(modules_dir, "lib", "modules")
-    if os.path.isdir(base):
-        vers = sorted(v for v in os.listdir(base)
-                      if os.path.isdir(os.path.join(base, v)))
-        if ver:
-            if ver not in vers:
-                raise ImageError("%s has no %s (has: %s)" %
-                                 (base, ver, " ".join(vers) or "nothing"))
-        elif len(vers) == 1:
-            ver = vers[0]
-        else:
-            raise ImageError("%s holds %s; choose one with --kernel-version"
-                             % (base, " ".join(vers) or "no version"))
-        return os.path.join(base, ver), ver
-    if os.path.isdir(os.path.join(modules_dir, "kernel")) or \
-            os.path.isfile(os.path.join(modules_dir, "modules.order")):
-        moddir = os.path.abspath(modules_dir)
-        return moddir, ver or os.path.basename(moddir.rstrip("/"))
-    raise ImageError("--modules-dir %s holds neither lib/modules/<ver>/ nor "
-                     "a kernel/ tree" % modules_dir)
 
 
 # ------------------------------------------------------- kernel modules ---
-
-def modinfo(data):
-    """Key/value list from the .modinfo section of an ELF module."""
-    if data[:4] != b"\x7fELF":
-        raise ImageError("not an ELF file")
-    is64 = data[4] == 2
-    end = "<" if data[5] == 1 else ">"
-    if is64:
-        shoff, = struct.unpack_from(end + "Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", data,
-                                                        0x3A)
-        fmt, name_at, off_at = end + "IIQQQQ", 0, (4, 5)
-    else:
-        shoff, = struct.unpack_from(end + "I", data, 0x20)
-        shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", data,
-                                                        0x2E)
-        fmt, name_at, off_at = end + "IIIIII", 0, (4, 5)
-    sections = []
-    for i in range(shnum):
-        f = struct.unpack_from(fmt, data, shoff + i * shentsize)
-        sections.append((f[name_at], f[off_at[0]], f[off_at[1]]))
-    strtab_off, strtab_size = sections[shstrndx][1], sections[shstrndx][2]
-    strtab = data[strtab_off:strtab_off + strtab_size]
-    for name_off, off, size in sections:
-        name = strtab[name_off:strtab.index(b"\0", name_off)]
-        if name == b".modinfo":
-            out = []
-            for item in data[off:off + size].split(b"\0"):
-                if b"=" in item:
-                    k, v = item.split(b"=", 1)
-                    out.append((k.decode(), v.decode(errors="replace")))
-            return out
-    return []
-
-
-def read_module(path):
-    """Uncompressed bytes of a .ko, .ko.xz or .ko.gz file."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if path.endswith(".xz"):
-        return lzma.decompress(data)
-    if path.endswith(".gz"):
-        return gzip.decompress(data)
-    if path.endswith(".zst"):
-        raise ImageError("%s: zstd-compressed modules are not supported; "
-                         "install them uncompressed" % path)
-    return data
-
-
-def mod_name(filename):
-    base = os.path.basename(filename)
-    base = re.sub(r"\.ko(\.(xz|gz|zst))?$", "", base)
-    return base.replace("-", "_")
-
-
-def index_modules(moddir):
-    """name -> path relative to moddir, for every module file."""
-    index = {}
-    for top, dirs, files in os.walk(moddir):
-        dirs.sort()
-        for f in sorted(files):
-            if re.search(r"\.ko(\.(xz|gz|zst))?$", f):
-                rel = os.path.relpath(os.path.join(top, f), moddir)
-                index.setdefault(mod_name(f), rel)
-    return index
-
-
-def builtin_modules(moddir):
-    """Names listed in modules.builtin (built into the kernel image)."""
-    names = set()
-    try:
-        with open(os.path.join(moddir, "modules.builtin")) as f:
-            for line in f:
-                if line.strip():
-                    names.add(mod_name(line.strip()))
-    except OSError:
-        pass
-    return names
-
-
-def resolve_modules(moddir, wanted):
-    """Dependency closure of wanted, as [(name, rel_path, deps, data)] in
-    load order (dependencies before their users), and the set of wanted
-    names that are built into the kernel."""
-    index = index_modules(moddir)
-    builtin = builtin_modules(moddir)
-    info = {}
-    skipped = set()
-
-    def visit(name, chain):
-        if name in info or name in skipped:
-            return
-        if name in builtin and name not in index:
-            skipped.add(name)
-            return
-        if name in chain:
-            raise ImageError("module dependency cycle: %s" %
-                             " -> ".join(chain + [name]))
-        rel = index.get(name)
-        if rel is None:
-            raise ImageError("module %s not found under %s" % (name, moddir))
-        data = read_module(os.path.join(moddir, rel))
-        deps = []
-        for k, v in modinfo(data):
-            if k == "depends" and v:
-                deps.extend(d.replace("-", "_") for d in v.split(",") if d)
-        for d in deps:
-            visit(d, chain + [name])
-        deps = [d for d in deps if d not in skipped]
-        info[name] = (rel, deps, data)
-        order.append(name)
-
-    order = []
-    for w in wanted:
-        visit(w, [])
-    return [(n, info[n][0], info[n][1], info[n][2]) for n in order], skipped
-
-
-def closure(name, deps_of):
-    """Load order (deps first, name last) for one module."""
-    out = []
-
-    def walk(n):
-        for d in deps_of[n]:
-            walk(d)
-        if n not in out:
-            out.append(n)
-    walk(name)
-    return out
 
 
 def build_exerciser(out, kbuild, ver):
@@ -480,62 +156,6 @@ def build_helpers(out):
 
 # ----------------------------------------------------------------- cpio ---
 
-class Cpio:
-    """Minimal writer for the 'newc' cpio format the kernel unpacks."""
-
-    def __init__(self, fileobj):
-        self.f = fileobj
-        self.ino = 1
-        self.dirs = set()
-
-    def _entry(self, name, mode, data=b"", rdev=(0, 0), nlink=1):
-        name_b = name.encode() + b"\0"
-        hdr = "070701" + "".join("%08x" % v for v in (
-            self.ino, mode, 0, 0, nlink, 0, len(data), 0, 0,
-            rdev[0], rdev[1], len(name_b), 0))
-        self.ino += 1
-        self.f.write(hdr.encode() + name_b)
-        self.f.write(b"\0" * ((4 - (110 + len(name_b)) % 4) % 4))
-        self.f.write(data)
-        self.f.write(b"\0" * ((4 - len(data) % 4) % 4))
-
-    def mkdir(self, path):
-        path = path.strip("/")
-        parts = path.split("/")
-        for i in range(1, len(parts) + 1):
-            p = "/".join(parts[:i])
-            if p and p not in self.dirs:
-                self.dirs.add(p)
-                self._entry(p, 0o040755, nlink=2)
-
-    def file(self, path, data, mode=0o644):
-        path = path.strip("/")
-        self.mkdir(os.path.dirname(path))
-        self._entry(path, 0o100000 | mode, data)
-
-    def symlink(self, path, target):
-        path = path.strip("/")
-        self.mkdir(os.path.dirname(path))
-        self._entry(path, 0o120777, target.encode())
-
-    def chardev(self, path, major, minor, mode=0o600):
-        path = path.strip("/")
-        self.mkdir(os.path.dirname(path))
-        self._entry(path, 0o020000 | mode, rdev=(major, minor))
-
-    def trailer(self):
-        self._entry("TRAILER!!!", 0, nlink=1)
-
-
-def busybox_links(busybox):
-    out = run([busybox, "--list-full"])
-    links = []
-    for line in out.split():
-        line = line.strip("/")
-        if line and line != "bin/busybox" and "/" in line:
-            links.append(line)
-    return sorted(set(links))
-
 
 def write_initramfs(path, busybox, ver, mods, builtin, exerciser_ko,
                     helpers=()):
@@ -597,78 +217,6 @@ def write_initramfs(path, busybox, ver, mods, builtin, exerciser_ko,
 
 
 # ------------------------------------------------------- fast boot path ---
-
-def has_pvh_note(elf):
-    """True when an ELF64 kernel carries the Xen PVH entry note, which lets
-    QEMU boot it directly (no real-mode setup, no decompression)."""
-    if elf[:4] != b"\x7fELF" or elf[4] != 2 or elf[5] != 1:
-        return False
-    phoff, = struct.unpack_from("<Q", elf, 0x20)
-    phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
-    for i in range(phnum):
-        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from(
-            "<IIQQQQ", elf, phoff + i * phentsize)
-        if p_type != 4:                         # PT_NOTE
-            continue
-        pos, end = p_offset, p_offset + p_filesz
-        while pos + 12 <= end:
-            namesz, descsz, ntype = struct.unpack_from("<III", elf, pos)
-            name = elf[pos + 12:pos + 12 + namesz].rstrip(b"\0")
-            if name == b"Xen" and ntype == 18:  # XEN_ELFNOTE_PHYS32_ENTRY
-                return True
-            pos += 12 + ((namesz + 3) & ~3) + ((descsz + 3) & ~3)
-    return False
-
-
-def extract_vmlinux(bzimage):
-    """The uncompressed ELF inside an x86 bzImage, or None with a reason."""
-    with open(bzimage, "rb") as f:
-        d = f.read()
-    if len(d) < 0x250 or d[0x202:0x206] != b"HdrS":
-        return None, "not an x86 bzImage"
-    version, = struct.unpack_from("<H", d, 0x206)
-    if version < 0x208:
-        return None, "boot protocol %#x has no payload fields" % version
-    setup_sects = d[0x1f1] or 4
-    start = (setup_sects + 1) * 512
-    off, length = struct.unpack_from("<II", d, 0x248)
-    payload = d[start + off:start + off + length]
-    try:
-        if payload[:6] == b"\xfd7zXZ\0":
-            elf = lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(
-                payload)
-        elif payload[:2] == b"\x1f\x8b":
-            elf = gzip.GzipFile(fileobj=io.BytesIO(payload)).read()
-        elif payload[:3] == b"BZh":
-            import bz2
-            elf = bz2.BZ2Decompressor().decompress(payload)
-        elif payload[:3] == b"\x5d\0\0":
-            elf = lzma.LZMADecompressor(format=lzma.FORMAT_ALONE).decompress(
-                payload)
-        else:
-            return None, "payload compression %r not supported" % \
-                payload[:4]
-    except (lzma.LZMAError, OSError, EOFError, ValueError) as e:
-        return None, "cannot decompress the payload: %s" % e
-    if not has_pvh_note(elf):
-        return None, "the kernel has no PVH entry note (CONFIG_PVH)"
-    return elf, None
-
-
-def write_boot_kernel(path, kernel):
-    """<out>/boot-kernel: the uncompressed PVH vmlinux when the kernel
-    allows it (QEMU boots it seconds faster under TCG), else the kernel
-    image itself."""
-    elf, why = extract_vmlinux(kernel)
-    tmp = path + ".tmp"
-    if elf is None:
-        log("boot-kernel is a copy of the kernel image (%s)" % why)
-        shutil.copyfile(kernel, tmp)
-    else:
-        with open(tmp, "wb") as f:
-            f.write(elf)
-    os.replace(tmp, path)
-    return elf is not None
 
 
 # ----------------------------------------------------------------- main ---

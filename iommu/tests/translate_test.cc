@@ -419,7 +419,8 @@ TEST(Run, ReadOnlyDirectoryCoversEveryPage)
     for (auto [x, pgd] : {std::pair{&a, pa}, std::pair{&b, pb}}) {
         uint64_t table = pgd;
         for (unsigned level = 4; level > 2; level--)
-            table = x->mem.get<uint64_t>(table + ((4u << 20) >> (12 + 9 * (level - 1)) & 511) * 8) &
+            table = x->mem.get<uint64_t>(
+                        table + ((uint64_t{4} << 20) >> (12 + 9 * (level - 1)) & 511) * 8) &
                     0x000ffffffffff000ull;
         uint64_t pde = table + ((4u << 20) >> 21 & 511) * 8;
         x->mem.put<uint64_t>(pde, x->mem.get<uint64_t>(pde) & ~uint64_t{SL_W});

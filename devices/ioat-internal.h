@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dmalab-ioat's glue: what ioat.c (the PCI function: BAR, config space, life
+ * cycle, migration), ioat-host.c (what the model reaches in QEMU) and
+ * ioat-props.c (counters, timing and fault plan properties) share.
+ */
+
+#ifndef HW_DMALAB_IOAT_INTERNAL_H
+#define HW_DMALAB_IOAT_INTERNAL_H
+
+#include "hw/pci/pci_device.h"
+#include "qapi/visitor.h"
+#include "qom/object.h"
+
+#include "dmalab/ioat_core.h"
+#include "glue.h"
+
+#define TYPE_DMALAB_IOAT "dmalab-ioat"
+OBJECT_DECLARE_SIMPLE_TYPE(DmalabIoatState, DMALAB_IOAT)
+
+/* Capability layout in configuration space. */
+#define DMALAB_IOAT_CAP_EXP 0x40
+#define DMALAB_IOAT_CAP_MSI 0x80
+#define DMALAB_IOAT_CAP_MSIX 0x90
+
+/*
+ * Linux's ioatdma gives up on a descriptor after its completion timeout (200
+ * ms, completion_timeout in dma.c).
+ */
+#define DMALAB_IOAT_LINUX_TIMEOUT_NS (200 * SCALE_MS)
+
+struct DmalabIoatState {
+    PCIDevice parent_obj;
+
+    MemoryRegion bar0;
+    MemoryRegion regs;
+    MemoryRegion fault_regs; /* the test-only fault doorbell */
+    DmalabTimers timers;
+    DmalabIoat *model;
+    unsigned in_model; /* nesting of timer steps running the model */
+    bool released;     /* unrealized while a step ran: free when it returns */
+    bool intx_level;
+    uint8_t *state_blob; /* the model's state, during migration */
+    uint32_t state_len;
+
+    /* properties */
+    uint32_t channels;
+    uint8_t xfercap;
+    uint8_t cbver;
+    uint16_t device_id;
+    uint64_t step_bytes;
+    uint32_t step_descriptors;
+    uint64_t step_gap_ns;
+    bool sync_start;
+    uint64_t bandwidth;
+    uint64_t latency_ns;
+    uint64_t jitter_ns;
+    uint64_t seed;
+    char *fault_plan; /* path of the fault plan file; settable at run time */
+    bool fault_doorbell;
+    char *race_table;           /* file shared with the race detector plugin */
+    DmalabRaceTable *race_map;
+};
+
+static inline bool dmalab_ioat_live(DmalabIoatState *s)
+{
+    return s->model && !s->released && qdev_is_realized(DEVICE(s));
+}
+
+/* ioat-host.c */
+void dmalab_ioat_host(DmalabIoatState *s, DmalabHost *h);
+extern const DmalabIoatTrace dmalab_ioat_trace;
+void dmalab_ioat_update_intx(DmalabIoatState *s);
+
+/* ioat-props.c */
+void dmalab_ioat_get_stat(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp);
+void dmalab_ioat_get_timing(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp);
+void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v,
+                                        const char *name, void *opaque,
+                                        Error **errp);
+bool dmalab_ioat_map_race_table(DmalabIoatState *s, Error **errp);
+bool dmalab_ioat_apply_plan(DmalabIoatState *s, const char *path,
+                                   Error **errp);
+char *dmalab_ioat_get_plan(Object *obj, Error **errp);
+void dmalab_ioat_set_plan(Object *obj, const char *value, Error **errp);
+void dmalab_ioat_get_injected(Object *obj, Visitor *v, const char *name,
+                                     void *opaque, Error **errp);
+char *dmalab_ioat_get_fault_log(Object *obj, Error **errp);
+void dmalab_ioat_warn_timing(const DmalabIoatConfig *cfg);
+
+#endif

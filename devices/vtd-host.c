@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dmalab-vtd: what the unit reaches in QEMU (guest memory for its tables,
+ * queue and status writes; the APIC for its event messages; timers; trace)
+ * and the address spaces it gives PCI devices (vtd.c has the device). The
+ * locking rules are in vtd.c's header comment.
+ */
+
+#include "qemu/osdep.h"
+#include "exec/address-spaces.h"
+#include "hw/acpi/aml-build.h"
+#include "hw/i386/apic_internal.h"
+#include "hw/i386/x86-iommu.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/pci_bus.h"
+#include "hw/pci/pci_host.h"
+#include "hw/qdev-properties.h"
+#include "hw/sysbus.h"
+#include "migration/vmstate.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "qemu/error-report.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/module.h"
+#include "qemu/rcu.h"
+#include "qemu/timer.h"
+#include "qom/object.h"
+#include "exec/memory.h"
+#include "trace.h"
+
+#include "dmalab/vtd_core.h"
+#include "dmalab-vtd.h"
+#include "glue.h"
+#include "vtd-internal.h"
+
+/*
+ * Tables, the queue and wait status must be RAM: an access that reaches
+ * anything else (MMIO, including the unit's own registers) fails, and the
+ * model gives the architected response (a fault, IQE, a failed status write).
+ */
+static bool dmalab_vtd_ram_range(hwaddr addr, hwaddr len, bool is_write)
+{
+    if (addr + len < addr) {
+        return false;
+    }
+    RCU_READ_LOCK_GUARD();
+    while (len) {
+        hwaddr xlat, l = len;
+        MemoryRegion *mr;
+
+        mr = address_space_translate(&address_space_memory, addr, &xlat, &l,
+                                     is_write, MEMTXATTRS_UNSPECIFIED);
+        if (!memory_region_is_ram(mr) ||
+            (is_write && memory_region_is_rom(mr)) || l == 0) {
+            return false;
+        }
+        addr += l;
+        len -= l;
+    }
+    return true;
+}
+
+static DmalabDmaResult host_dma(uint64_t addr, void *buf, size_t len,
+                                bool is_write)
+{
+    DmalabDmaResult r = { .error = DMALAB_DMA_OK, .done = len };
+    MemTxResult res;
+
+    if (!dmalab_vtd_ram_range(addr, len, is_write)) {
+        r.error = DMALAB_DMA_UNASSIGNED;
+        r.fault_addr = addr;
+        r.done = 0;
+        return r;
+    }
+    res = address_space_rw(&address_space_memory, addr,
+                           MEMTXATTRS_UNSPECIFIED, buf, len, is_write);
+    if (res != MEMTX_OK) {
+        r.error = DMALAB_DMA_TARGET_ERROR;
+        r.fault_addr = addr;
+        r.done = 0;
+    }
+    return r;
+}
+
+static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf,
+                                     size_t len, const DmalabMemAttrs *attrs)
+{
+    return host_dma(addr, buf, len, false);
+}
+
+static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr,
+                                      const void *buf, size_t len,
+                                      const DmalabMemAttrs *attrs)
+{
+    return host_dma(addr, (void *)buf, len, true);
+}
+
+static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
+                          bool is_write, const DmalabMemAttrs *attrs)
+{
+    return NULL; /* the unit reads small structures only */
+}
+
+static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
+                           size_t accessed)
+{
+}
+
+static void host_timer_arm(void *opaque, unsigned timer, uint64_t when)
+{
+    DmalabVtdState *s = opaque;
+
+    dmalab_timers_arm(&s->timers, timer, when);
+}
+
+static void host_timer_cancel(void *opaque, unsigned timer)
+{
+    DmalabVtdState *s = opaque;
+
+    dmalab_timers_cancel(&s->timers, timer);
+}
+
+static bool host_notify(void *opaque, unsigned vector)
+{
+    return false;
+}
+
+static bool host_set_level(void *opaque, bool asserted)
+{
+    return false;
+}
+
+/*
+ * Called by the model with s->lock held: queue the message only. A full queue
+ * refuses it, and the model does not count it as sent.
+ */
+static bool host_send_msi(void *opaque, uint64_t address, uint32_t data,
+                          const DmalabMemAttrs *attrs)
+{
+    DmalabVtdState *s = opaque;
+
+    if (s->npending == DMALAB_VTD_PENDING_MSIS) {
+        s->msis_dropped++;
+        trace_dmalab_vtd_msi(address, data, false);
+        return false;
+    }
+    s->pending[s->npending].address = address;
+    s->pending[s->npending].data = data;
+    s->npending++;
+    return true;
+}
+
+/*
+ * A message in the interrupt range goes to the APIC as an interrupt (as
+ * QEMU's other x86 IOMMUs send theirs), not through memory dispatch.
+ */
+static void dmalab_vtd_send_apic(uint64_t address, uint32_t data)
+{
+    MSIMessage msi = { .address = address, .data = data };
+
+    trace_dmalab_vtd_msi(address, data, true);
+    apic_get_class(NULL)->send_msi(&msi);
+}
+
+/* Sends what the model queued; needs the BQL, and s->lock not held. */
+void dmalab_vtd_send_pending(void *opaque)
+{
+    DmalabVtdState *s = opaque;
+    unsigned i, n;
+    typeof(s->pending[0]) msgs[DMALAB_VTD_PENDING_MSIS];
+
+    qemu_mutex_lock(&s->lock);
+    n = s->npending;
+    memcpy(msgs, s->pending, sizeof(msgs[0]) * n);
+    s->npending = 0;
+    qemu_mutex_unlock(&s->lock);
+    for (i = 0; i < n; i++) {
+        dmalab_vtd_send_apic(msgs[i].address, msgs[i].data);
+    }
+}
+
+/* Drops s->lock after a call into the model, then sends its messages. */
+void dmalab_vtd_unlock(DmalabVtdState *s)
+{
+    bool pending = s->npending != 0;
+
+    qemu_mutex_unlock(&s->lock);
+    if (!pending) {
+        return;
+    }
+    if (bql_locked()) {
+        dmalab_vtd_send_pending(s);
+    } else {
+        qemu_bh_schedule(s->msi_bh);
+    }
+}
+
+static void trace_fault(void *opaque, uint16_t sid, uint64_t iova,
+                        bool write, uint8_t reason, bool recorded)
+{
+    trace_dmalab_vtd_fault(PCI_BUS_NUM(sid), PCI_SLOT(sid & 0xff),
+                           PCI_FUNC(sid & 0xff), iova, write, reason,
+                           recorded);
+}
+
+static void trace_invalidated(void *opaque, char kind, uint8_t gran,
+                              uint16_t did, uint64_t addr, unsigned am,
+                              uint64_t dropped, bool queued)
+{
+    trace_dmalab_vtd_invalidated(kind, gran, did, addr, am, dropped, queued);
+}
+
+static void trace_wait_done(void *opaque, uint64_t modelled, uint64_t achieved)
+{
+    trace_dmalab_vtd_wait(modelled, achieved);
+}
+
+static void trace_stale(void *opaque, uint16_t sid, uint64_t iova,
+                        uint64_t cached, uint64_t now, uint8_t now_fault)
+{
+    trace_dmalab_vtd_stale(PCI_BUS_NUM(sid), PCI_SLOT(sid & 0xff),
+                           PCI_FUNC(sid & 0xff), iova, cached, now,
+                           now_fault);
+}
+
+static void trace_queue_error(void *opaque, uint32_t head, uint64_t lo,
+                              uint64_t hi)
+{
+    trace_dmalab_vtd_queue_error(head, lo, hi);
+}
+
+static void trace_event_refused(void *opaque, bool fault, uint64_t address,
+                                uint32_t data)
+{
+    trace_dmalab_vtd_event_refused(fault ? "fault" : "invalidation", address,
+                                   data);
+}
+
+static void trace_injected(void *opaque, const char *rule, const char *kind,
+                           uint32_t unit, uint64_t key)
+{
+    trace_dmalab_vtd_fault_injected(rule, kind, unit, key);
+}
+
+/*
+ * What a device's translations cost in walks since it last asked, for a DMA
+ * model that adds it to its own timing (dmalab-ioat). 0 without dmalab-vtd.
+ */
+uint64_t dmalab_vtd_dma_cost(PCIDevice *dev)
+{
+    Object *obj = OBJECT(x86_iommu_get_default());
+    DmalabVtdState *s = (DmalabVtdState *)object_dynamic_cast(obj,
+                                                              TYPE_DMALAB_VTD);
+    uint64_t ns;
+
+    if (!s || !s->model) {
+        return 0;
+    }
+    qemu_mutex_lock(&s->lock);
+    ns = dmalab_vtd_take_cost(s->model, pci_requester_id(dev));
+    dmalab_vtd_unlock(s);
+    return ns;
+}
+
+bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
+                        uint64_t *gpa, uint64_t *len)
+{
+    Object *obj = OBJECT(x86_iommu_get_default());
+    DmalabVtdState *s = (DmalabVtdState *)object_dynamic_cast(obj,
+                                                              TYPE_DMALAB_VTD);
+    DmalabVtdTranslation t;
+    uint64_t run = 0;
+
+    /* Without bus mastering the device's DMA goes nowhere: the usual path. */
+    if (!s || !s->model || !s->dmar_on || !*len ||
+        !(pci_get_word(dev->config + PCI_COMMAND) & PCI_COMMAND_MASTER) ||
+        iova + *len - 1 < iova ||
+        (iova < DMALAB_VTD_INTR_BASE + DMALAB_VTD_INTR_SIZE &&
+         iova + *len > DMALAB_VTD_INTR_BASE)) {
+        return false;
+    }
+    qemu_mutex_lock(&s->lock);
+    t = dmalab_vtd_translate_run(s->model, pci_requester_id(dev), iova, *len,
+                                 is_write ? DMALAB_VTD_WRITE : DMALAB_VTD_READ,
+                                 &run);
+    dmalab_vtd_unlock(s);
+    *gpa = t.addr + (iova - t.iova);
+    *len = t.ok ? run : 0;
+    return true;
+}
+
+/* Address spaces. */
+
+/* Routes every device's DMA through the IOMMU region or straight to memory. */
+void dmalab_vtd_switch(DmalabVtdState *s)
+{
+    bool on;
+    GHashTableIter it;
+    gpointer value;
+
+    qemu_mutex_lock(&s->lock);
+    on = s->model && dmalab_vtd_enabled(s->model);
+    dmalab_vtd_unlock(s);
+    if (on == s->dmar_on) {
+        return;
+    }
+    s->dmar_on = on;
+    trace_dmalab_vtd_switch(on);
+    memory_region_transaction_begin();
+    g_hash_table_iter_init(&it, s->spaces);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        DmalabVtdSpace *sp = value;
+
+        memory_region_set_enabled(&sp->nodmar, !on);
+        memory_region_set_enabled(MEMORY_REGION(&sp->iommu), on);
+    }
+    memory_region_transaction_commit();
+}
+
+static IOMMUTLBEntry dmalab_vtd_translate_mr(IOMMUMemoryRegion *iommu,
+                                             hwaddr addr,
+                                             IOMMUAccessFlags flag,
+                                             int iommu_idx)
+{
+    DmalabVtdSpace *sp = container_of(iommu, DmalabVtdSpace, iommu);
+    DmalabVtdState *s = sp->s;
+    uint16_t sid = PCI_BUILD_BDF(pci_bus_num(sp->bus), sp->devfn);
+    unsigned perm = ((flag & IOMMU_RO) ? DMALAB_VTD_READ : 0) |
+                    ((flag & IOMMU_WO) ? DMALAB_VTD_WRITE : 0);
+    DmalabVtdTranslation t;
+    IOMMUTLBEntry e = {
+        .target_as = &address_space_memory,
+        .perm = IOMMU_NONE,
+    };
+
+    qemu_mutex_lock(&s->lock);
+    t = dmalab_vtd_translate(s->model, sid, addr, perm);
+    dmalab_vtd_unlock(s);
+    e.iova = t.iova;
+    e.translated_addr = t.addr;
+    e.addr_mask = t.mask;
+    if (t.ok) {
+        e.perm = (t.read ? IOMMU_RO : 0) | (t.write ? IOMMU_WO : 0);
+    }
+    return e;
+}
+
+static int dmalab_vtd_notify_flag_changed(IOMMUMemoryRegion *iommu,
+                                          IOMMUNotifierFlag old,
+                                          IOMMUNotifierFlag new,
+                                          Error **errp)
+{
+    if (new != IOMMU_NOTIFIER_NONE) {
+        error_setg(errp, "dmalab-vtd does not send IOMMU notifications "
+                   "(vhost and vfio need intel-iommu)");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/*
+ * Writes to 0xFEEx_xxxx from a device behind the unit are interrupt requests
+ * (VT-d 3.14), not DMA: without interrupt remapping they go on to the APIC.
+ */
+static MemTxResult dmalab_vtd_intr_write(void *opaque, hwaddr addr,
+                                         uint64_t value, unsigned size,
+                                         MemTxAttrs attrs)
+{
+    dmalab_vtd_send_apic(DMALAB_VTD_INTR_BASE + addr, value);
+    return MEMTX_OK;
+}
+
+static MemTxResult dmalab_vtd_intr_read(void *opaque, hwaddr addr,
+                                        uint64_t *data, unsigned size,
+                                        MemTxAttrs attrs)
+{
+    *data = 0;
+    return MEMTX_ERROR;
+}
+
+static const MemoryRegionOps dmalab_vtd_intr_ops = {
+    .read_with_attrs = dmalab_vtd_intr_read,
+    .write_with_attrs = dmalab_vtd_intr_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+static guint dmalab_vtd_key_hash(gconstpointer v)
+{
+    const DmalabVtdKey *k = v;
+
+    return g_direct_hash(k->bus) ^ k->devfn;
+}
+
+static gboolean dmalab_vtd_key_equal(gconstpointer a, gconstpointer b)
+{
+    const DmalabVtdKey *x = a, *y = b;
+
+    return x->bus == y->bus && x->devfn == y->devfn;
+}
+
+static AddressSpace *dmalab_vtd_find_as(PCIBus *bus, void *opaque, int devfn)
+{
+    DmalabVtdState *s = opaque;
+    DmalabVtdKey key = { .bus = bus, .devfn = devfn };
+    DmalabVtdSpace *sp = g_hash_table_lookup(s->spaces, &key);
+    g_autofree char *name = NULL;
+
+    if (sp) {
+        return &sp->as;
+    }
+    sp = g_new0(DmalabVtdSpace, 1);
+    sp->s = s;
+    sp->bus = bus;
+    sp->devfn = devfn;
+    name = g_strdup_printf("dmalab-vtd-%02x.%x", PCI_SLOT(devfn),
+                           PCI_FUNC(devfn));
+    memory_region_init(&sp->root, OBJECT(s), name, UINT64_MAX);
+    memory_region_init_iommu(&sp->iommu, sizeof(sp->iommu),
+                             TYPE_DMALAB_VTD_IOMMU_MR, OBJECT(s), name,
+                             UINT64_MAX);
+    memory_region_init_alias(&sp->nodmar, OBJECT(s), "dmalab-vtd-nodmar",
+                             &s->nodmar, 0, memory_region_size(&s->nodmar));
+    memory_region_init_io(&sp->intr, OBJECT(s), &dmalab_vtd_intr_ops, sp,
+                          "dmalab-vtd-intr", DMALAB_VTD_INTR_SIZE);
+    memory_region_add_subregion_overlap(&sp->root, 0,
+                                        MEMORY_REGION(&sp->iommu), 0);
+    memory_region_add_subregion_overlap(&sp->root, 0, &sp->nodmar, 0);
+    memory_region_add_subregion_overlap(&sp->root, DMALAB_VTD_INTR_BASE,
+                                        &sp->intr, 1);
+    memory_region_set_enabled(MEMORY_REGION(&sp->iommu), s->dmar_on);
+    memory_region_set_enabled(&sp->nodmar, !s->dmar_on);
+    address_space_init(&sp->as, &sp->root, name);
+    g_hash_table_insert(s->spaces, g_memdup2(&key, sizeof(key)), sp);
+    return &sp->as;
+}
+
+static PCIIOMMUOps dmalab_vtd_iommu_ops = {
+    .get_address_space = dmalab_vtd_find_as,
+};
+
+/*
+ * Gives every PCI device on bus an address space behind the unit: through
+ * its IOMMU region while translation is on, straight to system memory
+ * (nodmar) while it is off.
+ */
+void dmalab_vtd_attach(DmalabVtdState *s, PCIBus *bus)
+{
+    memory_region_init(&s->nodmar, OBJECT(s), "dmalab-vtd-nodmar",
+                       UINT64_MAX);
+    memory_region_init_alias(&s->sys_alias, OBJECT(s), "dmalab-vtd-sys",
+                             get_system_memory(), 0,
+                             memory_region_size(get_system_memory()));
+    memory_region_add_subregion(&s->nodmar, 0, &s->sys_alias);
+    s->spaces = g_hash_table_new_full(dmalab_vtd_key_hash,
+                                      dmalab_vtd_key_equal, g_free, g_free);
+    pci_setup_iommu(bus, &dmalab_vtd_iommu_ops, s);
+}
+
+/* The model's host: guest memory (RAM only), timers, messages, logging. */
+void dmalab_vtd_host(DmalabVtdState *s, DmalabHost *h)
+{
+    *h = (DmalabHost) {
+        .opaque = s,
+        .dma_read = host_dma_read,
+        .dma_write = host_dma_write,
+        .dma_map = host_dma_map,
+        .dma_unmap = host_dma_unmap,
+        .now_ns = dmalab_glue_now,
+        .timer_arm = host_timer_arm,
+        .timer_cancel = host_timer_cancel,
+        .notify = host_notify,
+        .set_level = host_set_level,
+        .send_msi = host_send_msi,
+        .log = dmalab_glue_log,
+    };
+}
+
+const DmalabVtdTrace dmalab_vtd_trace = {
+    .fault = trace_fault,
+    .invalidated = trace_invalidated,
+    .wait_done = trace_wait_done,
+    .stale = trace_stale,
+    .queue_error = trace_queue_error,
+    .injected = trace_injected,
+    .event_refused = trace_event_refused,
+};
+
+void dmalab_vtd_iommu_mr_class_init(ObjectClass *klass, void *data)
+{
+    IOMMUMemoryRegionClass *imrc = IOMMU_MEMORY_REGION_CLASS(klass);
+
+    imrc->translate = dmalab_vtd_translate_mr;
+    imrc->notify_flag_changed = dmalab_vtd_notify_flag_changed;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dmalab-vtd's glue: what vtd.c (the device: registers, properties, life
+ * cycle, migration, ACPI) and vtd-host.c (what the unit reaches in QEMU, and
+ * the address spaces it gives PCI devices) share.
+ */
+
+#ifndef HW_DMALAB_VTD_INTERNAL_H
+#define HW_DMALAB_VTD_INTERNAL_H
+
+#include "exec/memory.h"
+#include "hw/i386/x86-iommu.h"
+#include "hw/pci/pci.h"
+#include "qemu/thread.h"
+#include "qom/object.h"
+
+#include "dmalab/vtd_core.h"
+#include "glue.h"
+
+#define TYPE_DMALAB_VTD "dmalab-vtd"
+OBJECT_DECLARE_SIMPLE_TYPE(DmalabVtdState, DMALAB_VTD)
+#define TYPE_DMALAB_VTD_IOMMU_MR "dmalab-vtd-iommu-mr"
+
+/* Where q35 firmware and Linux expect the remapping unit's registers. */
+#define DMALAB_VTD_BASE 0xfed90000ULL
+#define DMALAB_VTD_INTR_BASE 0xfee00000ULL
+#define DMALAB_VTD_INTR_SIZE 0x100000ULL
+#define DMALAB_VTD_PENDING_MSIS 16
+
+typedef struct DmalabVtdSpace {
+    struct DmalabVtdState *s;
+    PCIBus *bus;
+    uint8_t devfn;
+    MemoryRegion root;
+    IOMMUMemoryRegion iommu;
+    MemoryRegion nodmar;
+    MemoryRegion intr;
+    AddressSpace as;
+} DmalabVtdSpace;
+
+struct DmalabVtdState {
+    X86IOMMUState parent_obj;
+
+    MemoryRegion regs;
+    MemoryRegion nodmar;   /* shared: all of system memory */
+    MemoryRegion sys_alias;
+    DmalabVtd *model;
+    QemuMutex lock;
+    DmalabTimers timers;
+    GHashTable *spaces; /* (bus, devfn) -> DmalabVtdSpace */
+    bool dmar_on;       /* what the address spaces currently route through */
+
+    /* Messages the model raised, sent once the lock is dropped. */
+    QEMUBH *msi_bh;
+    struct {
+        uint64_t address;
+        uint32_t data;
+    } pending[DMALAB_VTD_PENDING_MSIS];
+    unsigned npending;
+    uint64_t msis_dropped;
+
+    /* Properties. */
+    uint8_t aw_bits;
+    uint32_t iotlb_entries;
+    uint32_t iotlb_ways;
+    char *replacement;
+    uint32_t context_entries;
+    bool qi;
+    bool audit;
+    uint64_t inv_desc_ns;
+    uint64_t inv_page_ns;
+    uint64_t wait_ns;
+    uint32_t queue_step;
+    uint64_t seed;
+    uint64_t walk_read_ns;
+    char *fault_plan; /* path of the fault plan file; settable at run time */
+
+    /* Migration. */
+    uint8_t *state_blob;
+    uint32_t state_len;
+};
+
+typedef struct DmalabVtdKey {
+    PCIBus *bus;
+    uint8_t devfn;
+} DmalabVtdKey;
+
+/* vtd-host.c */
+void dmalab_vtd_host(DmalabVtdState *s, DmalabHost *h);
+extern const DmalabVtdTrace dmalab_vtd_trace;
+/* Drops s->lock after a call into the model, then sends its messages. */
+void dmalab_vtd_unlock(DmalabVtdState *s);
+/* Sends what the model queued (a bottom half); needs the BQL. */
+void dmalab_vtd_send_pending(void *opaque);
+/* Routes every device's DMA through the IOMMU region or straight to memory. */
+void dmalab_vtd_switch(DmalabVtdState *s);
+void dmalab_vtd_attach(DmalabVtdState *s, PCIBus *bus);
+/* The class of the IOMMU regions: their translate calls the model. */
+void dmalab_vtd_iommu_mr_class_init(ObjectClass *klass, void *data);
+
+#endif
