@@ -63,7 +63,7 @@ struct DmalabVtdState {
     uint8_t aw_bits;
     uint32_t iotlb_entries;
     uint32_t iotlb_ways;
-    char *replacement;
+    int replacement;    /* DMALAB_VTD_LRU, _FIFO or _RANDOM */
     uint32_t context_entries;
     bool qi;
     bool audit;

@@ -23,10 +23,8 @@
 #include "qemu/osdep.h"
 #include "exec/address-spaces.h"
 #include "hw/acpi/aml-build.h"
-#include "hw/i386/apic_internal.h"
 #include "hw/i386/x86-iommu.h"
 #include "hw/pci/pci.h"
-#include "hw/pci/pci_bus.h"
 #include "hw/pci/pci_host.h"
 #include "hw/qdev-properties.h"
 #include "hw/sysbus.h"
@@ -34,13 +32,10 @@
 #include "qapi/error.h"
 #include "qapi/visitor.h"
 #include "qemu/error-report.h"
-#include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
-#include "qemu/rcu.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
-#include "exec/memory.h"
 #include "trace.h"
 
 #include "dmalab/vtd_core.h"
@@ -189,6 +184,32 @@ static void dmalab_vtd_prop_set_audit(Object *obj, bool value, Error **errp)
         dmalab_vtd_set_audit(s->model, value);
         dmalab_vtd_unlock(s);
     }
+}
+
+/* The IOTLB's replacement policy, a QOM enum fixed at realize. */
+
+static const QEnumLookup dmalab_vtd_replacement_lookup = {
+    .array = (const char *const[]) {
+        [DMALAB_VTD_LRU] = "lru",
+        [DMALAB_VTD_FIFO] = "fifo",
+        [DMALAB_VTD_RANDOM] = "random",
+    },
+    .size = 3,
+};
+
+static int dmalab_vtd_get_replacement(Object *obj, Error **errp)
+{
+    return DMALAB_VTD(obj)->replacement;
+}
+
+static void dmalab_vtd_set_replacement(Object *obj, int value, Error **errp)
+{
+    if (DEVICE(obj)->realized) {
+        error_setg(errp, "dmalab-vtd: replacement is fixed once the unit "
+                   "runs");
+        return;
+    }
+    DMALAB_VTD(obj)->replacement = value;
 }
 
 /* Fault plans: a file named at start-up, replaceable at run time (qom-set). */
@@ -345,17 +366,7 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
     cfg.aw_bits = s->aw_bits;
     cfg.iotlb_entries = s->iotlb_entries;
     cfg.iotlb_ways = s->iotlb_ways;
-    if (!s->replacement || !strcmp(s->replacement, "lru")) {
-        cfg.replacement = DMALAB_VTD_LRU;
-    } else if (!strcmp(s->replacement, "fifo")) {
-        cfg.replacement = DMALAB_VTD_FIFO;
-    } else if (!strcmp(s->replacement, "random")) {
-        cfg.replacement = DMALAB_VTD_RANDOM;
-    } else {
-        error_setg(errp, "dmalab-vtd: replacement must be lru, fifo or "
-                   "random");
-        return;
-    }
+    cfg.replacement = s->replacement;
     cfg.context_entries = s->context_entries;
     cfg.qi = s->qi;
     cfg.pt = x86->pt_supported;
@@ -485,6 +496,14 @@ static void dmalab_vtd_instance_init(Object *obj)
     /* No interrupt remapping: "intremap" defaults to off, and on is refused. */
     X86_IOMMU_DEVICE(obj)->intr_supported = ON_OFF_AUTO_OFF;
     qemu_mutex_init(&s->lock);
+    s->replacement = DMALAB_VTD_LRU;
+    object_property_add_enum(obj, "replacement", "DmalabVtdReplacement",
+                             &dmalab_vtd_replacement_lookup,
+                             dmalab_vtd_get_replacement,
+                             dmalab_vtd_set_replacement);
+    object_property_set_description(obj, "replacement",
+                                    "IOTLB replacement policy: lru "
+                                    "(default), fifo or random");
     s->inv_desc_ns = 200;
     s->inv_page_ns = 10;
     s->wait_ns = 500;
@@ -535,7 +554,6 @@ static const Property dmalab_vtd_properties[] = {
     DEFINE_PROP_UINT8("aw-bits", DmalabVtdState, aw_bits, 48),
     DEFINE_PROP_UINT32("iotlb-entries", DmalabVtdState, iotlb_entries, 512),
     DEFINE_PROP_UINT32("iotlb-ways", DmalabVtdState, iotlb_ways, 8),
-    DEFINE_PROP_STRING("replacement", DmalabVtdState, replacement),
     DEFINE_PROP_UINT32("context-entries", DmalabVtdState, context_entries,
                        64),
     DEFINE_PROP_BOOL("qi", DmalabVtdState, qi, true),

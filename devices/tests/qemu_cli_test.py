@@ -80,7 +80,8 @@ class PropertyErrors(unittest.TestCase):
 
     def test_vtd_bad_configuration(self):
         self.assertRefused("dmalab-vtd,aw-bits=40", "aw-bits must be 39 or 48")
-        self.assertRefused("dmalab-vtd,replacement=mru", "replacement must be lru, fifo or random")
+        self.assertRefused("dmalab-vtd,replacement=mru",
+                           "Parameter 'replacement' does not accept value 'mru'")
 
     def test_conventional_pci_bus_is_refused_naming_q35(self):
         res = subprocess.run([QEMU, "-M", "pc", "-accel", "tcg", "-nographic", "-nodefaults",
@@ -104,6 +105,18 @@ class Warnings(unittest.TestCase):
 
 
 class Qmp(unittest.TestCase):
+    def test_vtd_replacement_is_an_enum_fixed_at_realize(self):
+        path = "/machine/peripheral/u"
+        replies, res = qmp_session(
+            "dmalab-vtd,id=u,replacement=random",
+            {"execute": "qom-get", "arguments": {"path": path, "property": "replacement"}},
+            {"execute": "qom-set", "arguments": {"path": path, "property": "replacement",
+                                                 "value": "fifo"}},
+            {"execute": "qom-get", "arguments": {"path": path, "property": "replacement"}})
+        self.assertEqual(replies[0].get("return"), "random", res.stderr)
+        self.assertIn("fixed once the unit runs", replies[1]["error"]["desc"])
+        self.assertEqual(replies[2].get("return"), "random")
+
     def test_timing_is_settable_at_run_time_and_bounded(self):
         path = "/machine/peripheral/ioat0"
         replies, res = qmp_session(
