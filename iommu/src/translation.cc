@@ -15,6 +15,19 @@ namespace dmalab::vtd
 
 // ---- Translation (3.6, 9) ----
 
+// A root or context entry (128 bits, 9.1 and 9.3) at addr, as two little-endian quadwords
+// (zero where the read failed).
+DmaResult Unit::read_entry128(uint64_t addr, uint64_t e[2])
+{
+    uint8_t raw[16] = {};
+    depth_++;
+    DmaResult r = host_.memory.read(addr, raw, sizeof raw, {});
+    depth_--;
+    e[0] = load_le(raw, 8);
+    e[1] = load_le(raw + 8, 8);
+    return r;
+}
+
 bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
 {
     if (last_context_ && static_cast<Context*>(last_context_)->sid == sid) {
@@ -38,12 +51,7 @@ bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
         return false;
     }
     uint64_t e[2] = {};
-    uint8_t raw[16] = {};
-    depth_++;
-    DmaResult r = host_.memory.read(root_ + (sid >> 8) * 16u, raw, sizeof raw, {});
-    depth_--;
-    e[0] = load_le(raw, 8);
-    e[1] = load_le(raw + 8, 8);
+    DmaResult r = read_entry128(root_ + (sid >> 8) * 16u, e);
     if (!r.ok()) {
         reason = FR_ROOT_TABLE;
         return false;
@@ -57,11 +65,7 @@ bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
         return false;
     }
     uint64_t ce_addr = (e[0] & RE_CTP) + (sid & 0xffu) * 16u;
-    depth_++;
-    r = host_.memory.read(ce_addr, raw, sizeof raw, {});
-    depth_--;
-    e[0] = load_le(raw, 8);
-    e[1] = load_le(raw + 8, 8);
+    r = read_entry128(ce_addr, e);
     if (!r.ok()) {
         reason = FR_CONTEXT_TABLE;
         return false;

@@ -210,6 +210,7 @@ class Unit
               bool count);
     // One paging entry, from memory or (inside translate_run) from what the run has read.
     DmaResult read_entry(uint64_t table, uint64_t idx, unsigned level, uint64_t& pte);
+    DmaResult read_entry128(uint64_t addr, uint64_t e[2]);
     // translate_run's common case, a 4 KiB page under the leaf table the call already read:
     // does exactly what translate() would do for it (done), or changes nothing (!done).
     Translation translate_next(uint16_t sid, uint64_t iova, unsigned perm, bool& done);
