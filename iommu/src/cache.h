@@ -43,15 +43,14 @@ template <class T> class Slots
 template <class Entry> class SetAssoc
 {
   public:
-    // Every entry belongs to a group (the IOTLB's and the context cache's domain id): the
-    // entries of a group are kept on a list, so dropping a group's entries costs what the
-    // group holds, not what the cache holds.
-    static constexpr unsigned kGroups = 1u << 16;
-
-    SetAssoc(unsigned entries, unsigned ways, Replacement policy, Prng& prng)
+    // Every entry belongs to one of `groups` groups (the IOTLB's and the context cache's
+    // domain id): the entries of a group are kept on a list, so dropping a group's entries
+    // costs what the group holds, not what the cache holds. A group at or beyond `groups`
+    // holds nothing.
+    SetAssoc(unsigned entries, unsigned ways, unsigned groups, Replacement policy, Prng& prng)
         : ways_(ways), sets_(entries / ways), policy_(policy), prng_(prng), tags_(entries, 0),
           stamps_(entries, 0), entries_(entries, Entry{}), links_(entries, Link{}),
-          groups_(kGroups, Group{})
+          groups_(groups, Group{})
     {
     }
 
@@ -76,7 +75,8 @@ template <class Entry> class SetAssoc
         return &entries_[i];
     }
 
-    // Places `e` under `tag` in set `set`, in `group` and of kind `kind` (below kKinds):
+    // Places `e` under `tag` in set `set`, in `group` (below the group count) and of kind
+    // `kind` (below kKinds):
     // where it went, and whether a valid entry was evicted for it.
     std::pair<Entry*, bool> insert(unsigned set, uint64_t tag, uint16_t group, const Entry& e,
                                    unsigned kind = 0)
@@ -134,6 +134,8 @@ template <class Entry> class SetAssoc
     template <class Pred> uint64_t drop_group_if(uint16_t group, Pred&& pred)
     {
         uint64_t n = 0;
+        if (group >= groups_.size())
+            return 0;
         for (uint32_t i = groups_[group].first; i != kNone;) {
             uint32_t next = links_[i].next;
             if (pred(entries_[i])) {
@@ -150,7 +152,10 @@ template <class Entry> class SetAssoc
     uint64_t kind_size(unsigned kind) const { return kinds_[kind]; }
 
     // How many valid entries `group` has.
-    uint32_t group_size(uint16_t group) const { return groups_[group].size; }
+    uint32_t group_size(uint16_t group) const
+    {
+        return group < groups_.size() ? groups_[group].size : 0;
+    }
 
     // Drops every entry; returns how many.
     uint64_t drop_all()

@@ -30,11 +30,12 @@ class TraceAdapter final : public vtd::Observer
         if (t_.fault)
             t_.fault(opaque_, sid, iova, write, reason, recorded);
     }
-    void invalidated(char kind, vtd::Gran g, uint16_t did, uint64_t addr, unsigned am,
+    void invalidated(vtd::InvKind kind, vtd::Gran g, uint16_t did, uint64_t addr, unsigned am,
                      uint64_t dropped, bool queued) override
     {
         if (t_.invalidated)
-            t_.invalidated(opaque_, kind, static_cast<uint8_t>(g), did, addr, am, dropped, queued);
+            t_.invalidated(opaque_, vtd::inv_letter(kind), static_cast<uint8_t>(g), did, addr, am,
+                           dropped, queued);
     }
     void wait_done(uint64_t modelled, uint64_t achieved) override
     {

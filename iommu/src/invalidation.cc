@@ -17,12 +17,12 @@ namespace dmalab::vtd
 
 // Starts a register-based invalidation (6.5.1). Its command bit (bit 63 of both CCMD and
 // IOTLB: ICC, IVT) stays set until the invalidation completes, in timer().
-void Unit::start_register_command(unsigned reg, char kind, unsigned request_shift,
+void Unit::start_register_command(unsigned reg, InvKind kind, unsigned request_shift,
                                   unsigned actual_shift, unsigned timer_id, uint64_t& due,
                                   uint64_t old, uint64_t written, uint64_t bytes)
 {
     constexpr uint64_t kBusy = uint64_t{1} << 63;
-    const char* name = kind == 'c' ? "CCMD" : "IOTLB";
+    const char* name = kind == InvKind::Context ? "CCMD" : "IOTLB";
     if (!(bytes & kBusy) || !(written & kBusy))
         return;
     if (old & kBusy) {
@@ -38,11 +38,11 @@ void Unit::start_register_command(unsigned reg, char kind, unsigned request_shif
         return;
     }
     Gran g = static_cast<Gran>((v >> request_shift) & 3);
-    unsigned am = kind == 'i' ? regs_->get(R_IVA) & IVA_AM : 0;
+    unsigned am = kind == InvKind::Iotlb ? regs_->get(R_IVA) & IVA_AM : 0;
     uint64_t now = host_.timers.now_ns();
     due = sat_add(now, cost(kind, g, am));
     inject_invalidation(kind, g == Gran::Selective, regs_->get(R_IVA) & IVA_ADDR, am, due,
-                        kind == 'c' ? cc_drop_ : iotlb_drop_);
+                        kind == InvKind::Context ? cc_drop_ : iotlb_drop_);
     regs_->set(reg, (v | kBusy) & ~(uint64_t{3} << actual_shift));
     if (due <= now)
         timer(timer_id);
@@ -52,13 +52,13 @@ void Unit::start_register_command(unsigned reg, char kind, unsigned request_shif
 
 void Unit::write_ccmd(uint64_t old, uint64_t written, uint64_t bytes)
 {
-    start_register_command(R_CCMD, 'c', CCMD_CIRG_SHIFT, CCMD_CAIG_SHIFT, kContextTimer, cc_due_,
-                           old, written, bytes);
+    start_register_command(R_CCMD, InvKind::Context, CCMD_CIRG_SHIFT, CCMD_CAIG_SHIFT,
+                           kContextTimer, cc_due_, old, written, bytes);
 }
 
 void Unit::write_iotlb(uint64_t old, uint64_t written, uint64_t bytes)
 {
-    start_register_command(R_IOTLB, 'i', IOTLB_IIRG_SHIFT, IOTLB_IAIG_SHIFT, kIotlbTimer,
+    start_register_command(R_IOTLB, InvKind::Iotlb, IOTLB_IIRG_SHIFT, IOTLB_IAIG_SHIFT, kIotlbTimer,
                            iotlb_due_, old, written, bytes);
 }
 
@@ -111,12 +111,12 @@ void Unit::finish_register_command(unsigned reg, unsigned timer_id, uint64_t due
     regs_->set(reg, v);
 }
 
-uint64_t Unit::cost(char kind, Gran g, unsigned am) const
+uint64_t Unit::cost(InvKind kind, Gran g, unsigned am) const
 {
-    if (kind == 'w')
+    if (kind == InvKind::Wait)
         return config_.wait_ns;
     uint64_t c = config_.inv_desc_ns;
-    if (kind == 'i') {
+    if (kind == InvKind::Iotlb) {
         uint64_t pages;
         if (g == Gran::Selective) {
             pages = pow2(am > kMamv ? kMamv : am);
@@ -130,8 +130,8 @@ uint64_t Unit::cost(char kind, Gran g, unsigned am) const
     return c;
 }
 
-void Unit::inject_invalidation(char kind, bool selective, uint64_t addr, unsigned am, uint64_t& due,
-                               bool& drop)
+void Unit::inject_invalidation(InvKind kind, bool selective, uint64_t addr, unsigned am,
+                               uint64_t& due, bool& drop)
 {
     drop = false;
     if (!injector_)
@@ -140,12 +140,14 @@ void Unit::inject_invalidation(char kind, bool selective, uint64_t addr, unsigne
     faults::Occasion o{};
     o.kinds = 1u << static_cast<unsigned>(Kind::DelayInvalidation);
     // A wait is never dropped: Linux would wait for its status write forever.
-    if (kind != 'w')
+    if (kind != InvKind::Wait)
         o.kinds |= 1u << static_cast<unsigned>(Kind::DropInvalidation);
     o.unit = ~0u;
-    o.op = kind == 'c' ? kFaultOpContext : kind == 'i' ? kFaultOpIotlb : kFaultOpWait;
+    o.op = kind == InvKind::Context ? kFaultOpContext
+           : kind == InvKind::Iotlb ? kFaultOpIotlb
+                                    : kFaultOpWait;
     o.key = addr;
-    if (kind == 'i' && selective) {
+    if (kind == InvKind::Iotlb && selective) {
         uint64_t size = pow2(12 + (am > kMamv ? kMamv : am));
         o.start[0] = addr & ~(size - 1);
         o.end[0] = o.start[0] + std::min(size, ~uint64_t{0} - o.start[0]);
@@ -183,7 +185,7 @@ uint64_t Unit::do_cc(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued
     counters_.cc_inv[static_cast<unsigned>(g)]++;
     (queued ? counters_.inv_queued : counters_.inv_register)++;
     if (host_.observer)
-        host_.observer->invalidated('c', g, did, sid, fm, n, queued);
+        host_.observer->invalidated(InvKind::Context, g, did, sid, fm, n, queued);
     return n;
 }
 
@@ -227,7 +229,7 @@ uint64_t Unit::do_iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool q
     counters_.iotlb_dropped += n;
     (queued ? counters_.inv_queued : counters_.inv_register)++;
     if (host_.observer)
-        host_.observer->invalidated('i', g, did, first, am, n, queued);
+        host_.observer->invalidated(InvKind::Iotlb, g, did, first, am, n, queued);
     return n;
 }
 
@@ -249,7 +251,7 @@ void Unit::write_iqt(uint64_t, uint64_t, uint64_t)
     if (tail >= queue_entries()) {
         logf(host_.log, LogKind::GuestError, "vtd: IQT %u beyond the %u-entry queue", tail,
              queue_entries());
-        queue_error(0, 0);
+        queue_error({});
         return;
     }
     queue_kick();
@@ -261,30 +263,30 @@ void Unit::queue_kick()
         queue_run();
 }
 
-bool Unit::queue_fetch(uint64_t& lo, uint64_t& hi)
+bool Unit::queue_fetch(InvDesc& d)
 {
     uint32_t head = (regs_->get(R_IQH) >> IQ_INDEX_SHIFT) & IQ_INDEX_MASK;
     // IQA bits at and above the host address width are ignored (VT-d 10.4.23), so the base
     // is below 2^aw_bits and base + head * 16 (head < 2^15) cannot pass 2^64.
     uint64_t base = regs_->get(R_IQA) & IQA_BASE & (pow2(config_.aw_bits) - 1);
-    uint64_t addr = base + uint64_t{head} * 16;
-    uint8_t d[16] = {};
+    uint64_t addr = base + uint64_t{head} * InvDesc::kSize;
+    uint8_t raw[InvDesc::kSize] = {};
     depth_++;
-    DmaResult r = host_.memory.read(addr, d, sizeof d, {});
+    DmaResult r = host_.memory.read(addr, raw, sizeof raw, {});
     depth_--;
-    lo = load_le(d, 8);
-    hi = load_le(d + 8, 8);
+    d = InvDesc::from(raw);
     return r.ok();
 }
 
-void Unit::queue_error(uint64_t lo, uint64_t hi)
+void Unit::queue_error(const InvDesc& d)
 {
     q_busy_ = false;
     host_.timers.cancel(kQueueTimer);
     counters_.queue_errors++;
     if (host_.observer)
         host_.observer->queue_error(
-            static_cast<uint32_t>((regs_->get(R_IQH) >> IQ_INDEX_SHIFT) & IQ_INDEX_MASK), lo, hi);
+            static_cast<uint32_t>((regs_->get(R_IQH) >> IQ_INDEX_SHIFT) & IQ_INDEX_MASK), d.lo,
+            d.hi);
     uint64_t fsts = regs_->get(R_FSTS);
     if (fsts & FSTS_IQE)
         return;
@@ -303,31 +305,28 @@ void Unit::queue_run()
                 return;
             }
             // The descriptor takes effect now.
-            uint8_t type = q_lo_ & 0xf;
-            Gran g = static_cast<Gran>((q_lo_ >> QI_G_SHIFT) & 3);
-            uint16_t did = (q_lo_ >> QI_DID_SHIFT) & 0xffff;
+            const InvDesc& d = q_desc_;
             bool dropped = std::exchange(q_drop_, false);
-            if (type == QI_CC && !dropped) {
-                do_cc(g, did, (q_lo_ >> QI_CC_SID_SHIFT) & 0xffff, (q_lo_ >> QI_CC_FM_SHIFT) & 3,
-                      true);
-            } else if (type == QI_IOTLB && !dropped) {
-                do_iotlb(g, did, q_hi_ & IVA_ADDR, q_hi_ & IVA_AM, true);
-            } else if (type == QI_WAIT) {
-                if (q_lo_ & QI_WAIT_SW) {
+            if (d.type() == QI_CC && !dropped) {
+                do_cc(d.granularity(), d.domain_id(), d.source_id(), d.function_mask(), true);
+            } else if (d.type() == QI_IOTLB && !dropped) {
+                do_iotlb(d.granularity(), d.domain_id(), d.address(), d.address_mask(), true);
+            } else if (d.type() == QI_WAIT) {
+                if (d.status_write()) {
                     uint8_t data[4];
-                    store_le(data, q_lo_ >> 32, 4);
+                    store_le(data, d.status_data(), 4);
                     depth_++;
-                    DmaResult r = host_.memory.write(q_hi_ & ~uint64_t{3}, data, 4, {});
+                    DmaResult r = host_.memory.write(d.status_address(), data, 4, {});
                     depth_--;
                     if (!r.ok()) {
                         counters_.wait_status_failed++;
                         logf(host_.log, LogKind::GuestError,
                              "vtd: wait status write to 0x%llx failed (%s)",
-                             static_cast<unsigned long long>(q_hi_ & ~uint64_t{3}),
+                             static_cast<unsigned long long>(d.status_address()),
                              to_string(r.error));
                     }
                 }
-                if (q_lo_ & QI_WAIT_IF) {
+                if (d.interrupt_flag()) {
                     uint64_t ics = regs_->get(R_ICS);
                     regs_->set(R_ICS, ics | ICS_IWC);
                     if (!(ics & ICS_IWC))
@@ -364,38 +363,36 @@ void Unit::queue_run()
         if (head == tail)
             return;
         if (head >= queue_entries() || tail >= queue_entries()) {
-            queue_error(0, 0);
+            queue_error({});
             return;
         }
-        uint64_t lo, hi;
-        if (!queue_fetch(lo, hi)) {
+        InvDesc d;
+        if (!queue_fetch(d)) {
             logf(host_.log, LogKind::GuestError, "vtd: invalidation descriptor %u unreadable",
                  head);
-            queue_error(0, 0);
+            queue_error({});
             return;
         }
-        uint8_t type = lo & 0xf;
-        Gran g = static_cast<Gran>((lo >> QI_G_SHIFT) & 3);
-        bool valid = false;
-        uint64_t c = 0;
-        if (type == QI_CC) {
-            valid = !(lo & ~QI_CC_LO) && !(hi & ~QI_CC_HI) && g != Gran::Reserved;
-            c = cost('c', g, 0);
-        } else if (type == QI_IOTLB) {
-            valid = !(lo & ~QI_IOTLB_LO) && !(hi & ~QI_IOTLB_HI) && g != Gran::Reserved &&
-                    !(g == Gran::Selective && (hi & IVA_AM) > kMamv);
-            c = cost('i', g, hi & IVA_AM);
-        } else if (type == QI_WAIT) {
-            valid = !(lo & ~QI_WAIT_LO) && !(hi & ~QI_WAIT_HI);
-            c = cost('w', g, 0);
-        }
+        // A context-cache, IOTLB or wait descriptor with its reserved bits clear, the first
+        // two with a granularity, a page-selective IOTLB one within CAP.MAMV; anything else
+        // (device-TLB, interrupt entry cache, 256-bit types) is not supported: IQE (FSTS).
+        Gran g = d.granularity();
+        InvKind kind = d.type() == QI_CC      ? InvKind::Context
+                       : d.type() == QI_IOTLB ? InvKind::Iotlb
+                                              : InvKind::Wait;
+        bool valid = d.reserved_clear();
+        if (kind != InvKind::Wait)
+            valid = valid && g != Gran::Reserved;
+        if (kind == InvKind::Iotlb && g == Gran::Selective && d.address_mask() > kMamv)
+            valid = false;
         if (!valid) {
             logf(host_.log, LogKind::GuestError,
                  "vtd: invalid invalidation descriptor %u: 0x%016llx 0x%016llx", head,
-                 static_cast<unsigned long long>(hi), static_cast<unsigned long long>(lo));
-            queue_error(lo, hi);
+                 static_cast<unsigned long long>(d.hi), static_cast<unsigned long long>(d.lo));
+            queue_error(d);
             return;
         }
+        uint64_t c = cost(kind, g, d.address_mask());
         // When was this descriptor made visible: the first IQT write that covered it.
         q_submitted_ = now;
         while (!marks_.empty()) {
@@ -410,16 +407,13 @@ void Unit::queue_run()
             q_submitted_ = at;
             break;
         }
-        q_lo_ = lo;
-        q_hi_ = hi;
+        q_desc_ = d;
         // The model's own timeline: a host timer that fired late for the descriptor before
         // delays this one only if that one's modelled end is still ahead of it (it never
         // is), so lateness shows once, in the achieved time, and does not add up.
         q_due_ = sat_add(std::max(q_submitted_, q_end_), c);
-        inject_invalidation(type == QI_CC      ? 'c'
-                            : type == QI_IOTLB ? 'i'
-                                               : 'w',
-                            g == Gran::Selective, hi & IVA_ADDR, hi & IVA_AM, q_due_, q_drop_);
+        inject_invalidation(kind, g == Gran::Selective, d.address(), d.address_mask(), q_due_,
+                            q_drop_);
         q_busy_ = true;
     }
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "dmalab/le.h"
+#include "dmalab/vtd/entries.h"
 #include "dmalab/vtd/faults.h"
 
 namespace dmalab::vtd
@@ -15,25 +16,23 @@ namespace dmalab::vtd
 
 // ---- Translation (3.6, 9) ----
 
-// A root or context entry (128 bits, 9.1 and 9.3) at addr, as two little-endian quadwords
-// (zero where the read failed).
-DmaResult Unit::read_entry128(uint64_t addr, uint64_t e[2])
+// The 128-bit entry (root or context, 9.1 and 9.3) at addr; zeros where the read failed.
+template <class E> DmaResult Unit::read_entry128(uint64_t addr, E& out)
 {
-    uint8_t raw[16] = {};
+    uint8_t raw[E::kSize] = {};
     depth_++;
     DmaResult r = host_.memory.read(addr, raw, sizeof raw, {});
     depth_--;
-    e[0] = load_le(raw, 8);
-    e[1] = load_le(raw + 8, 8);
+    out = E::from(raw);
     return r;
 }
 
 bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
 {
-    if (last_context_ && static_cast<Context*>(last_context_)->sid == sid) {
+    if (last_context_ && last_context_->sid == sid) {
         counters_.context_hits++;
-        caches_->context.touch(static_cast<Context*>(last_context_));
-        out = *static_cast<Context*>(last_context_);
+        caches_->context.touch(last_context_);
+        out = *last_context_;
         return true;
     }
     unsigned set = caches_->context_set(sid);
@@ -50,41 +49,38 @@ bool Unit::context_for(uint16_t sid, Context& out, uint8_t& reason)
         reason = FR_ROOT_TABLE;
         return false;
     }
-    uint64_t e[2] = {};
-    DmaResult r = read_entry128(root_ + (sid >> 8) * 16u, e);
-    if (!r.ok()) {
+    RootEntry re;
+    if (!read_entry128(root_ + (sid >> 8) * RootEntry::kSize, re).ok()) {
         reason = FR_ROOT_TABLE;
         return false;
     }
-    if (!(e[0] & RE_P)) {
+    if (!re.present()) {
         reason = FR_ROOT_NOT_PRESENT;
         return false;
     }
-    if ((e[0] & 0xffe) || (e[0] & haw_mask) || e[1]) {
+    if (re.reserved_set(haw_mask)) {
         reason = FR_ROOT_RESERVED;
         return false;
     }
-    uint64_t ce_addr = (e[0] & RE_CTP) + (sid & 0xffu) * 16u;
-    r = read_entry128(ce_addr, e);
-    if (!r.ok()) {
+    ContextEntry ce;
+    if (!read_entry128(re.context_table_pointer() + (sid & 0xffu) * ContextEntry::kSize, ce).ok()) {
         reason = FR_CONTEXT_TABLE;
         return false;
     }
-    if (!(e[0] & CE_P)) {
+    if (!ce.present()) {
         reason = FR_CONTEXT_NOT_PRESENT;
         return false;
     }
-    out.fpd = e[0] & CE_FPD;
-    if ((e[0] & CE_LO_RESERVED) || (e[0] & haw_mask) || (e[1] & CE_HI_RESERVED) ||
-        ((e[1] >> CE_HI_DID_SHIFT) & 0xffff) >= 256) {
+    out.fpd = ce.fault_processing_disable();
+    if (ce.reserved_set(haw_mask) || ce.domain_id() >= kDomainIds) {
         reason = FR_CONTEXT_RESERVED;
         return false;
     }
     out.sid = sid;
-    out.tt = (e[0] >> CE_TT_SHIFT) & 3;
-    out.aw = e[1] & CE_HI_AW;
-    out.did = (e[1] >> CE_HI_DID_SHIFT) & 0xffff;
-    out.slptptr = e[0] & CE_SLPTPTR;
+    out.tt = ce.translation_type();
+    out.aw = ce.address_width();
+    out.did = static_cast<uint16_t>(ce.domain_id());
+    out.slptptr = ce.slptptr();
     bool aw_ok = out.aw == 1 || (out.aw == 2 && config_.aw_bits >= 48);
     if (!(out.tt == TT_UNTRANSLATED && aw_ok) && !(out.tt == TT_PASSTHROUGH && config_.pt)) {
         reason = FR_CONTEXT_INVALID;
@@ -124,7 +120,7 @@ bool Unit::walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uin
     for (unsigned level = top; level >= 1; level--) {
         unsigned shift = 12 + 9 * (level - 1);
         uint64_t idx = (iova >> shift) & 511;
-        uint64_t pte = 0;
+        SlPte pte;
         if (table & ~(pow2(config_.aw_bits) - 1)) {
             reason = FR_PAGE_TABLE;
             return false;
@@ -136,23 +132,21 @@ bool Unit::walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uin
             reason = FR_PAGE_TABLE;
             return false;
         }
-        if (!(pte & (SL_R | SL_W))) {
+        if (!pte.present()) {
             reason = (perm & kWrite) ? FR_WRITE : FR_READ;
             return false;
         }
-        bool leaf = level == 1 || ((pte & SL_PS) && level <= 3);
-        uint64_t reserved = haw_mask | SL_SNP | SL_TM;
-        if (level == 4 && (pte & SL_PS))
-            reserved |= SL_PS;
-        if (leaf && level > 1)
-            reserved |= (pow2(shift) - 1) & ~uint64_t{0xfff}; // address bits inside the page
-        if (pte & reserved) {
+        bool leaf = level == 1 || (pte.page_size() && level <= 3);
+        // PS is reserved at level 4; a large page's address bits inside the page are too.
+        bool reserved = pte.reserved_set(haw_mask) || (level == 4 && pte.page_size()) ||
+                        (leaf && level > 1 && (pte.address() & (pow2(shift) - 1)));
+        if (reserved) {
             reason = FR_PAGE_RESERVED;
             return false;
         }
-        r = r && (pte & SL_R);
-        w = w && (pte & SL_W);
-        uint64_t addr = pte & 0x000ffffffffff000ull;
+        r = r && pte.read();
+        w = w && pte.write();
+        uint64_t addr = pte.address();
         if (leaf) {
             out.page = addr & ~(pow2(shift) - 1);
             out.shift = shift;
@@ -175,10 +169,10 @@ bool Unit::walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uin
     return false;
 }
 
-DmaResult Unit::read_entry(uint64_t table, uint64_t idx, unsigned level, uint64_t& pte)
+DmaResult Unit::read_entry(uint64_t table, uint64_t idx, unsigned level, SlPte& pte)
 {
     Memo& m = *memo_;
-    uint8_t raw[8] = {};
+    uint8_t raw[SlPte::kSize] = {};
     if (m.on && level == 1) {
         if (!m.have_leaf || m.leaf != table) {
             depth_++;
@@ -188,19 +182,19 @@ DmaResult Unit::read_entry(uint64_t table, uint64_t idx, unsigned level, uint64_
             m.leaf = table;
         }
         if (m.have_leaf) {
-            pte = load_le(m.leaf_bytes + idx * 8, 8);
-            return DmaResult::success(8);
+            pte = SlPte::from(m.leaf_bytes + idx * SlPte::kSize);
+            return DmaResult::success(SlPte::kSize);
         }
-    } else if (m.on && m.have[level] && m.at[level] == table + idx * 8) {
+    } else if (m.on && m.have[level] && m.at[level] == table + idx * SlPte::kSize) {
         pte = m.value[level];
-        return DmaResult::success(8);
+        return DmaResult::success(SlPte::kSize);
     }
     depth_++;
-    DmaResult r = host_.memory.read(table + idx * 8, raw, 8, {});
+    DmaResult r = host_.memory.read(table + idx * SlPte::kSize, raw, sizeof raw, {});
     depth_--;
-    pte = load_le(raw, 8);
+    pte = SlPte::from(raw);
     if (m.on && r.ok() && level < 5) {
-        m.at[level] = table + idx * 8;
+        m.at[level] = table + idx * SlPte::kSize;
         m.value[level] = pte;
         m.have[level] = true;
     }
@@ -301,7 +295,7 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
         !config_.audit) {
         counters_.context_hits++;
         counters_.iotlb_hits++;
-        caches_->iotlb.touch(static_cast<TlbEntry*>(front_.entry));
+        caches_->iotlb.touch(front_.entry);
         if ((perm & kWrite) && !front_.w)
             return refuse(sid, iova, perm, FR_WRITE, !front_.fpd);
         if ((perm & kRead) && !front_.r)
@@ -372,7 +366,7 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
 }
 
 Translation Unit::answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift, uint64_t page,
-                         bool r, bool w, bool fpd, void* slot)
+                         bool r, bool w, bool fpd, TlbEntry* slot)
 {
     front_ = {true, sid, iova & ~(pow2(shift) - 1), pow2(shift) - 1, page, r, w, fpd, slot};
     if ((perm & kWrite) && !w)
@@ -394,7 +388,7 @@ Translation Unit::translate_next(uint16_t sid, uint64_t iova, unsigned perm, boo
 {
     done = false;
     const Memo& m = *memo_;
-    auto* ctx = static_cast<Context*>(last_context_);
+    Context* ctx = last_context_;
     // Whatever translate() would treat otherwise goes to it: fault rules and audits, the
     // previous page's front entry, cached large pages (each a lookup of its own), another
     // requester, and a page outside the leaf table this call read whole.
@@ -417,13 +411,13 @@ Translation Unit::translate_next(uint16_t sid, uint64_t iova, unsigned perm, boo
         w = slot->w;
     } else {
         // walk()'s checks of a level-1 entry (present, reserved bits); a fault is walk()'s.
-        uint64_t pte = load_le(m.leaf_bytes + (vpn & 511) * 8, 8);
+        SlPte pte = SlPte::from(m.leaf_bytes + (vpn & 511) * SlPte::kSize);
         uint64_t haw_mask = ~(pow2(config_.aw_bits) - 1) & ((uint64_t{1} << 52) - 1);
-        if (!(pte & (SL_R | SL_W)) || (pte & (haw_mask | SL_SNP | SL_TM)))
+        if (!pte.present() || pte.reserved_set(haw_mask))
             return {};
-        page = pte & 0x000ffffffffff000ull;
-        r = m.upper_r && (pte & SL_R);
-        w = m.upper_w && (pte & SL_W);
+        page = pte.address();
+        r = m.upper_r && pte.read();
+        w = m.upper_w && pte.write();
     }
     counters_.translations++;
     counters_.context_hits++;

@@ -83,7 +83,7 @@ Unit::Unit(const Config& config, const Host& host)
 {
     caches_ = std::make_unique<Caches>(config_, prng_);
     regs_ = std::make_unique<RegBank<Unit>>(*this, kTable, kRegWindow, host_.log, "vtd");
-    uint64_t cap = uint64_t{2} << CAP_ND_SHIFT;
+    uint64_t cap = uint64_t{2} << CAP_ND_SHIFT; // kDomainIds
     cap |= CAP_SAGAW_39 | (config_.aw_bits >= 48 ? CAP_SAGAW_48 : 0);
     cap |= uint64_t{config_.aw_bits - 1u} << CAP_MGAW_SHIFT;
     cap |= uint64_t{FRCD / 16} << CAP_FRO_SHIFT;
@@ -113,7 +113,8 @@ void Unit::reset()
     root_ = 0;
     next_record_ = 0;
     q_busy_ = false;
-    q_lo_ = q_hi_ = q_due_ = q_submitted_ = q_end_ = 0;
+    q_desc_ = {};
+    q_due_ = q_submitted_ = q_end_ = 0;
     marks_.clear();
     cc_due_ = iotlb_due_ = 0;
     q_drop_ = cc_drop_ = iotlb_drop_ = false;
@@ -231,8 +232,8 @@ void Unit::save(StateWriter& w) const
     w.boolean(root_valid_);
     w.u64(root_);
     w.boolean(q_busy_);
-    w.u64(q_lo_);
-    w.u64(q_hi_);
+    w.u64(q_desc_.lo);
+    w.u64(q_desc_.hi);
     w.u64(q_due_);
     w.u64(q_submitted_);
     w.u64(cc_due_);
@@ -270,8 +271,7 @@ bool Unit::load(StateReader& r)
     root_valid_ = root_valid;
     root_ = root & RTADDR_RTA;
     q_busy_ = q_busy;
-    q_lo_ = q_lo;
-    q_hi_ = q_hi;
+    q_desc_ = {q_lo, q_hi};
     q_due_ = q_due;
     q_submitted_ = q_submitted;
     q_end_ = q_end;

@@ -40,6 +40,10 @@ enum : unsigned {
     R_COUNT = R_FRCD0 + 2 * kFaultRecords,
 };
 
+// CAP.ND = 2: the domain ids the unit supports. A context entry naming a larger one is
+// invalid (reserved), so nothing is ever cached under one.
+inline constexpr unsigned kDomainIds = 256;
+
 inline uint64_t pow2(unsigned n)
 {
     return n >= 64 ? 0 : uint64_t{1} << n;
@@ -73,8 +77,8 @@ class Caches
 {
   public:
     Caches(const Config& c, Prng& prng)
-        : context(c.context_entries, 4, c.replacement, prng),
-          iotlb(c.iotlb_entries, c.iotlb_ways, c.replacement, prng)
+        : context(c.context_entries, 4, kDomainIds, c.replacement, prng),
+          iotlb(c.iotlb_entries, c.iotlb_ways, kDomainIds, c.replacement, prng)
     {
     }
     static uint64_t context_tag(uint16_t sid) { return uint64_t{1} << 63 | sid; }

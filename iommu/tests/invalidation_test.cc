@@ -138,6 +138,38 @@ TEST(QueuedInvalidation, DomainAndGlobalGranularities)
     EXPECT_EQ(r.unit.counters().iotlb_dropped, 2u);
 }
 
+// CAP.ND says 256 domain ids: domain 255 is cached and invalidated like any other; a
+// context entry naming 256 is refused, and invalidations naming 256 or 0xffff (descriptors
+// carry 16 bits) drop nothing and leave the unit working.
+TEST(QueuedInvalidation, DomainIdsAtAndBeyondTheSupportedRange)
+{
+    Rig r(costs(0, 0, 0));
+    r.set_root();
+    uint64_t a = r.alloc(), b = r.alloc();
+    r.context(0x0010, 255, a);
+    r.context(0x0018, 256, b);
+    r.command(G_TE);
+    r.map(a, 0x1000, 0xa000);
+    r.map(b, 0x1000, 0xb000);
+    EXPECT_TRUE(r.read(0x1000, 0x0010).ok);
+    Translation t = r.read(0x1000, 0x0018);
+    EXPECT_FALSE(t.ok);
+    EXPECT_EQ(t.fault_reason, FR_CONTEXT_RESERVED);
+    r.qi_enable();
+    for (uint64_t did : {256u, 0xffffu}) {
+        r.submit({{did << QI_DID_SHIFT | 2u << QI_G_SHIFT | QI_IOTLB, 0},
+                  {did << QI_DID_SHIFT | 2u << QI_G_SHIFT | QI_CC, 0},
+                  Rig::iotlb_page(static_cast<uint16_t>(did), 0x1000)});
+    }
+    EXPECT_EQ(r.unit.counters().iotlb_dropped, 0u);
+    EXPECT_EQ(r.unit.counters().queue_errors, 0u);
+    uint64_t misses = r.unit.counters().iotlb_misses;
+    EXPECT_EQ(r.read(0x1000, 0x0010).addr, 0xa000u); // still cached
+    EXPECT_EQ(r.unit.counters().iotlb_misses, misses);
+    r.submit({{uint64_t{255} << QI_DID_SHIFT | 2u << QI_G_SHIFT | QI_IOTLB, 0}});
+    EXPECT_EQ(r.unit.counters().iotlb_dropped, 1u);
+}
+
 TEST(QueuedInvalidation, AddressMaskCoversARange)
 {
     Rig r(costs(0, 0, 0));

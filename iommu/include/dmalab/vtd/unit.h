@@ -18,6 +18,7 @@
 #include "dmalab/regbank.h"
 #include "dmalab/state.h"
 #include "dmalab/timers.h"
+#include "dmalab/vtd/entries.h"
 #include "dmalab/vtd/registers.h"
 
 namespace dmalab::vtd
@@ -92,6 +93,16 @@ struct Translation {
     uint8_t fault_reason = 0; // with !ok
 };
 
+// The invalidations the unit performs (6.5): of the context cache, of the IOTLB, and the
+// queue's invalidation wait.
+enum class InvKind : uint8_t { Context, Iotlb, Wait };
+
+// The letter a trace shows for a kind: 'c', 'i', 'w'.
+inline char inv_letter(InvKind k)
+{
+    return k == InvKind::Context ? 'c' : k == InvKind::Iotlb ? 'i' : 'w';
+}
+
 // What the unit does, for tracing. Every method has an empty default.
 class Observer
 {
@@ -101,9 +112,9 @@ class Observer
                        bool /*recorded*/)
     {
     }
-    // An invalidation took effect: kind 'c' context cache, 'i' IOTLB, 'w' wait.
-    virtual void invalidated(char /*kind*/, Gran, uint16_t /*did*/, uint64_t /*addr*/,
-                             unsigned /*am*/, uint64_t /*dropped*/, bool /*queued*/)
+    // A context-cache or IOTLB invalidation took effect.
+    virtual void invalidated(InvKind, Gran, uint16_t /*did*/, uint64_t /*addr*/, unsigned /*am*/,
+                             uint64_t /*dropped*/, bool /*queued*/)
     {
     }
     virtual void wait_done(uint64_t /*modelled_ns*/, uint64_t /*achieved_ns*/) {}
@@ -128,6 +139,7 @@ struct Host {
 enum Timer : unsigned { kQueueTimer, kContextTimer, kIotlbTimer, kTimerCount };
 
 class Caches;
+struct TlbEntry;
 
 class Unit
 {
@@ -190,7 +202,7 @@ class Unit
     // Register hooks.
     uint64_t read_fsts(uint64_t stored);
     void write_gcmd(uint64_t old, uint64_t written, uint64_t bytes);
-    void start_register_command(unsigned reg, char kind, unsigned request_shift,
+    void start_register_command(unsigned reg, InvKind kind, unsigned request_shift,
                                 unsigned actual_shift, unsigned timer_id, uint64_t& due,
                                 uint64_t old, uint64_t written, uint64_t bytes);
     template <typename Perform>
@@ -209,14 +221,14 @@ class Unit
     bool walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uint8_t& reason,
               bool count);
     // One paging entry, from memory or (inside translate_run) from what the run has read.
-    DmaResult read_entry(uint64_t table, uint64_t idx, unsigned level, uint64_t& pte);
-    DmaResult read_entry128(uint64_t addr, uint64_t e[2]);
+    DmaResult read_entry(uint64_t table, uint64_t idx, unsigned level, SlPte& pte);
+    template <class E> DmaResult read_entry128(uint64_t addr, E& out);
     // translate_run's common case, a 4 KiB page under the leaf table the call already read:
     // does exactly what translate() would do for it (done), or changes nothing (!done).
     Translation translate_next(uint16_t sid, uint64_t iova, unsigned perm, bool& done);
     // translate()'s last step: the answer for a page the IOTLB holds in `slot`.
     Translation answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift, uint64_t page,
-                       bool r, bool w, bool fpd, void* slot);
+                       bool r, bool w, bool fpd, TlbEntry* slot);
     Translation refuse(uint16_t sid, uint64_t iova, unsigned perm, uint8_t reason, bool record);
     void audit(uint16_t sid, const Context& ctx, uint64_t iova, uint64_t cached, bool r, bool w);
     void record_fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason);
@@ -225,17 +237,17 @@ class Unit
     void send(uint32_t ctl_reg, uint32_t data_reg, uint32_t addr_reg);
 
     // Invalidation engine.
-    uint64_t cost(char kind, Gran g, unsigned am) const;
+    uint64_t cost(InvKind kind, Gran g, unsigned am) const;
     uint64_t do_cc(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued);
     uint64_t do_iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued);
-    // Lets the fault plan delay (`due`) or drop an invalidation as it starts: kind 'c', 'i'
-    // or 'w'; `addr` and `am` name a page-selective IOTLB invalidation's range.
-    void inject_invalidation(char kind, bool selective, uint64_t addr, unsigned am, uint64_t& due,
-                             bool& drop);
+    // Lets the fault plan delay (`due`) or drop an invalidation as it starts; `addr` and
+    // `am` name a page-selective IOTLB invalidation's range.
+    void inject_invalidation(InvKind kind, bool selective, uint64_t addr, unsigned am,
+                             uint64_t& due, bool& drop);
     void queue_kick();
     void queue_run();
-    bool queue_fetch(uint64_t& lo, uint64_t& hi);
-    void queue_error(uint64_t lo, uint64_t hi);
+    bool queue_fetch(InvDesc& d);
+    void queue_error(const InvDesc& d);
     uint32_t queue_entries() const;
 
     Config config_;
@@ -254,7 +266,7 @@ class Unit
         uint16_t sid = 0;
         uint64_t base = 0, mask = 0, page = 0;
         bool r = false, w = false, fpd = false;
-        void* entry = nullptr;
+        TlbEntry* entry = nullptr;
     };
     Front front_;
     // translate_run's reads: the entry last read at each level, and the whole last leaf
@@ -262,7 +274,7 @@ class Unit
     struct Memo {
         bool on = false;
         uint64_t at[5] = {};
-        uint64_t value[5] = {};
+        SlPte value[5] = {};
         bool have[5] = {};
         uint64_t leaf = 0;
         bool have_leaf = false;
@@ -275,8 +287,8 @@ class Unit
         bool upper_r = false, upper_w = false;
     };
     std::unique_ptr<Memo> memo_ = std::make_unique<Memo>();
-    void* last_context_ = nullptr; // the context-cache entry used last
-    bool te_ = false;              // GSTS.TES
+    Context* last_context_ = nullptr; // the context-cache entry used last
+    bool te_ = false;                 // GSTS.TES
     // Walk time not yet taken, per requester: a small open-addressed table (a unit serves
     // few requesters; beyond kCostSlots of them, costs are not tracked).
     static constexpr unsigned kCostSlots = 64;
@@ -300,7 +312,8 @@ class Unit
     // The queue: the descriptor in progress, when it is due, and when the wait it belongs
     // to was submitted.
     bool q_busy_ = false;
-    uint64_t q_lo_ = 0, q_hi_ = 0, q_due_ = 0;
+    InvDesc q_desc_;
+    uint64_t q_due_ = 0;
     uint64_t q_submitted_ = 0;
     // The modelled end of the descriptor before: the next one starts at the later of this
     // and its own submission, never at the (late) moment the host's timer fired.
