@@ -85,3 +85,33 @@ char *dmalab_glue_take_string(char *s)
     free(s);
     return out;
 }
+
+void dmalab_glue_props_defaults(ObjectClass *oc, const Property *props,
+                                size_t n, size_t cfg_offset,
+                                const void *defaults, size_t cfg_size)
+{
+    for (size_t i = 0; i < n; i++) {
+        const Property *p = &props[i];
+        const uint8_t *at = (const uint8_t *)defaults + p->offset - cfg_offset;
+        ObjectProperty *op;
+
+        if (p->offset < cfg_offset || p->offset >= cfg_offset + cfg_size) {
+            continue;
+        }
+        op = object_class_property_find(oc, p->name);
+        assert(op);
+        if (p->info == &qdev_prop_bool) {
+            object_property_set_default_bool(op, *(const bool *)at);
+        } else if (p->info == &qdev_prop_uint8) {
+            object_property_set_default_uint(op, *at);
+        } else if (p->info == &qdev_prop_uint16) {
+            object_property_set_default_uint(op, *(const uint16_t *)at);
+        } else if (p->info == &qdev_prop_uint32) {
+            object_property_set_default_uint(op, *(const uint32_t *)at);
+        } else if (p->info == &qdev_prop_uint64 || p->info == &qdev_prop_size) {
+            object_property_set_default_uint(op, *(const uint64_t *)at);
+        } else {
+            g_assert_not_reached();
+        }
+    }
+}

@@ -9,6 +9,7 @@
 #define HW_DMALAB_GLUE_H
 
 #include "qemu/timer.h"
+#include "hw/qdev-properties.h"
 
 /* One of a model's timers; `fire` runs the model's timer `id`. */
 typedef struct DmalabTimer {
@@ -44,5 +45,16 @@ bool dmalab_glue_read_plan(const char *dev, const char *path, char **text,
 
 /* A string a model allocated (malloc), as a g_malloc'd one; "" for NULL. */
 char *dmalab_glue_take_string(char *s);
+
+/*
+ * Gives each of props[0..n) that lies in the model's configuration (a
+ * struct at cfg_offset in the device state) the default that the model's own
+ * default configuration, defaults (cfg_size bytes), has at that place: so
+ * the core's defaults are the only ones, and "-device ...,help" shows them.
+ * The properties must have been added without a default.
+ */
+void dmalab_glue_props_defaults(ObjectClass *oc, const Property *props,
+                                size_t n, size_t cfg_offset,
+                                const void *defaults, size_t cfg_size);
 
 #endif

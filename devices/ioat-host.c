@@ -201,7 +201,7 @@ static bool host_notify(void *opaque, unsigned vector)
         return false;
     }
     if (msix_enabled(pdev)) {
-        if (vector >= s->channels) {
+        if (vector >= s->cfg.channels) {
             vector = 0;
         }
         if (msix_is_masked(pdev, vector)) {

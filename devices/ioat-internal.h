@@ -43,19 +43,9 @@ struct DmalabIoatState {
     uint8_t *state_blob; /* the model's state, during migration */
     uint32_t state_len;
 
-    /* properties */
-    uint32_t channels;
-    uint8_t xfercap;
-    uint8_t cbver;
+    /* properties: the model's configuration, with the model's defaults */
+    DmalabIoatConfig cfg;
     uint16_t device_id;
-    uint64_t step_bytes;
-    uint32_t step_descriptors;
-    uint64_t step_gap_ns;
-    bool sync_start;
-    uint64_t bandwidth;
-    uint64_t latency_ns;
-    uint64_t jitter_ns;
-    uint64_t seed;
     char *fault_plan; /* path of the fault plan file; settable at run time */
     bool fault_doorbell;
     char *race_table;           /* file shared with the race detector plugin */

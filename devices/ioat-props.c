@@ -74,14 +74,15 @@ void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v,
         const char *why;
 
         *field = value;
-        why = dmalab_ioat_set_timing(s->model, s->bandwidth, s->latency_ns,
-                                     s->jitter_ns);
+        why = dmalab_ioat_set_timing(s->model, s->cfg.bandwidth,
+                                     s->cfg.latency_ns, s->cfg.jitter_ns);
         if (why) {
             *field = old;
             error_setg(errp, "dmalab-ioat: %s", why);
             return;
         }
-        trace_dmalab_ioat_timing(s->bandwidth, s->latency_ns, s->jitter_ns);
+        trace_dmalab_ioat_timing(s->cfg.bandwidth, s->cfg.latency_ns,
+                                 s->cfg.jitter_ns);
         return;
     }
     *field = value; /* checked at realize */

@@ -224,18 +224,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         return;
     }
 
-    dmalab_ioat_default_config(&cfg);
-    cfg.channels = s->channels;
-    cfg.xfercap_log = s->xfercap;
-    cfg.cbver = s->cbver;
-    cfg.step_bytes = s->step_bytes;
-    cfg.step_descriptors = s->step_descriptors;
-    cfg.step_gap_ns = s->step_gap_ns;
-    cfg.sync_start = s->sync_start;
-    cfg.bandwidth = s->bandwidth;
-    cfg.latency_ns = s->latency_ns;
-    cfg.jitter_ns = s->jitter_ns;
-    cfg.seed = s->seed;
+    cfg = s->cfg;
     why = dmalab_ioat_check(&cfg);
     if (why) {
         error_setg(errp, "dmalab-ioat: %s", why);
@@ -263,14 +252,14 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(
         pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
         &s->bar0);
-    if (msix_init(pdev, s->channels, &s->bar0, 0, DMALAB_IOAT_MSIX_TABLE,
+    if (msix_init(pdev, s->cfg.channels, &s->bar0, 0, DMALAB_IOAT_MSIX_TABLE,
                   &s->bar0, 0, DMALAB_IOAT_MSIX_PBA, DMALAB_IOAT_CAP_MSIX,
                   errp)) {
         msi_uninit(pdev);
         pcie_cap_exit(pdev);
         return;
     }
-    for (i = 0; i < s->channels; i++) {
+    for (i = 0; i < s->cfg.channels; i++) {
         msix_vector_use(pdev, i);
     }
     if (s->fault_doorbell) {
@@ -412,16 +401,21 @@ static void dmalab_ioat_instance_init(Object *obj)
         size_t offset;
         const char *desc;
     } timing[] = {
-        { "bandwidth", offsetof(DmalabIoatState, bandwidth),
+        { "bandwidth", offsetof(DmalabIoatState, cfg.bandwidth),
           "bytes per second a channel moves (0: unlimited); settable at run "
           "time" },
-        { "latency-ns", offsetof(DmalabIoatState, latency_ns),
+        { "latency-ns", offsetof(DmalabIoatState, cfg.latency_ns),
           "added to every descriptor's completion time; settable at run time" },
-        { "jitter-ns", offsetof(DmalabIoatState, jitter_ns),
+        { "jitter-ns", offsetof(DmalabIoatState, cfg.jitter_ns),
           "uniform random extra completion time, drawn from seed; settable at "
           "run time" },
     };
 
+    /*
+     * The whole configuration, for the timing properties below and what no
+     * property sets; the static properties have these defaults already.
+     */
+    dmalab_ioat_default_config(&DMALAB_IOAT(obj)->cfg);
     for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
         object_property_add(obj, counters[i].name, "uint64",
                             dmalab_ioat_get_stat, NULL, NULL,
@@ -451,18 +445,28 @@ static void dmalab_ioat_instance_finalize(Object *obj)
     g_free(DMALAB_IOAT(obj)->fault_plan);
 }
 
+/* The model's configuration: defaults from dmalab_ioat_default_config(). */
 static const Property dmalab_ioat_properties[] = {
-    DEFINE_PROP_UINT32("channels", DmalabIoatState, channels, 4),
-    DEFINE_PROP_UINT8("xfercap", DmalabIoatState, xfercap, 20),
-    DEFINE_PROP_UINT8("cbver", DmalabIoatState, cbver, 0x33),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("channels", DmalabIoatState, cfg.channels,
+                                   qdev_prop_uint32, uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("xfercap", DmalabIoatState,
+                                   cfg.xfercap_log, qdev_prop_uint8, uint8_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("cbver", DmalabIoatState, cfg.cbver,
+                                   qdev_prop_uint8, uint8_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("step-bytes", DmalabIoatState,
+                                   cfg.step_bytes, qdev_prop_size, uint64_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("step-descriptors", DmalabIoatState,
+                                   cfg.step_descriptors, qdev_prop_uint32,
+                                   uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("step-gap-ns", DmalabIoatState,
+                                   cfg.step_gap_ns, qdev_prop_uint64, uint64_t),
+    DEFINE_PROP("sync-start", DmalabIoatState, cfg.sync_start, qdev_prop_bool,
+                bool),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("seed", DmalabIoatState, cfg.seed,
+                                   qdev_prop_uint64, uint64_t),
+    /* The glue's own. */
     DEFINE_PROP_UINT16("device-id", DmalabIoatState, device_id,
                        DMALAB_IOAT_DEVICE_SKX),
-    DEFINE_PROP_SIZE("step-bytes", DmalabIoatState, step_bytes, 1 * MiB),
-    DEFINE_PROP_UINT32("step-descriptors", DmalabIoatState, step_descriptors,
-                       256),
-    DEFINE_PROP_UINT64("step-gap-ns", DmalabIoatState, step_gap_ns, 1000),
-    DEFINE_PROP_BOOL("sync-start", DmalabIoatState, sync_start, true),
-    DEFINE_PROP_UINT64("seed", DmalabIoatState, seed, 0),
     DEFINE_PROP_BOOL("fault-doorbell", DmalabIoatState, fault_doorbell, false),
     DEFINE_PROP_STRING("race-table", DmalabIoatState, race_table),
 };
@@ -472,6 +476,7 @@ static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
     ResettableClass *rc = RESETTABLE_CLASS(klass);
+    DmalabIoatConfig defaults;
 
     k->realize = dmalab_ioat_realize;
     k->exit = dmalab_ioat_exit;
@@ -486,6 +491,11 @@ static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &vmstate_dmalab_ioat;
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
     device_class_set_props(dc, dmalab_ioat_properties);
+    dmalab_ioat_default_config(&defaults);
+    dmalab_glue_props_defaults(klass, dmalab_ioat_properties,
+                               ARRAY_SIZE(dmalab_ioat_properties),
+                               offsetof(DmalabIoatState, cfg), &defaults,
+                               sizeof(defaults));
 }
 
 static const TypeInfo dmalab_ioat_info = {

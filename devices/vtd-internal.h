@@ -59,20 +59,11 @@ struct DmalabVtdState {
     unsigned npending;
     uint64_t msis_dropped;
 
-    /* Properties. */
-    uint8_t aw_bits;
-    uint32_t iotlb_entries;
-    uint32_t iotlb_ways;
-    int replacement;    /* DMALAB_VTD_LRU, _FIFO or _RANDOM */
-    uint32_t context_entries;
-    bool qi;
-    bool audit;
-    uint64_t inv_desc_ns;
-    uint64_t inv_page_ns;
-    uint64_t wait_ns;
-    uint32_t queue_step;
-    uint64_t seed;
-    uint64_t walk_read_ns;
+    /*
+     * Properties: the unit's configuration, with the unit's defaults (pt
+     * comes from the x86-iommu property at realize).
+     */
+    DmalabVtdConfig cfg;
     char *fault_plan; /* path of the fault plan file; settable at run time */
 
     /* Migration. */

@@ -107,7 +107,7 @@ static void dmalab_vtd_build_acpi(X86IOMMUState *iommu, GArray *table_data,
     static const uint8_t reserved[10];
 
     acpi_table_begin(&table, table_data);
-    build_append_int_noprefix(table_data, s->aw_bits - 1, 1); /* HAW */
+    build_append_int_noprefix(table_data, s->cfg.aw_bits - 1, 1); /* HAW */
     build_append_int_noprefix(table_data, 0, 1); /* no interrupt remapping */
     g_array_append_vals(table_data, reserved, sizeof(reserved));
     /* DRHD: type 0, 16 bytes, INCLUDE_PCI_ALL, segment 0, register base */
@@ -159,8 +159,8 @@ static void dmalab_vtd_set_cost(Object *obj, Visitor *v, const char *name,
     *field = value;
     if (s->model) {
         qemu_mutex_lock(&s->lock);
-        why = dmalab_vtd_set_costs(s->model, s->inv_desc_ns, s->inv_page_ns,
-                                   s->wait_ns);
+        why = dmalab_vtd_set_costs(s->model, s->cfg.inv_desc_ns,
+                                   s->cfg.inv_page_ns, s->cfg.wait_ns);
         dmalab_vtd_unlock(s);
     }
     if (why) {
@@ -171,14 +171,14 @@ static void dmalab_vtd_set_cost(Object *obj, Visitor *v, const char *name,
 
 static bool dmalab_vtd_prop_get_audit(Object *obj, Error **errp)
 {
-    return DMALAB_VTD(obj)->audit;
+    return DMALAB_VTD(obj)->cfg.audit;
 }
 
 static void dmalab_vtd_prop_set_audit(Object *obj, bool value, Error **errp)
 {
     DmalabVtdState *s = DMALAB_VTD(obj);
 
-    s->audit = value;
+    s->cfg.audit = value;
     if (s->model) {
         qemu_mutex_lock(&s->lock);
         dmalab_vtd_set_audit(s->model, value);
@@ -199,7 +199,7 @@ static const QEnumLookup dmalab_vtd_replacement_lookup = {
 
 static int dmalab_vtd_get_replacement(Object *obj, Error **errp)
 {
-    return DMALAB_VTD(obj)->replacement;
+    return DMALAB_VTD(obj)->cfg.replacement;
 }
 
 static void dmalab_vtd_set_replacement(Object *obj, int value, Error **errp)
@@ -209,7 +209,7 @@ static void dmalab_vtd_set_replacement(Object *obj, int value, Error **errp)
                    "runs");
         return;
     }
-    DMALAB_VTD(obj)->replacement = value;
+    DMALAB_VTD(obj)->cfg.replacement = value;
 }
 
 /* Fault plans: a file named at start-up, replaceable at run time (qom-set). */
@@ -362,21 +362,8 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
                    "device-iotlb=off");
         return;
     }
-    dmalab_vtd_default_config(&cfg);
-    cfg.aw_bits = s->aw_bits;
-    cfg.iotlb_entries = s->iotlb_entries;
-    cfg.iotlb_ways = s->iotlb_ways;
-    cfg.replacement = s->replacement;
-    cfg.context_entries = s->context_entries;
-    cfg.qi = s->qi;
+    cfg = s->cfg;
     cfg.pt = x86->pt_supported;
-    cfg.audit = s->audit;
-    cfg.inv_desc_ns = s->inv_desc_ns;
-    cfg.inv_page_ns = s->inv_page_ns;
-    cfg.wait_ns = s->wait_ns;
-    cfg.queue_step = s->queue_step;
-    cfg.seed = s->seed;
-    cfg.walk_read_ns = s->walk_read_ns;
     why = dmalab_vtd_check(&cfg);
     if (why) {
         error_setg(errp, "dmalab-vtd: %s", why);
@@ -483,11 +470,11 @@ static void dmalab_vtd_instance_init(Object *obj)
         size_t offset;
         const char *desc;
     } costs[] = {
-        { "inv-desc-ns", offsetof(DmalabVtdState, inv_desc_ns),
+        { "inv-desc-ns", offsetof(DmalabVtdState, cfg.inv_desc_ns),
           "virtual ns per invalidation descriptor or register command" },
-        { "inv-page-ns", offsetof(DmalabVtdState, inv_page_ns),
+        { "inv-page-ns", offsetof(DmalabVtdState, cfg.inv_page_ns),
           "virtual ns per page an IOTLB invalidation covers" },
-        { "wait-ns", offsetof(DmalabVtdState, wait_ns),
+        { "wait-ns", offsetof(DmalabVtdState, cfg.wait_ns),
           "virtual ns per invalidation wait descriptor" },
     };
     DmalabVtdState *s = DMALAB_VTD(obj);
@@ -496,17 +483,14 @@ static void dmalab_vtd_instance_init(Object *obj)
     /* No interrupt remapping: "intremap" defaults to off, and on is refused. */
     X86_IOMMU_DEVICE(obj)->intr_supported = ON_OFF_AUTO_OFF;
     qemu_mutex_init(&s->lock);
-    s->replacement = DMALAB_VTD_LRU;
+    dmalab_vtd_default_config(&s->cfg);
     object_property_add_enum(obj, "replacement", "DmalabVtdReplacement",
                              &dmalab_vtd_replacement_lookup,
                              dmalab_vtd_get_replacement,
                              dmalab_vtd_set_replacement);
     object_property_set_description(obj, "replacement",
-                                    "IOTLB replacement policy: lru "
-                                    "(default), fifo or random");
-    s->inv_desc_ns = 200;
-    s->inv_page_ns = 10;
-    s->wait_ns = 500;
+                                    "IOTLB replacement policy: lru, fifo "
+                                    "or random");
     for (i = 0; i < dmalab_vtd_counter_count(); i++) {
         object_property_add(obj, dmalab_vtd_counter_name(i), "uint64",
                             dmalab_vtd_get_counter, NULL, NULL,
@@ -550,16 +534,26 @@ static void dmalab_vtd_instance_finalize(Object *obj)
     qemu_mutex_destroy(&s->lock);
 }
 
+/* The unit's configuration: defaults from dmalab_vtd_default_config(). */
 static const Property dmalab_vtd_properties[] = {
-    DEFINE_PROP_UINT8("aw-bits", DmalabVtdState, aw_bits, 48),
-    DEFINE_PROP_UINT32("iotlb-entries", DmalabVtdState, iotlb_entries, 512),
-    DEFINE_PROP_UINT32("iotlb-ways", DmalabVtdState, iotlb_ways, 8),
-    DEFINE_PROP_UINT32("context-entries", DmalabVtdState, context_entries,
-                       64),
-    DEFINE_PROP_BOOL("qi", DmalabVtdState, qi, true),
-    DEFINE_PROP_UINT32("queue-step", DmalabVtdState, queue_step, 64),
-    DEFINE_PROP_UINT64("seed", DmalabVtdState, seed, 0),
-    DEFINE_PROP_UINT64("walk-read-ns", DmalabVtdState, walk_read_ns, 100),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("aw-bits", DmalabVtdState, cfg.aw_bits,
+                                   qdev_prop_uint8, uint8_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("iotlb-entries", DmalabVtdState,
+                                   cfg.iotlb_entries, qdev_prop_uint32,
+                                   uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("iotlb-ways", DmalabVtdState,
+                                   cfg.iotlb_ways, qdev_prop_uint32, uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("context-entries", DmalabVtdState,
+                                   cfg.context_entries, qdev_prop_uint32,
+                                   uint32_t),
+    DEFINE_PROP("qi", DmalabVtdState, cfg.qi, qdev_prop_bool, bool),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("queue-step", DmalabVtdState,
+                                   cfg.queue_step, qdev_prop_uint32, uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("seed", DmalabVtdState, cfg.seed,
+                                   qdev_prop_uint64, uint64_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("walk-read-ns", DmalabVtdState,
+                                   cfg.walk_read_ns, qdev_prop_uint64,
+                                   uint64_t),
 };
 
 static void dmalab_vtd_class_init(ObjectClass *klass, void *data)
@@ -567,6 +561,7 @@ static void dmalab_vtd_class_init(ObjectClass *klass, void *data)
     DeviceClass *dc = DEVICE_CLASS(klass);
     X86IOMMUClass *x86 = X86_IOMMU_DEVICE_CLASS(klass);
     ResettableClass *rc = RESETTABLE_CLASS(klass);
+    DmalabVtdConfig defaults;
 
     x86->realize = dmalab_vtd_realize;
     dc->unrealize = dmalab_vtd_unrealize;
@@ -578,6 +573,11 @@ static void dmalab_vtd_class_init(ObjectClass *klass, void *data)
     dc->user_creatable = true;
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
     device_class_set_props(dc, dmalab_vtd_properties);
+    dmalab_vtd_default_config(&defaults);
+    dmalab_glue_props_defaults(klass, dmalab_vtd_properties,
+                               ARRAY_SIZE(dmalab_vtd_properties),
+                               offsetof(DmalabVtdState, cfg), &defaults,
+                               sizeof(defaults));
 }
 
 static const TypeInfo dmalab_vtd_types[] = {

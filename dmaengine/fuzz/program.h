@@ -101,6 +101,7 @@ class Program
         c.bandwidth = bw % 4 == 0 ? 0 : uint64_t{bw} << 20;
         c.jitter_ns = byte() % 4 * 500;
         c.seed = byte();
+        c.sync_start = byte() & 1; // a doorbell's first step inside the write, or on a timer
         irq.intx = byte() & 1;
         irq.messages = !irq.intx;
         Ioat dev(c, Host{mem, timers, irq, log, nullptr});

@@ -11,7 +11,7 @@ namespace
 
 TEST(Budget, TensOfThousandsOfMaximalDescriptorsFromOneDmacountWrite)
 {
-    Config c;
+    Config c = rig_config();
     c.xfercap_log = 16; // 64 KiB descriptors keep the test quick; the bound is the same
     c.step_bytes = 256u << 10;
     const uint64_t max = 1ull << c.xfercap_log;
@@ -46,7 +46,7 @@ TEST(Budget, TensOfThousandsOfMaximalDescriptorsFromOneDmacountWrite)
 
 TEST(Budget, NullDescriptorsAreBoundedByCount)
 {
-    Config c;
+    Config c = rig_config();
     c.step_descriptors = 100;
     Rig r(c);
     r.setup(0, 0x1000);
@@ -63,7 +63,7 @@ TEST(Budget, NullDescriptorsAreBoundedByCount)
 
 TEST(Budget, BusyChannelDoesNotStarveOthers)
 {
-    Config c;
+    Config c = rig_config();
     c.step_bytes = 1u << 20;
     Rig r(c, 32u << 20);
     r.setup(0, 0x1000);

@@ -13,7 +13,7 @@ namespace
 TEST(Copy, OneMappingPerPageAndDirectionWhenPagesAreScattered)
 {
     for (uint32_t pages : {16u, 64u, 256u}) {
-        Rig r(Config{}, 16u << 20);
+        Rig r(rig_config(), 16u << 20);
         r.mem.map_limit = 4096; // every page is its own run, as with a scattered IOVA range
         r.setup(0, kCompletion);
         r.fill(kSrc, pages * 4096, 6);
@@ -68,7 +68,7 @@ TEST(Copy, AnUnmappablePageIsBouncedAlone)
 
 TEST(Copy, ContiguousMemoryIsOneMappingPerPiece)
 {
-    Rig r(Config{}, 16u << 20);
+    Rig r(rig_config(), 16u << 20);
     r.setup(0, kCompletion);
     r.fill(kSrc, 1u << 20, 6);
     r.put_desc(kRing, 1u << 20, ctl::COMPL_WRITE, kSrc, kDst, kRing + 64);

@@ -11,7 +11,8 @@ namespace
 {
 
 struct FaultRig : Rig {
-    explicit FaultRig(const char* plan, Config c = {}) : Rig(c), policy(dev.timing(), injector)
+    explicit FaultRig(const char* plan, Config c = rig_config())
+        : Rig(c), policy(dev.timing(), injector)
     {
         std::string err;
         auto p = faults::parse_plan(plan, fault_spec(c.channels), "ioat0", &err);
@@ -40,7 +41,7 @@ struct FaultRig : Rig {
 
 TEST(Faults, DelayDataHoldsTheBytesOfTheNthDescriptor)
 {
-    Config c;
+    Config c = rig_config();
     c.latency_ns = 1000;
     FaultRig r(R"({"rules": [{"kind": "delay-data", "delay": "1ms", "nth": 2}]})", c);
     r.copies(0, 3, 4096);
@@ -62,7 +63,7 @@ TEST(Faults, DelayDataHoldsTheBytesOfTheNthDescriptor)
 // landed when channel 1 completed.
 std::pair<std::vector<unsigned>, bool> race_two_channels(const char* plan)
 {
-    Config c;
+    Config c = rig_config();
     c.channels = 2;
     FaultRig r(plan, c);
     r.copies(0, 1, 256, kRing, 0);
@@ -158,7 +159,7 @@ TEST(Faults, DropInterruptWritesTheStatusButRaisesNothing)
 
 TEST(Faults, TheLargestDelaysAddUpWithoutOverflow)
 {
-    Config c;
+    Config c = rig_config();
     c.latency_ns = kMaxDelayNs;
     c.jitter_ns = kMaxDelayNs;
     FaultRig r(R"({"rules": [

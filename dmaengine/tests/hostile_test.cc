@@ -114,7 +114,7 @@ TEST(Hostile, AChannelRestartedByItsOwnCopyGoesOn)
 
 TEST(Hostile, ARingThatFeedsItselfNeverHoldsTheHost)
 {
-    Config c;
+    Config c = rig_config();
     c.step_descriptors = 8;
     c.step_gap_ns = 1000;
     Rig r(c);
@@ -147,7 +147,7 @@ TEST(Hostile, ARingThatFeedsItselfNeverHoldsTheHost)
 
 TEST(Hostile, AChainThatNeverCatchesUpIsBounded)
 {
-    Config c;
+    Config c = rig_config();
     c.step_descriptors = 1000;
     Rig r(c);
     r.setup(0, kCompletion);
@@ -162,7 +162,7 @@ TEST(Hostile, AChainThatNeverCatchesUpIsBounded)
 
 TEST(Hostile, ALongDescriptorMovesInBoundedPieces)
 {
-    Config c;
+    Config c = rig_config();
     c.xfercap_log = 31;
     c.step_bytes = 1u << 20;
     Rig r(c, 24u << 20);
@@ -196,7 +196,7 @@ TEST(Hostile, WrappingRangesAreRefusedBeforeAnyByteMoves)
     };
     const uint64_t top = ~0ull - 0xfff; // the last page of the address space
     for (Case k : {Case{top, kDst, CHANERR_SRC_ADDR_ERR}, Case{kSrc, top, CHANERR_DEST_ADDR_ERR}}) {
-        Rig r(Config{}, 16u << 20);
+        Rig r(rig_config(), 16u << 20);
         r.setup(0, kCompletion);
         r.fill(0, 0x4000, 5); // what a wrap would overwrite: the bottom of memory
         r.put_desc(kRing, 0x2000, kCopyIrq, k.src, k.dst, kRing + 64);
@@ -243,7 +243,7 @@ TEST(Hostile, InterruptThatResetsTheDevice)
     FakeMemory mem(16u << 20);
     FakeTimers timers;
     FakeLog log;
-    Ioat dev(Config{}, Host{mem, timers, irq, log, nullptr});
+    Ioat dev(rig_config(), Host{mem, timers, irq, log, nullptr});
     irq.dev = &dev;
     Rig helper; // only for its descriptor helpers' layout constants
     (void)helper;

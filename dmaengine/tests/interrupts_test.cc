@@ -131,7 +131,7 @@ TEST(Interrupts, AttnstatusNamesOnlyChannelsThatExist)
 {
     for (unsigned n : {1u, 2u, 3u}) {
         SCOPED_TRACE(::testing::Message() << n << " channels");
-        Config c;
+        Config c = rig_config();
         c.channels = n;
         Rig r(c);
         r.dev.mmio_write(ATTNSTATUS, ~0ull, 4); // RC: writes do nothing

@@ -24,7 +24,7 @@ void busy_ring(Rig& r)
 
 TEST(Migration, MidRingStateMovesToANewModel)
 {
-    Config c;
+    Config c = rig_config();
     c.bandwidth = 100000000; // 4 KiB takes 40960 ns: descriptors are caught mid-copy
     c.latency_ns = 3000;
     c.step_bytes = 1024;
@@ -60,7 +60,7 @@ TEST(Migration, MidRingStateMovesToANewModel)
 
 TEST(Migration, MalformedStateIsRefused)
 {
-    Config lat;
+    Config lat = rig_config();
     lat.latency_ns = 1000; // the first descriptor is in progress after one step
     Rig a(lat);
     busy_ring(a);
@@ -106,7 +106,7 @@ TEST(Migration, MalformedStateIsRefused)
 // xfercap, CB version or capability set refuses the stream instead of taking the source's.
 TEST(Migration, RegistersFromPropertiesMustMatchTheDestination)
 {
-    Config src;
+    Config src = rig_config();
     Rig a(src);
     busy_ring(a);
     StateWriter w;

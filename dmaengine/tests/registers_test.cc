@@ -25,7 +25,7 @@ TEST(Registers, GlobalResetValues)
 
 TEST(Registers, ConfigurationShowsInGlobalRegisters)
 {
-    Config c;
+    Config c = rig_config();
     c.channels = 2;
     c.xfercap_log = 16;
     c.cbver = kCbVer32;
@@ -133,7 +133,7 @@ TEST(Registers, ResetCommandCompletesAtOnce)
 
 TEST(Registers, InvalidConfigurationsAreRejected)
 {
-    Config c;
+    Config c = rig_config();
     c.channels = 0;
     EXPECT_NE(Ioat::check(c), nullptr);
     c.channels = kMaxChannels + 1;

@@ -21,8 +21,19 @@ using dmalab::testing::FakeLog;
 using dmalab::testing::FakeMemory;
 using dmalab::testing::FakeTimers;
 
+// The rig's configuration: the model's defaults, except that a doorbell schedules the
+// channel's first step on a timer (sync_start off) instead of running it inside the
+// register write, so a test can look at the channel between the two. Tests of sync start
+// turn it on.
+inline Config rig_config()
+{
+    Config c;
+    c.sync_start = false;
+    return c;
+}
+
 struct Rig {
-    explicit Rig(Config c = {}, size_t ram = 16u << 20, Observer* observer = nullptr)
+    explicit Rig(Config c = rig_config(), size_t ram = 16u << 20, Observer* observer = nullptr)
         : mem(ram), config(c), dev(c, Host{mem, timers, irq, log, observer})
     {
     }

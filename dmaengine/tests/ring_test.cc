@@ -81,7 +81,7 @@ TEST(Ring, WalksAcrossTheWrap)
 
 TEST(Ring, DmacountWrapsAt16Bits)
 {
-    Config c;
+    Config c = rig_config();
     c.step_descriptors = 4096;
     Rig r(c);
     r.setup(0, kCompletion);

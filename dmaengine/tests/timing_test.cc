@@ -18,7 +18,7 @@ void step_at_requested_time(Rig& r)
 
 TEST(Timing, DataMovesOverTheModelledDurationAndCompletionWaits)
 {
-    Config c;
+    Config c = rig_config();
     c.bandwidth = 1000000000; // 1 GB/s: 1 MiB takes 1048576 ns
     c.step_bytes = 256u << 10;
     Rig r(c);
@@ -76,7 +76,7 @@ TEST(Timing, LateTimersDoNotAddUpAlongARing)
 {
     constexpr unsigned kDescs = 16;
     constexpr uint64_t kLate = 30000, kLen = 4096, kLatency = 1000;
-    Config c;
+    Config c = rig_config();
     c.bandwidth = 100000000; // 100 MB/s: 4 KiB in 40960 ns
     c.latency_ns = kLatency;
     c.sync_start = false;
@@ -113,7 +113,7 @@ TEST(Timing, LateTimersDoNotAddUpAlongARing)
 
 TEST(Timing, AStepBeforeItsTimeChangesNothing)
 {
-    Config c;
+    Config c = rig_config();
     c.latency_ns = 5000;
     Rig r(c);
     r.setup(0, kCompletion);
@@ -132,7 +132,7 @@ TEST(Timing, AStepBeforeItsTimeChangesNothing)
 
 TEST(Timing, LatencyPerDescriptor)
 {
-    Config c;
+    Config c = rig_config();
     c.latency_ns = 5000;
     Rig r(c);
     r.setup(0, kCompletion);
@@ -157,7 +157,7 @@ TEST(Timing, LatencyPerDescriptor)
 // by the memory's take_cost) delays that descriptor's completion, not the next one's.
 TEST(Timing, UpstreamTranslationCostDelaysCompletion)
 {
-    Config c;
+    Config c = rig_config();
     c.latency_ns = 5000;
     Rig r(c);
     r.mem.map_limit = 4096;   // a mapping per page, as behind an IOMMU
@@ -186,7 +186,7 @@ TEST(Timing, UpstreamTranslationCostDelaysCompletion)
 TEST(Timing, JitterIsSeededAndReplays)
 {
     auto run = [](uint64_t seed) {
-        Config c;
+        Config c = rig_config();
         c.latency_ns = 1000;
         c.jitter_ns = 100000;
         c.seed = seed;
@@ -222,7 +222,7 @@ TEST(Timing, JitterIsSeededAndReplays)
 
 TEST(Timing, SuspendHoldsACompletionAndRestartRedoesIt)
 {
-    Config c;
+    Config c = rig_config();
     c.latency_ns = 1000;
     Rig r(c);
     r.setup(0, kCompletion);
@@ -247,7 +247,7 @@ TEST(Timing, SuspendHoldsACompletionAndRestartRedoesIt)
 
 TEST(Timing, ResumeFinishesTheDescriptorInProgress)
 {
-    Config c;
+    Config c = rig_config();
     c.latency_ns = 1000;
     Rig r(c);
     r.setup(0, kCompletion);
@@ -265,7 +265,7 @@ TEST(Timing, ResumeFinishesTheDescriptorInProgress)
 
 TEST(Timing, ResetDropsTheDescriptorInProgress)
 {
-    Config c;
+    Config c = rig_config();
     c.latency_ns = 1000;
     Rig r(c);
     r.setup(0, kCompletion);
@@ -285,7 +285,7 @@ TEST(Timing, ResetDropsTheDescriptorInProgress)
 
 TEST(Timing, HugeLatencyAndTinyBandwidthSaturate)
 {
-    Config c;
+    Config c = rig_config();
     c.latency_ns = kMaxDelayNs;
     c.jitter_ns = kMaxDelayNs;
     c.bandwidth = 1; // one byte per second: 1 MiB takes 12 days
@@ -303,7 +303,7 @@ TEST(Timing, HugeLatencyAndTinyBandwidthSaturate)
 
 TEST(Timing, ConfigRejectsDelaysThatCouldOverflow)
 {
-    Config c;
+    Config c = rig_config();
     c.latency_ns = kMaxDelayNs + 1;
     EXPECT_NE(Ioat::check(c), nullptr);
     c.latency_ns = 0;
@@ -321,7 +321,7 @@ namespace
 
 TEST(SyncStart, TheFirstStepRunsInsideTheDoorbellWrite)
 {
-    Config c;
+    Config c = rig_config();
     c.sync_start = true;
     c.step_descriptors = 4;
     Rig r(c);
@@ -347,7 +347,7 @@ TEST(SyncStart, TheFirstStepRunsInsideTheDoorbellWrite)
 
 TEST(SyncStart, CompletionStillWaitsForThePolicy)
 {
-    Config c;
+    Config c = rig_config();
     c.sync_start = true;
     c.latency_ns = 7000;
     Rig r(c);

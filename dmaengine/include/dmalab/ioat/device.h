@@ -33,7 +33,7 @@ struct Config {
     uint64_t step_gap_ns = 1000;
     // Run a channel's first step inside the register write that starts it (DMACOUNT,
     // RESUME) instead of from a timer at the same virtual time. Bounded like any step.
-    bool sync_start = false;
+    bool sync_start = true;
     // The default policy (TimingPolicy): a descriptor completes latency_ns + size / bandwidth
     // + [0, jitter_ns] after it starts; its data moves at `bandwidth` (0: unlimited).
     uint64_t bandwidth = 0;
