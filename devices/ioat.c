@@ -168,42 +168,29 @@ static void dmalab_ioat_timer_cb(void *opaque)
     dmalab_ioat_leave(s);
 }
 
-static int dmalab_ioat_config_range(uint32_t addr, int len)
+/*
+ * CHANERR_INT and CHANERRMSK_INT in extended configuration space (Linux's
+ * ioatdma writes back what it reads from CHANERR_INT: ioat_reset_hw() and
+ * ioat_eh() in drivers/dma/ioat/dma.c): no internal error is modelled, so
+ * CHANERR_INT is write-1-to-clear bits that are never set, and the mask is
+ * plain read-write storage. PCI config masks do both, and migrate with the
+ * rest of configuration space.
+ */
+static void dmalab_ioat_chanerr_int_init(PCIDevice *pdev)
 {
-    return addr < DMALAB_IOAT_CFG_END &&
-           addr + len > DMALAB_IOAT_CFG_CHANERR_INT;
-}
-
-static uint32_t dmalab_ioat_pci_config_read(PCIDevice *pdev, uint32_t addr,
-                                            int len)
-{
-    DmalabIoatState *s = DMALAB_IOAT(pdev);
-
-    if (s->model && addr >= DMALAB_IOAT_CFG_CHANERR_INT &&
-        addr + len <= DMALAB_IOAT_CFG_END) {
-        return dmalab_ioat_config_read(s->model,
-                                       addr - DMALAB_IOAT_CFG_CHANERR_INT, len);
-    }
-    return pci_default_read_config(pdev, addr, len);
+    /* Past the header, QEMU makes configuration space writable by default. */
+    pci_set_long(pdev->wmask + DMALAB_IOAT_CFG_CHANERR_INT, 0);
+    pci_set_long(pdev->w1cmask + DMALAB_IOAT_CFG_CHANERR_INT, 0xffffffff);
+    pci_set_long(pdev->wmask + DMALAB_IOAT_CFG_CHANERRMSK_INT, 0xffffffff);
 }
 
 static void dmalab_ioat_pci_config_write(PCIDevice *pdev, uint32_t addr,
                                          uint32_t val, int len)
 {
-    DmalabIoatState *s = DMALAB_IOAT(pdev);
-
-    if (dmalab_ioat_config_range(addr, len)) {
-        if (s->model && addr >= DMALAB_IOAT_CFG_CHANERR_INT &&
-            addr + len <= DMALAB_IOAT_CFG_END) {
-            dmalab_ioat_config_write(
-                s->model, addr - DMALAB_IOAT_CFG_CHANERR_INT, val, len);
-        }
-        return;
-    }
     pci_default_write_config(pdev, addr, val, len);
     pcie_cap_flr_write_config(pdev, addr, val, len);
     /* MSI or MSI-X enabled or disabled: the pin follows (or not). */
-    dmalab_ioat_update_intx(s);
+    dmalab_ioat_update_intx(DMALAB_IOAT(pdev));
 }
 
 static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
@@ -239,6 +226,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     pcie_cap_flr_init(pdev);
+    dmalab_ioat_chanerr_int_init(pdev);
     if (msi_init(pdev, DMALAB_IOAT_CAP_MSI, 1, true, false, errp) < 0) {
         pcie_cap_exit(pdev);
         return;
@@ -328,6 +316,8 @@ static void dmalab_ioat_reset_hold(Object *obj, ResetType type)
         dmalab_ioat_reset(s->model);
     }
     s->intx_level = false;
+    pci_set_long(PCI_DEVICE(s)->config + DMALAB_IOAT_CFG_CHANERR_INT, 0);
+    pci_set_long(PCI_DEVICE(s)->config + DMALAB_IOAT_CFG_CHANERRMSK_INT, 0);
     trace_dmalab_ioat_reset();
 }
 
@@ -480,7 +470,6 @@ static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
 
     k->realize = dmalab_ioat_realize;
     k->exit = dmalab_ioat_exit;
-    k->config_read = dmalab_ioat_pci_config_read;
     k->config_write = dmalab_ioat_pci_config_write;
     k->vendor_id = DMALAB_IOAT_VENDOR_INTEL;
     k->device_id = DMALAB_IOAT_DEVICE_SKX;

@@ -760,10 +760,12 @@ class Resets(IoatCase):
     def test_12b_flr(self):
         io = self.boot(f",latency-ns={self.LATENCY}", allowed=self.WARNING)
         old = self.in_flight(io)
+        io.pci.cfg_write(io.bdf, CFG_CHANERRMSK_INT, 0x5A5A)
         exp = io.pci.find_capability(io.bdf, 0x10)
         devctl = io.pci.cfg_read(io.bdf, exp + 8, 2)
         io.pci.cfg_write(io.bdf, exp + 8, devctl | 0x8000, 2)   # Initiate FLR
         self.assertEqual(io.pci.cfg_read(io.bdf, exp + 8, 2) & 0x8000, 0)
+        self.assertEqual(io.pci.cfg_read(io.bdf, CFG_CHANERRMSK_INT), 0, "FLR kept the mask")
         self.after_reset(io, old)
 
     def test_12c_secondary_bus_reset(self):
@@ -823,6 +825,7 @@ class Migration(IoatCase):
         self.assertEqual(done, self.N // 2 - 1)
         self.assertCounters(src, descriptors=self.N // 2, interrupts=0)
         sts_before = src.chansts(ch)
+        src.pci.cfg_write(src.bdf, CFG_CHANERRMSK_INT, 0xC3A5)   # migrates with config space
         clock = src.qt.clock_now()
         src.qt.qmp("stop")
         src.qt.qmp("migrate", uri="file:" + path)
@@ -839,6 +842,7 @@ class Migration(IoatCase):
         for b in bufs:
             b.io = dst
         self.assertEqual(dst.chansts(ch), sts_before)
+        self.assertEqual(dst.pci.cfg_read(dst.bdf, CFG_CHANERRMSK_INT), 0xC3A5)
         self.assertTrue(qt.clock_now() <= clock)
         qt.clock_set(clock)
         qt.qmp("cont")

@@ -178,12 +178,9 @@ class Program
             case 12:
                 dev.reset();
                 break;
-            case 13: {
-                uint32_t off = byte() % 8;
-                uint64_t v = u64();
-                dev.config_write(off, v, 1u << (byte() % 3));
-                off = byte() % 8;
-                dev.config_read(off, 1u << (byte() % 3));
+            case 13: { // a register read (config space, once here, is the glue's now)
+                uint32_t off = u16() % 0x400;
+                dev.mmio_read(off, 1u << (byte() % 4));
                 break;
             }
             case 14: // a save/load round trip; a few per program show as much as many

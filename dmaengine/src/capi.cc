@@ -166,16 +166,6 @@ void dmalab_ioat_mmio_write(DmalabIoat* dev, uint32_t offset, uint64_t value, un
     dev->model.mmio_write(offset, value, size);
 }
 
-uint64_t dmalab_ioat_config_read(DmalabIoat* dev, uint32_t offset, unsigned size)
-{
-    return dev->model.config_read(offset, size);
-}
-
-void dmalab_ioat_config_write(DmalabIoat* dev, uint32_t offset, uint64_t value, unsigned size)
-{
-    dev->model.config_write(offset, value, size);
-}
-
 void dmalab_ioat_timer(DmalabIoat* dev, unsigned timer)
 {
     dev->model.timer(timer);

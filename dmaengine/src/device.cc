@@ -104,8 +104,6 @@ void Ioat::reset()
         c->power_on_reset();
     timing_.reset();
     policy_->reset();
-    chanerr_int_ = 0;
-    chanerrmsk_int_ = 0;
     update_line();
 }
 
@@ -146,29 +144,6 @@ void Ioat::mmio_write(uint32_t offset, uint64_t value, unsigned size)
         return;
     }
     logf(host_.log, LogKind::GuestError, "dmalab-ioat: write of undecoded offset 0x%x", offset);
-}
-
-uint64_t Ioat::config_read(uint32_t offset, unsigned size)
-{
-    uint64_t both = chanerr_int_ | uint64_t{chanerrmsk_int_} << 32;
-    if (offset >= 8)
-        return 0;
-    return (both >> (8 * offset)) & (size >= 8 ? ~0ull : (1ull << (8 * size)) - 1);
-}
-
-void Ioat::config_write(uint32_t offset, uint64_t value, unsigned size)
-{
-    // CHANERR_INT is write-1-to-clear (ioat_eh and ioat_reset_hw write back what they read);
-    // CHANERRMSK_INT is read-write.
-    for (unsigned i = 0; i < size && offset + i < 8; i++) {
-        unsigned at = offset + i;
-        uint32_t byte = static_cast<uint8_t>(value >> (8 * i));
-        if (at < 4)
-            chanerr_int_ &= ~(byte << (8 * at));
-        else
-            chanerrmsk_int_ =
-                (chanerrmsk_int_ & ~(0xffu << (8 * (at - 4)))) | byte << (8 * (at - 4));
-    }
 }
 
 uint64_t Ioat::read_intrctrl(uint64_t stored)
@@ -236,7 +211,7 @@ ChanState Ioat::channel_state(unsigned channel) const
 namespace
 {
 constexpr uint32_t kStateMagic = 0x494f4154; // "IOAT"
-constexpr uint16_t kStateVersion = 1;
+constexpr uint16_t kStateVersion = 2;        // 2: CHANERR_INT and its mask left the stream
 } // namespace
 
 void Ioat::save(StateWriter& w) const
@@ -246,8 +221,6 @@ void Ioat::save(StateWriter& w) const
     w.u8(static_cast<uint8_t>(channels_.size()));
     for (unsigned i = 0; i < R_GLOBAL_COUNT; i++)
         w.u64(regs_.get(i));
-    w.u32(chanerr_int_);
-    w.u32(chanerrmsk_int_);
     // The model's own policy; one set with set_policy() migrates with whoever owns it.
     timing_.save(w);
     for (const auto& c : channels_)
@@ -271,8 +244,6 @@ bool Ioat::load(StateReader& r)
         }
         regs_.set(i, v);
     }
-    chanerr_int_ = r.u32();
-    chanerrmsk_int_ = r.u32();
     timing_.load(r);
     for (auto& c : channels_)
         if (r.ok() && !c->load(r))

@@ -153,18 +153,5 @@ TEST(Interrupts, AttnstatusNamesOnlyChannelsThatExist)
     }
 }
 
-TEST(Interrupts, ChanerrIntIsWriteOneToClearAndTheMaskReadWrite)
-{
-    Rig r;
-    EXPECT_EQ(r.dev.config_read(0, 4), 0u);
-    r.dev.config_write(4, 0x12345678, 4);
-    EXPECT_EQ(r.dev.config_read(4, 4), 0x12345678u);
-    EXPECT_EQ(r.dev.config_read(6, 2), 0x1234u);
-    r.dev.config_write(0, ~0u, 4);
-    EXPECT_EQ(r.dev.config_read(0, 4), 0u);
-    r.dev.reset();
-    EXPECT_EQ(r.dev.config_read(4, 4), 0u);
-}
-
 } // namespace
 } // namespace dmalab::ioat::testing

@@ -69,9 +69,6 @@ unsigned dmalab_ioat_timer_count(const DmalabIoatConfig *config);
 
 uint64_t dmalab_ioat_mmio_read(DmalabIoat *dev, uint32_t offset, unsigned size);
 void dmalab_ioat_mmio_write(DmalabIoat *dev, uint32_t offset, uint64_t value, unsigned size);
-/* Extended config space registers; offset relative to DMALAB_IOAT_CFG_CHANERR_INT. */
-uint64_t dmalab_ioat_config_read(DmalabIoat *dev, uint32_t offset, unsigned size);
-void dmalab_ioat_config_write(DmalabIoat *dev, uint32_t offset, uint64_t value, unsigned size);
 void dmalab_ioat_timer(DmalabIoat *dev, unsigned timer);
 void dmalab_ioat_reset(DmalabIoat *dev);
 

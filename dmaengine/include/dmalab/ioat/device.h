@@ -91,10 +91,9 @@ class Ioat
 
     uint64_t mmio_read(uint32_t offset, unsigned size);
     void mmio_write(uint32_t offset, uint64_t value, unsigned size);
-    // The device's registers in PCI Express extended configuration space (CHANERR_INT,
-    // CHANERRMSK_INT); `offset` is relative to PCI_CHANERR_INT.
-    uint64_t config_read(uint32_t offset, unsigned size);
-    void config_write(uint32_t offset, uint64_t value, unsigned size);
+    // CHANERR_INT and CHANERRMSK_INT, in PCI Express extended configuration space, are
+    // the host's: no internal error is modelled, so CHANERR_INT only ever reads 0 and
+    // the mask is plain storage (PCI config write masks in the glue, devices/ioat.c).
 
     // A timer the model armed has expired.
     void timer(unsigned id);
@@ -138,8 +137,6 @@ class Ioat
     DescriptorPolicy* policy_;
     RegBank<Ioat> regs_;
     std::vector<std::unique_ptr<Channel>> channels_;
-    uint32_t chanerr_int_ = 0; // PCI CHANERR_INT: internal errors (none are modelled yet)
-    uint32_t chanerrmsk_int_ = 0;
     bool line_ = false; // the INTx level last reported
 };
 
