@@ -134,9 +134,13 @@ class Machine:
 
     # ---- QMP ----------------------------------------------------------
     def send(self, msg):
+        # A reply carries its command's id, as QEMU's do.
+        if ("return" in msg or "error" in msg) and "id" in self.asked:
+            msg = dict(msg, id=self.asked["id"])
         self.conn.sendall(json.dumps(msg).encode() + b"\n")
 
     def command(self, msg):
+        self.asked = msg
         name, arg = msg.get("execute"), msg.get("arguments", {})
         if name == "qmp_capabilities":
             # QEMU sends no event before; here the guest starts only now
@@ -179,6 +183,7 @@ class Machine:
         srv.listen(1)
         srv.settimeout(10)
         self.conn, _ = srv.accept()
+        self.asked = {}
         self.send({"QMP": {"version": {}, "capabilities": []}})
         while True:
             idle = self.state != "running" or self.waiting or \

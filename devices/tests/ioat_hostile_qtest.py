@@ -9,13 +9,15 @@ Usage: ioat_hostile_qtest.py QEMU_BINARY [unittest options]"""
 
 import os
 import shutil
-import struct
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ioat_rig import *  # noqa: E402,F403
+from ioat_rig import (  # noqa: E402
+    ACTIVE, CHANCMD, CHANCMP, CHANERR, CHANERR_COMPLETION_ADDR, CHANERR_WRITE_DATA,
+    CMD_RESET, CTL_COMPL_WRITE, CTL_INT_EN, CTL_NULL, DEVICE, DONE, HALTED, STRIDE, VENDOR,
+    Ioat, descriptor)
 from libqtest import Q35_ECAM  # noqa: E402
 import libqtest  # noqa: E402
 

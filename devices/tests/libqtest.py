@@ -23,7 +23,13 @@ import signal
 import socket
 import subprocess
 import tempfile
+import sys
 import time
+
+# The one QMP client, shared with the guest harness.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "guest-tests"))
+from harness.qmp import LineStream, Qmp  # noqa: E402
 
 # bios-256k.bin is loaded even under -accel qtest; a build tree does not ship it.
 FIRMWARE_DIRS = ("/usr/share/seabios", "/usr/share/qemu")
@@ -46,47 +52,6 @@ class QMPError(QTestError):
         self.error = error
 
 
-class _Stream:
-    """Line-based socket; every call has a deadline. After a timeout a ``sticky``
-    stream refuses further use: a late reply would pass for the next answer."""
-
-    def __init__(self, sock, name, fail, sticky):
-        self.sock, self.name, self.fail, self.sticky = sock, name, fail, sticky
-        self.buf, self.broken = bytearray(), None
-
-    def _error(self, msg, wait=1.0):
-        """``wait``: give a QEMU that dropped the connection time to exit."""
-        self.broken = msg if self.sticky else None
-        return self.fail(f"{self.name}: {msg}", wait=wait)
-
-    def send(self, text, deadline):
-        if self.broken:
-            raise self.fail(f"{self.name} unusable after: {self.broken}")
-        self.sock.settimeout(max(deadline - time.monotonic(), 0.001))
-        try:
-            self.sock.sendall(text.encode() + b"\n")
-        except OSError as e:
-            raise self._error(f"send failed: {e}") from None
-
-    def readline(self, deadline):
-        while (eol := self.buf.find(b"\n")) < 0:
-            if deadline <= time.monotonic():
-                raise self._error("no reply before the timeout", wait=0)
-            self.sock.settimeout(deadline - time.monotonic())
-            try:
-                chunk = self.sock.recv(1 << 16)
-            except socket.timeout:
-                continue
-            except OSError as e:
-                raise self._error(f"receive failed: {e}") from None
-            if not chunk:
-                raise self._error("QEMU closed the connection")
-            self.buf += chunk
-        line = self.buf[:eol].decode()
-        del self.buf[:eol + 1]
-        return line
-
-
 class QTest:
     """QEMU under qtest control; a context manager (or call close()).
 
@@ -98,9 +63,9 @@ class QTest:
 
     def __init__(self, binary, args=(), machine="q35", timeout=30.0, log=None,
                  firmware_dirs=FIRMWARE_DIRS, wrapper=()):
-        self.timeout, self.proc, self.events = timeout, None, []
+        self.timeout, self.proc, self._early_events = timeout, None, []
         self.irq_levels, self.irq_log = {}, []
-        self._qmp_id, self._stderr, self._qt, self._qmp = 0, None, None, None
+        self._stderr, self._qt, self._qmp = None, None, None
         self._dir = tempfile.mkdtemp(prefix="libqtest-")
         paths = [os.path.join(self._dir, n) for n in ("qtest.sock", "qmp.sock", "stderr")]
         log = os.environ.get("LIBQTEST_LOG", log or "/dev/null")
@@ -134,10 +99,8 @@ class QTest:
         finally:
             for lsock in listeners:
                 lsock.close()
-        self._qt = _Stream(socks[0], "qtest", self._failure, sticky=True)
-        self._qmp = _Stream(socks[1], "QMP", self._failure, sticky=False)
-        self._qmp_read(deadline)  # greeting
-        self.qmp("qmp_capabilities")
+        self._qt = LineStream(socks[0], "qtest", self._failure, sticky=True)
+        self._qmp = Qmp(socks[1], self.timeout, self._failure)
 
     def _accept(self, lsock, deadline):
         lsock.settimeout(0.05)
@@ -215,9 +178,10 @@ class QTest:
                 self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
-        for stream in (self._qt, self._qmp):
-            if stream:
-                stream.sock.close()
+        if self._qt:
+            self._qt.sock.close()
+        if self._qmp:
+            self._qmp.close()
         self._stderr = self.stderr
         if getattr(self, "_err", None):
             self._err.close()
@@ -317,25 +281,15 @@ class QTest:
         log, self.irq_log = self.irq_log, []
         return log
 
-    # QMP -------------------------------------------------------------------------------
-    def _qmp_read(self, deadline):
-        msg = json.loads(self._qmp.readline(deadline))
-        if "event" in msg:
-            self.events.append(msg)
-        return msg
+    # QMP: the shared client (guest-tests/harness/qmp.py) --------------------------------
+    @property
+    def events(self):
+        """QMP events received and not yet taken."""
+        return self._qmp.events if self._qmp else self._early_events
 
     def qmp_raw(self, cmd, args=None, timeout=None):
         """Sends a QMP command; returns the whole reply ({"return"} or {"error"})."""
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        self._qmp_id += 1
-        msg = {"execute": cmd, "id": self._qmp_id}
-        if args:
-            msg["arguments"] = args
-        self._qmp.send(json.dumps(msg), deadline)
-        while True:  # events are stored on the way; stale replies skipped by id
-            reply = self._qmp_read(deadline)
-            if reply.get("id") == self._qmp_id:
-                return reply
+        return self._qmp.raw(cmd, args, self.timeout if timeout is None else timeout)
 
     def qmp(self, cmd, **args):
         """Runs a QMP command; returns its "return" value or raises QMPError.
@@ -347,20 +301,12 @@ class QTest:
 
     def pop_events(self, name=None):
         """Returns and removes the QMP events received so far (all, or ``name``)."""
-        got = [e for e in self.events if name in (None, e["event"])]
-        self.events = [e for e in self.events if e not in got]
-        return got
+        return self._qmp.pop_events(name)
 
     def wait_event(self, name, timeout=None):
         """Returns and removes the first QMP event ``name``, reading QMP until it
         arrives; QTestError after ``timeout`` s."""
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        while True:
-            for event in self.events:
-                if event["event"] == name:
-                    self.events.remove(event)
-                    return event
-            self._qmp_read(deadline)
+        return self._qmp.wait_event(name, self.timeout if timeout is None else timeout)
 
 
 def fault_plan(testcase, rules, seed=0):

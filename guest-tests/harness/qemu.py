@@ -202,7 +202,7 @@ def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None,
     qmp = None
     if use_qmp:
         try:
-            qmp = Qmp(qmp_path, proc)
+            qmp = Qmp.connect(qmp_path, proc)
             sel.register(qmp, selectors.EVENT_READ)
         except (QmpError, OSError, ValueError) as e:
             # Without QMP nobody would end a -no-shutdown QEMU: stop now.
