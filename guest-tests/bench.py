@@ -132,7 +132,7 @@ def median_cost(costs):
     return (costs[0][0], cpu * moved, wall * moved, moved)
 
 
-def main(argv=None):
+def make_parser():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qemu", required=True)
     ap.add_argument("--kernel", required=True)
@@ -156,6 +156,11 @@ def main(argv=None):
     ap.add_argument("--qemu-b", metavar="PATH",
                     help="--set builds: the second QEMU binary")
     ap.add_argument("--verbose", "-v", action="store_true")
+    return ap
+
+
+def main(argv=None):
+    ap = make_parser()
     args = ap.parse_args(argv)
     configs = SETS[args.set]
     if args.set == "builds":

@@ -43,7 +43,7 @@ def fmt(values, unit):
     return ", ".join(form % v for v in values) + " " + unit
 
 
-def main(argv=None):
+def make_parser():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qemu", required=True)
     ap.add_argument("--kernel", required=True)
@@ -59,7 +59,11 @@ def main(argv=None):
                     help="seconds per boot")
     ap.add_argument("--log-dir", help="write <name>-<way>-<n>.log here")
     ap.add_argument("--verbose", "-v", action="store_true")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None):
+    args = make_parser().parse_args(argv)
 
     ways = [("without", []),
             ("with the plugin", ["--race-plugin", os.path.abspath(args.race_plugin)])]

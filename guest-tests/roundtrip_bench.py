@@ -42,7 +42,7 @@ TRACE_EVENTS = ["dmalab_ioat_mmio_write", "dmalab_ioat_decided",
                 "dmalab_ioat_completed", "dmalab_ioat_irq"]
 
 
-def main(argv=None):
+def make_parser():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qemu", required=True)
     ap.add_argument("--kernel", required=True)
@@ -61,7 +61,11 @@ def main(argv=None):
     ap.add_argument("--log-dir", help="write <name>-<way>-<n>.log (and the "
                                       "trace logs) here")
     ap.add_argument("--verbose", "-v", action="store_true")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None):
+    args = make_parser().parse_args(argv)
 
     rp = runner.make_parser()
     failed = []

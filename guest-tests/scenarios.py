@@ -9,6 +9,10 @@
   scenarios.py run NAME [ARG..] run NAME's program (runner.py unless it names
                                 another) with those arguments, then ARG..
                                 (later ones win: --timeout 600 overrides)
+  scenarios.py meson-benches    one line per bench: name, timeout, needs
+  scenarios.py benches          the benches' names and what each measures
+  scenarios.py bench NAME [ARG..] run bench NAME's program with its arguments,
+                                then ARG.. (--qemu, --kernel, --initrd, ...)
 
 The registry's own "about" describes the fields.
 """
@@ -33,10 +37,26 @@ EXPECT = {"channels": "--expect-channels", "min_ops": "--min-ops",
           "lines": "--expect-line", "vtd": "--expect-vtd",
           "races": "--expect-race", "race_count": "--expect-race-count"}
 NEEDS = {"race_plugin"}
+BENCH_FIELDS = {"doc", "program", "args", "needs", "meson_timeout"}
 
 
 class RegistryError(Exception):
     pass
+
+
+def load_benches(path=REGISTRY):
+    """{name: bench}, checked like the scenarios."""
+    with open(path) as f:
+        benches = json.load(f)["benches"]
+    for name, b in benches.items():
+        bad = set(b) - BENCH_FIELDS
+        bad |= {"needs:" + k for k in set(b.get("needs", [])) - NEEDS}
+        if "program" not in b:
+            bad.add("program (missing)")
+        if bad:
+            raise RegistryError("%s: bench %s: unknown %s" % (
+                path, name, ", ".join(sorted(bad))))
+    return benches
 
 
 def load(path=REGISTRY):
@@ -105,10 +125,30 @@ def main(argv=None):
         return 0 if argv else 2
     try:
         scenarios = load()
+        benches = load_benches()
     except (OSError, ValueError, KeyError, RegistryError) as e:
         print("scenarios.py: %s" % e, file=sys.stderr)
         return 2
     cmd, rest = argv[0], argv[1:]
+    if cmd == "meson-benches":
+        for name, b in benches.items():
+            print("\t".join([name, str(b.get("meson_timeout", 600)),
+                             ",".join(b.get("needs", []))]))
+        return 0
+    if cmd == "benches":
+        width = max(map(len, benches))
+        for name, b in benches.items():
+            print("%-*s  %s" % (width, name, b.get("doc", "")))
+        return 0
+    if cmd == "bench" and rest:
+        if rest[0] not in benches:
+            print("scenarios.py: no bench %r (scenarios.py benches names them)"
+                  % rest[0], file=sys.stderr)
+            return 2
+        b = benches[rest[0]]
+        prog = os.path.join(HERE, b["program"])
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, prog] + b.get("args", []) + rest[1:])
     if cmd == "meson":
         for test, name, k, e in tests(scenarios):
             print("\t".join([test, name, k, e.get("suite", "guest"),
