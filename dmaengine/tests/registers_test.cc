@@ -8,6 +8,21 @@ namespace dmalab::ioat::testing
 namespace
 {
 
+// The masks derive from the field tables (registers.h); these are the values Linux's
+// drivers/dma/ioat/registers.h gives the same bits, so a wrong field position fails here.
+static_assert(INTRCTRL_MASTER_INT_EN == 0x01 && INTRCTRL_INT_STATUS == 0x02 &&
+              INTRCTRL_INT == 0x04 && INTRCTRL_MSIX_VECTOR_CONTROL == 0x08);
+static_assert(INTRDELAY_MASK == 0x3fff && INTRDELAY_COALESCE_SUPPORT == 0x8000);
+static_assert(CHANCTRL_INT_REARM == 0x0001 && CHANCTRL_ERR_COMPLETION_EN == 0x0004 &&
+              CHANCTRL_ANY_ERR_ABORT_EN == 0x0008 && CHANCTRL_ERR_INT_EN == 0x0010 &&
+              CHANCTRL_DESC_ADDR_SNOOP_CONTROL == 0x0020 && CHANCTRL_CHANNEL_IN_USE == 0x0100 &&
+              CHANCTRL_COMPL_DCA_EN == 0x0200 && CHANCTRL_PRIORITY_MASK == 0xf000);
+static_assert(CHANCMD_START == 0x01 && CHANCMD_APPEND == 0x02 && CHANCMD_SUSPEND == 0x04 &&
+              CHANCMD_ABORT == 0x08 && CHANCMD_RESUME == 0x10 && CHANCMD_RESET == 0x20);
+static_assert(CHANSTS_COMPLETED_ADDR_MASK == ~0x3full && CHANSTS_SOFT_ERR == 0x10 &&
+              CHANSTS_UNAFFILIATED_ERR == 0x08 && CHANSTS_STATUS_MASK == 0x7);
+static_assert(CHANERR_ALL == (1u << 19) - 1);
+
 TEST(Registers, GlobalResetValues)
 {
     Rig r;

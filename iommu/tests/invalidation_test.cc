@@ -10,6 +10,23 @@ namespace
 
 constexpr uint64_t kStatus = 0x8000;
 
+// The masks and shifts derive from the field tables (registers.h); these are the values
+// Linux's drivers/iommu/intel/iommu.h gives them, so a misplaced field fails here.
+static_assert(G_TE == 1u << 31 && G_SRTP == 1u << 30 && G_QIE == 1u << 26 && G_IRE == 1u << 25 &&
+              G_CFI == 1u << 23);
+static_assert(CCMD_ICC == uint64_t{1} << 63 && CCMD_CIRG_SHIFT == 61 && CCMD_CAIG_SHIFT == 59 &&
+              CCMD_FM_SHIFT == 32 && CCMD_SID_SHIFT == 16);
+static_assert(IOTLB_IVT == uint64_t{1} << 63 && IOTLB_IIRG_SHIFT == 60 && IOTLB_IAIG_SHIFT == 57 &&
+              IOTLB_DID_SHIFT == 32);
+static_assert(IVA_AM == 0x3f && IVA_IH == 0x40 && IVA_ADDR == ~uint64_t{0xfff});
+static_assert(FSTS_PFO == 1 && FSTS_PPF == 2 && FSTS_IQE == 0x10 && FSTS_ICE == 0x20 &&
+              FSTS_ITE == 0x40 && FSTS_FRI_SHIFT == 8);
+static_assert(CTL_IM == 1u << 31 && CTL_IP == 1u << 30 && ICS_IWC == 1);
+static_assert(FRCD_F == uint64_t{1} << 63 && FRCD_T_READ == uint64_t{1} << 62 &&
+              FRCD_FR_SHIFT == 32);
+static_assert(IQ_INDEX_SHIFT == 4 && IQ_INDEX_MASK == 0x7fff && IQA_QS == 7 &&
+              IQA_BASE == ~uint64_t{0xfff} && RTADDR_RTA == ~uint64_t{0xfff});
+
 Config costs(uint64_t desc, uint64_t page, uint64_t wait)
 {
     Config c;

@@ -9,7 +9,9 @@
 #include <array>
 #include <cassert>
 #include <cstdint>
+#include <cstdlib>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "dmalab/log.h"
@@ -34,6 +36,35 @@ struct Field {
 
     constexpr uint64_t mask() const { return (width >= 64 ? ~0ull : (1ull << width) - 1) << lsb; }
 };
+
+namespace detail
+{
+// Not constexpr: reaching it in a constant expression (a name no field has) fails to compile.
+[[noreturn]] inline void no_such_field()
+{
+    std::abort();
+}
+} // namespace detail
+
+// The mask of the field called `name` in a register's field table, for the code that tests
+// or sets its bits: masks derive from the one declaration of each field. A name the table
+// lacks does not compile where the mask is a constant.
+template <size_t N> constexpr uint64_t field_mask(const Field (&fields)[N], std::string_view name)
+{
+    for (const Field& f : fields)
+        if (name == f.name)
+            return f.mask();
+    detail::no_such_field();
+}
+
+// The lowest bit of the field called `name` (for shifting a value into or out of it).
+template <size_t N> constexpr unsigned field_lsb(const Field (&fields)[N], std::string_view name)
+{
+    for (const Field& f : fields)
+        if (name == f.name)
+            return f.lsb;
+    detail::no_such_field();
+}
 
 template <class Owner> struct RegDef {
     unsigned id; // the register's index in its table: checked at compile time

@@ -30,28 +30,6 @@ inline constexpr uint32_t CS_STATUS = 0x0e;     // 16-bit, device status
 inline constexpr uint32_t DMACAPABILITY = 0x10; // 32-bit
 inline constexpr uint32_t DCAOFFSET = 0x14;     // 16-bit
 
-inline constexpr uint8_t GENCTRL_DEBUG_EN = 0x01;
-
-inline constexpr uint8_t INTRCTRL_MASTER_INT_EN = 0x01;
-inline constexpr uint8_t INTRCTRL_INT_STATUS = 0x02; // some channel has ATTNSTATUS set
-inline constexpr uint8_t INTRCTRL_INT = 0x04;        // INT_STATUS and MASTER_INT_EN
-inline constexpr uint8_t INTRCTRL_MSIX_VECTOR_CONTROL = 0x08;
-
-inline constexpr uint16_t INTRDELAY_MASK = 0x3fff;
-inline constexpr uint16_t INTRDELAY_COALESCE_SUPPORT = 0x8000;
-
-inline constexpr uint32_t CAP_PAGE_BREAK = 1u << 0;
-inline constexpr uint32_t CAP_CRC = 1u << 1;
-inline constexpr uint32_t CAP_SKIP_MARKER = 1u << 2;
-inline constexpr uint32_t CAP_DCA = 1u << 4;
-inline constexpr uint32_t CAP_CRC_MOVE = 1u << 5;
-inline constexpr uint32_t CAP_FILL_BLOCK = 1u << 6;
-inline constexpr uint32_t CAP_APIC = 1u << 7;
-inline constexpr uint32_t CAP_XOR = 1u << 8;
-inline constexpr uint32_t CAP_PQ = 1u << 9;
-inline constexpr uint32_t CAP_DWBES = 1u << 13;
-inline constexpr uint32_t CAP_RAID16SS = 1u << 17;
-
 // Per-channel registers, offsets within the channel's 0x80-byte window.
 inline constexpr uint32_t CHANCTRL = 0x00;    // 16-bit
 inline constexpr uint32_t DMA_COMP = 0x02;    // 16-bit, RO
@@ -64,61 +42,6 @@ inline constexpr uint32_t CDAR = 0x20;        // 64-bit, RO, current descriptor 
 inline constexpr uint32_t CHANERR = 0x28;     // 32-bit, RW1C
 inline constexpr uint32_t CHANERR_MSK = 0x2c; // 32-bit
 inline constexpr uint32_t DCACTRL = 0x30;     // 32-bit
-
-inline constexpr uint16_t CHANCTRL_INT_REARM = 0x0001;
-inline constexpr uint16_t CHANCTRL_ERR_COMPLETION_EN = 0x0004;
-inline constexpr uint16_t CHANCTRL_ANY_ERR_ABORT_EN = 0x0008;
-inline constexpr uint16_t CHANCTRL_ERR_INT_EN = 0x0010;
-inline constexpr uint16_t CHANCTRL_DESC_ADDR_SNOOP_CONTROL = 0x0020;
-inline constexpr uint16_t CHANCTRL_CHANNEL_IN_USE = 0x0100;
-inline constexpr uint16_t CHANCTRL_COMPL_DCA_EN = 0x0200;
-inline constexpr uint16_t CHANCTRL_PRIORITY_MASK = 0xf000;
-
-inline constexpr uint16_t DMA_COMP_V1 = 0x0001;
-inline constexpr uint16_t DMA_COMP_V2 = 0x0002;
-
-inline constexpr uint8_t CHANCMD_START = 0x01;
-inline constexpr uint8_t CHANCMD_APPEND = 0x02;
-inline constexpr uint8_t CHANCMD_SUSPEND = 0x04;
-inline constexpr uint8_t CHANCMD_ABORT = 0x08;
-inline constexpr uint8_t CHANCMD_RESUME = 0x10;
-inline constexpr uint8_t CHANCMD_RESET = 0x20;
-
-// CHANSTS: completed descriptor address in 63:6, state in 2:0.
-inline constexpr uint64_t CHANSTS_COMPLETED_ADDR_MASK = ~0x3full;
-inline constexpr uint64_t CHANSTS_SOFT_ERR = 0x10;
-inline constexpr uint64_t CHANSTS_UNAFFILIATED_ERR = 0x08;
-inline constexpr uint64_t CHANSTS_STATUS_MASK = 0x7;
-enum class ChanState : uint8_t { Active = 0, Done = 1, Suspended = 2, Halted = 3 };
-
-// CHANERR bits.
-inline constexpr uint32_t CHANERR_SRC_ADDR_ERR = 1u << 0;
-inline constexpr uint32_t CHANERR_DEST_ADDR_ERR = 1u << 1;
-inline constexpr uint32_t CHANERR_NEXT_ADDR_ERR = 1u << 2;
-inline constexpr uint32_t CHANERR_NEXT_DESC_ALIGN_ERR = 1u << 3;
-inline constexpr uint32_t CHANERR_CHAIN_ADDR_VALUE_ERR = 1u << 4;
-inline constexpr uint32_t CHANERR_CHANCMD_ERR = 1u << 5;
-inline constexpr uint32_t CHANERR_CHIPSET_DATA_INTEGRITY_ERR = 1u << 6;
-inline constexpr uint32_t CHANERR_DMA_DATA_INTEGRITY_ERR = 1u << 7;
-inline constexpr uint32_t CHANERR_READ_DATA_ERR = 1u << 8;
-inline constexpr uint32_t CHANERR_WRITE_DATA_ERR = 1u << 9;
-inline constexpr uint32_t CHANERR_CONTROL_ERR = 1u << 10;
-inline constexpr uint32_t CHANERR_LENGTH_ERR = 1u << 11;
-inline constexpr uint32_t CHANERR_COMPLETION_ADDR_ERR = 1u << 12;
-inline constexpr uint32_t CHANERR_INT_CONFIGURATION_ERR = 1u << 13;
-inline constexpr uint32_t CHANERR_SOFT_ERR = 1u << 14;
-inline constexpr uint32_t CHANERR_UNAFFILIATED_ERR = 1u << 15;
-inline constexpr uint32_t CHANERR_XOR_P_OR_CRC_ERR = 1u << 16;
-inline constexpr uint32_t CHANERR_XOR_Q_ERR = 1u << 17;
-inline constexpr uint32_t CHANERR_DESCRIPTOR_COUNT_ERR = 1u << 18;
-inline constexpr uint32_t CHANERR_ALL = (1u << 19) - 1;
-
-// PCI configuration space registers beyond the standard header (PCIe extended space).
-inline constexpr uint32_t PCI_CHANERR_INT = DMALAB_IOAT_CFG_CHANERR_INT;
-inline constexpr uint32_t PCI_CHANERRMASK_INT = DMALAB_IOAT_CFG_CHANERRMSK_INT;
-
-inline constexpr uint8_t kCbVer32 = 0x32;
-inline constexpr uint8_t kCbVer33 = 0x33;
 
 // Register fields, with the access each has. Bits outside every field are reserved.
 namespace fields
@@ -159,5 +82,92 @@ inline constexpr Field CHANERR_MSK[] = {{"MASK", 0, 19, A::RW}};
 inline constexpr Field DCACTRL[] = {{"TARGET_CPU", 0, 16, A::RW}, {"CMPL_WRITE_ENABLE", 16, 1, A::RW}};
 // clang-format on
 } // namespace fields
+
+// Field masks, derived from the field tables above.
+inline constexpr uint8_t GENCTRL_DEBUG_EN = field_mask(fields::GENCTRL, "DEBUG_EN");
+
+inline constexpr uint8_t INTRCTRL_MASTER_INT_EN = field_mask(fields::INTRCTRL, "MASTER_INT_EN");
+inline constexpr uint8_t INTRCTRL_INT_STATUS =
+    field_mask(fields::INTRCTRL, "INT_STATUS"); // some channel has ATTNSTATUS set
+inline constexpr uint8_t INTRCTRL_INT =
+    field_mask(fields::INTRCTRL, "INT"); // INT_STATUS and MASTER_INT_EN
+inline constexpr uint8_t INTRCTRL_MSIX_VECTOR_CONTROL =
+    field_mask(fields::INTRCTRL, "MSIX_VECTOR_CONTROL");
+
+inline constexpr uint16_t INTRDELAY_MASK = field_mask(fields::INTRDELAY, "DELAY");
+inline constexpr uint16_t INTRDELAY_COALESCE_SUPPORT =
+    field_mask(fields::INTRDELAY, "COALESCE_SUPPORT");
+
+inline constexpr uint32_t CAP_PAGE_BREAK = 1u << 0;
+inline constexpr uint32_t CAP_CRC = 1u << 1;
+inline constexpr uint32_t CAP_SKIP_MARKER = 1u << 2;
+inline constexpr uint32_t CAP_DCA = 1u << 4;
+inline constexpr uint32_t CAP_CRC_MOVE = 1u << 5;
+inline constexpr uint32_t CAP_FILL_BLOCK = 1u << 6;
+inline constexpr uint32_t CAP_APIC = 1u << 7;
+inline constexpr uint32_t CAP_XOR = 1u << 8;
+inline constexpr uint32_t CAP_PQ = 1u << 9;
+inline constexpr uint32_t CAP_DWBES = 1u << 13;
+inline constexpr uint32_t CAP_RAID16SS = 1u << 17;
+
+inline constexpr uint16_t CHANCTRL_INT_REARM = field_mask(fields::CHANCTRL, "INT_REARM");
+inline constexpr uint16_t CHANCTRL_ERR_COMPLETION_EN =
+    field_mask(fields::CHANCTRL, "ERR_COMPLETION_EN");
+inline constexpr uint16_t CHANCTRL_ANY_ERR_ABORT_EN =
+    field_mask(fields::CHANCTRL, "ANY_ERR_ABORT_EN");
+inline constexpr uint16_t CHANCTRL_ERR_INT_EN = field_mask(fields::CHANCTRL, "ERR_INT_EN");
+inline constexpr uint16_t CHANCTRL_DESC_ADDR_SNOOP_CONTROL =
+    field_mask(fields::CHANCTRL, "DESC_ADDR_SNOOP_CONTROL");
+inline constexpr uint16_t CHANCTRL_CHANNEL_IN_USE = field_mask(fields::CHANCTRL, "CHANNEL_IN_USE");
+inline constexpr uint16_t CHANCTRL_COMPL_DCA_EN = field_mask(fields::CHANCTRL, "COMPL_DCA_EN");
+inline constexpr uint16_t CHANCTRL_PRIORITY_MASK = field_mask(fields::CHANCTRL, "PRIORITY");
+
+inline constexpr uint16_t DMA_COMP_V1 = 0x0001;
+inline constexpr uint16_t DMA_COMP_V2 = 0x0002;
+
+inline constexpr uint8_t CHANCMD_START = field_mask(fields::CHANCMD, "START");
+inline constexpr uint8_t CHANCMD_APPEND = field_mask(fields::CHANCMD, "APPEND");
+inline constexpr uint8_t CHANCMD_SUSPEND = field_mask(fields::CHANCMD, "SUSPEND");
+inline constexpr uint8_t CHANCMD_ABORT = field_mask(fields::CHANCMD, "ABORT");
+inline constexpr uint8_t CHANCMD_RESUME = field_mask(fields::CHANCMD, "RESUME");
+inline constexpr uint8_t CHANCMD_RESET = field_mask(fields::CHANCMD, "RESET");
+
+// CHANSTS: completed descriptor address in 63:6, state in 2:0.
+inline constexpr uint64_t CHANSTS_COMPLETED_ADDR_MASK =
+    field_mask(fields::CHANSTS, "COMPLETED_DESCRIPTOR_ADDR");
+inline constexpr uint64_t CHANSTS_SOFT_ERR = field_mask(fields::CHANSTS, "SOFT_ERR");
+inline constexpr uint64_t CHANSTS_UNAFFILIATED_ERR =
+    field_mask(fields::CHANSTS, "UNAFFILIATED_ERR");
+inline constexpr uint64_t CHANSTS_STATUS_MASK = field_mask(fields::CHANSTS, "STATUS");
+enum class ChanState : uint8_t { Active = 0, Done = 1, Suspended = 2, Halted = 3 };
+
+// CHANERR bits.
+inline constexpr uint32_t CHANERR_SRC_ADDR_ERR = 1u << 0;
+inline constexpr uint32_t CHANERR_DEST_ADDR_ERR = 1u << 1;
+inline constexpr uint32_t CHANERR_NEXT_ADDR_ERR = 1u << 2;
+inline constexpr uint32_t CHANERR_NEXT_DESC_ALIGN_ERR = 1u << 3;
+inline constexpr uint32_t CHANERR_CHAIN_ADDR_VALUE_ERR = 1u << 4;
+inline constexpr uint32_t CHANERR_CHANCMD_ERR = 1u << 5;
+inline constexpr uint32_t CHANERR_CHIPSET_DATA_INTEGRITY_ERR = 1u << 6;
+inline constexpr uint32_t CHANERR_DMA_DATA_INTEGRITY_ERR = 1u << 7;
+inline constexpr uint32_t CHANERR_READ_DATA_ERR = 1u << 8;
+inline constexpr uint32_t CHANERR_WRITE_DATA_ERR = 1u << 9;
+inline constexpr uint32_t CHANERR_CONTROL_ERR = 1u << 10;
+inline constexpr uint32_t CHANERR_LENGTH_ERR = 1u << 11;
+inline constexpr uint32_t CHANERR_COMPLETION_ADDR_ERR = 1u << 12;
+inline constexpr uint32_t CHANERR_INT_CONFIGURATION_ERR = 1u << 13;
+inline constexpr uint32_t CHANERR_SOFT_ERR = 1u << 14;
+inline constexpr uint32_t CHANERR_UNAFFILIATED_ERR = 1u << 15;
+inline constexpr uint32_t CHANERR_XOR_P_OR_CRC_ERR = 1u << 16;
+inline constexpr uint32_t CHANERR_XOR_Q_ERR = 1u << 17;
+inline constexpr uint32_t CHANERR_DESCRIPTOR_COUNT_ERR = 1u << 18;
+inline constexpr uint32_t CHANERR_ALL = field_mask(fields::CHANERR, "ERRORS");
+
+// PCI configuration space registers beyond the standard header (PCIe extended space).
+inline constexpr uint32_t PCI_CHANERR_INT = DMALAB_IOAT_CFG_CHANERR_INT;
+inline constexpr uint32_t PCI_CHANERRMASK_INT = DMALAB_IOAT_CFG_CHANERRMSK_INT;
+
+inline constexpr uint8_t kCbVer32 = 0x32;
+inline constexpr uint8_t kCbVer33 = 0x33;
 
 } // namespace dmalab::ioat

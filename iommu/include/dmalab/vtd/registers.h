@@ -44,6 +44,46 @@ inline constexpr unsigned kFaultRecords = 8;
 
 inline constexpr uint32_t kVersion = 0x10; // 1.0
 
+// Register fields, with the access each has (10.4). Bits outside every field are reserved.
+// FECTL and IECTL share CTL; the data and address registers of both events share DATA32 and
+// ADDR.
+namespace fields
+{
+using A = FieldAccess;
+inline constexpr Field VER[] = {{"MIN", 0, 4, A::RO}, {"MAX", 4, 4, A::RO}};
+inline constexpr Field CAP[] = {{"CAP", 0, 64, A::RO}};
+// GCMD and GSTS: the same bits, commands in GCMD and their status in GSTS.
+inline constexpr Field GCMD[] = {
+    {"CFI", 23, 1, A::WO}, {"SIRTP", 24, 1, A::WO}, {"IRE", 25, 1, A::WO},
+    {"QIE", 26, 1, A::WO}, {"WBF", 27, 1, A::WO},   {"EAFL", 28, 1, A::WO},
+    {"SFL", 29, 1, A::WO}, {"SRTP", 30, 1, A::WO},  {"TE", 31, 1, A::WO}};
+inline constexpr Field GSTS[] = {
+    {"CFIS", 23, 1, A::RO}, {"IRTPS", 24, 1, A::RO}, {"IRES", 25, 1, A::RO},
+    {"QIES", 26, 1, A::RO}, {"WBFS", 27, 1, A::RO},  {"AFLS", 28, 1, A::RO},
+    {"FLS", 29, 1, A::RO},  {"RTPS", 30, 1, A::RO},  {"TES", 31, 1, A::RO}};
+inline constexpr Field RTADDR[] = {{"TTM", 10, 2, A::RW}, {"RTA", 12, 52, A::RW}};
+inline constexpr Field CCMD[] = {{"DID", 0, 16, A::RW},  {"SID", 16, 16, A::RW},
+                                 {"FM", 32, 2, A::RW},   {"CAIG", 59, 2, A::RO},
+                                 {"CIRG", 61, 2, A::RW}, {"ICC", 63, 1, A::RO}};
+inline constexpr Field FSTS[] = {{"PFO", 0, 1, A::W1C}, {"PPF", 1, 1, A::RO},
+                                 {"IQE", 4, 1, A::W1C}, {"ICE", 5, 1, A::W1C},
+                                 {"ITE", 6, 1, A::W1C}, {"FRI", 8, 8, A::RO}};
+inline constexpr Field CTL[] = {{"IP", 30, 1, A::RO}, {"IM", 31, 1, A::RW}};
+inline constexpr Field DATA32[] = {{"DATA", 0, 32, A::RW}};
+inline constexpr Field ADDR[] = {{"MA", 2, 30, A::RW}};
+inline constexpr Field IQH[] = {{"QH", 4, 15, A::RO}};
+inline constexpr Field IQT[] = {{"QT", 4, 15, A::RW}};
+inline constexpr Field IQA[] = {{"QS", 0, 3, A::RW}, {"IQA", 12, 52, A::RW}};
+inline constexpr Field ICS[] = {{"IWC", 0, 1, A::W1C}};
+inline constexpr Field IVA[] = {{"AM", 0, 6, A::RW}, {"IH", 6, 1, A::RW}, {"ADDR", 12, 52, A::RW}};
+inline constexpr Field IOTLB[] = {{"DID", 32, 16, A::RW}, {"DW", 48, 1, A::RW},
+                                  {"DR", 49, 1, A::RW},   {"IAIG", 57, 2, A::RO},
+                                  {"IIRG", 60, 2, A::RW}, {"IVT", 63, 1, A::RO}};
+inline constexpr Field FRCD_LO[] = {{"FI", 12, 52, A::RO}};
+inline constexpr Field FRCD_HI[] = {
+    {"SID", 0, 16, A::RO}, {"FR", 32, 8, A::RO}, {"T", 62, 1, A::RO}, {"F", 63, 1, A::W1C}};
+} // namespace fields
+
 // CAP (10.4.2).
 inline constexpr unsigned CAP_ND_SHIFT = 0; // 2: 256 domain ids
 inline constexpr unsigned CAP_SAGAW_SHIFT = 8;
@@ -66,65 +106,65 @@ inline constexpr unsigned ECAP_IRO_SHIFT = 8;
 inline constexpr unsigned ECAP_MHMV_SHIFT = 20;
 
 // GCMD / GSTS (10.4.4, 10.4.5): the same bit positions.
-inline constexpr uint32_t G_TE = 1u << 31;
-inline constexpr uint32_t G_SRTP = 1u << 30;
-inline constexpr uint32_t G_SFL = 1u << 29;
-inline constexpr uint32_t G_EAFL = 1u << 28;
-inline constexpr uint32_t G_WBF = 1u << 27;
-inline constexpr uint32_t G_QIE = 1u << 26;
-inline constexpr uint32_t G_IRE = 1u << 25;
-inline constexpr uint32_t G_SIRTP = 1u << 24;
-inline constexpr uint32_t G_CFI = 1u << 23;
+inline constexpr uint32_t G_TE = field_mask(fields::GCMD, "TE");
+inline constexpr uint32_t G_SRTP = field_mask(fields::GCMD, "SRTP");
+inline constexpr uint32_t G_SFL = field_mask(fields::GCMD, "SFL");
+inline constexpr uint32_t G_EAFL = field_mask(fields::GCMD, "EAFL");
+inline constexpr uint32_t G_WBF = field_mask(fields::GCMD, "WBF");
+inline constexpr uint32_t G_QIE = field_mask(fields::GCMD, "QIE");
+inline constexpr uint32_t G_IRE = field_mask(fields::GCMD, "IRE");
+inline constexpr uint32_t G_SIRTP = field_mask(fields::GCMD, "SIRTP");
+inline constexpr uint32_t G_CFI = field_mask(fields::GCMD, "CFI");
 
 // RTADDR (10.4.6).
-inline constexpr uint64_t RTADDR_RTA = ~uint64_t{0xfff};
-inline constexpr unsigned RTADDR_TTM_SHIFT = 10; // 0: legacy mode
+inline constexpr uint64_t RTADDR_RTA = field_mask(fields::RTADDR, "RTA");
+inline constexpr unsigned RTADDR_TTM_SHIFT = field_lsb(fields::RTADDR, "TTM"); // 0: legacy mode
 
 // CCMD (10.4.7).
-inline constexpr uint64_t CCMD_ICC = uint64_t{1} << 63;
-inline constexpr unsigned CCMD_CIRG_SHIFT = 61;
-inline constexpr unsigned CCMD_CAIG_SHIFT = 59;
-inline constexpr unsigned CCMD_FM_SHIFT = 32;
-inline constexpr unsigned CCMD_SID_SHIFT = 16;
+inline constexpr uint64_t CCMD_ICC = field_mask(fields::CCMD, "ICC");
+inline constexpr unsigned CCMD_CIRG_SHIFT = field_lsb(fields::CCMD, "CIRG");
+inline constexpr unsigned CCMD_CAIG_SHIFT = field_lsb(fields::CCMD, "CAIG");
+inline constexpr unsigned CCMD_FM_SHIFT = field_lsb(fields::CCMD, "FM");
+inline constexpr unsigned CCMD_SID_SHIFT = field_lsb(fields::CCMD, "SID");
 
 // IOTLB / IVA (10.4.8).
-inline constexpr uint64_t IOTLB_IVT = uint64_t{1} << 63;
-inline constexpr unsigned IOTLB_IIRG_SHIFT = 60;
-inline constexpr unsigned IOTLB_IAIG_SHIFT = 57;
-inline constexpr unsigned IOTLB_DID_SHIFT = 32;
-inline constexpr uint64_t IVA_ADDR = ~uint64_t{0xfff};
-inline constexpr uint64_t IVA_IH = uint64_t{1} << 6;
-inline constexpr uint64_t IVA_AM = 0x3f;
+inline constexpr uint64_t IOTLB_IVT = field_mask(fields::IOTLB, "IVT");
+inline constexpr unsigned IOTLB_IIRG_SHIFT = field_lsb(fields::IOTLB, "IIRG");
+inline constexpr unsigned IOTLB_IAIG_SHIFT = field_lsb(fields::IOTLB, "IAIG");
+inline constexpr unsigned IOTLB_DID_SHIFT = field_lsb(fields::IOTLB, "DID");
+inline constexpr uint64_t IVA_ADDR = field_mask(fields::IVA, "ADDR");
+inline constexpr uint64_t IVA_IH = field_mask(fields::IVA, "IH");
+inline constexpr uint64_t IVA_AM = field_mask(fields::IVA, "AM");
 
 // Invalidation granularities, as CIRG/IIRG and the descriptors' G fields encode them.
 enum class Gran : uint8_t { Reserved = 0, Global = 1, Domain = 2, Selective = 3 };
 
 // FSTS (10.4.9).
-inline constexpr uint32_t FSTS_PFO = 1u << 0;
-inline constexpr uint32_t FSTS_PPF = 1u << 1;
-inline constexpr uint32_t FSTS_IQE = 1u << 4;
-inline constexpr uint32_t FSTS_ICE = 1u << 5;
-inline constexpr uint32_t FSTS_ITE = 1u << 6;
-inline constexpr unsigned FSTS_FRI_SHIFT = 8;
+inline constexpr uint32_t FSTS_PFO = field_mask(fields::FSTS, "PFO");
+inline constexpr uint32_t FSTS_PPF = field_mask(fields::FSTS, "PPF");
+inline constexpr uint32_t FSTS_IQE = field_mask(fields::FSTS, "IQE");
+inline constexpr uint32_t FSTS_ICE = field_mask(fields::FSTS, "ICE");
+inline constexpr uint32_t FSTS_ITE = field_mask(fields::FSTS, "ITE");
+inline constexpr unsigned FSTS_FRI_SHIFT = field_lsb(fields::FSTS, "FRI");
 
 // FECTL / IECTL (10.4.10, 10.4.25): interrupt mask and pending.
-inline constexpr uint32_t CTL_IM = 1u << 31;
-inline constexpr uint32_t CTL_IP = 1u << 30;
+inline constexpr uint32_t CTL_IM = field_mask(fields::CTL, "IM");
+inline constexpr uint32_t CTL_IP = field_mask(fields::CTL, "IP");
 
 // ICS (10.4.24).
-inline constexpr uint32_t ICS_IWC = 1u << 0;
+inline constexpr uint32_t ICS_IWC = field_mask(fields::ICS, "IWC");
 
 // Fault recording register, upper qword (10.4.14).
-inline constexpr uint64_t FRCD_F = uint64_t{1} << 63;
-inline constexpr uint64_t FRCD_T_READ = uint64_t{1} << 62;
-inline constexpr unsigned FRCD_FR_SHIFT = 32;
+inline constexpr uint64_t FRCD_F = field_mask(fields::FRCD_HI, "F");
+inline constexpr uint64_t FRCD_T_READ = field_mask(fields::FRCD_HI, "T");
+inline constexpr unsigned FRCD_FR_SHIFT = field_lsb(fields::FRCD_HI, "FR");
 
 // Invalidation queue (10.4.22, 10.4.23): 128-bit descriptors, 256 per 4 KiB page.
-inline constexpr unsigned IQ_INDEX_SHIFT = 4;
-inline constexpr uint64_t IQ_INDEX_MASK = 0x7fff; // bits 18:4
-inline constexpr uint64_t IQA_BASE = ~uint64_t{0xfff};
+inline constexpr unsigned IQ_INDEX_SHIFT = field_lsb(fields::IQH, "QH");
+inline constexpr uint64_t IQ_INDEX_MASK = field_mask(fields::IQH, "QH") >> IQ_INDEX_SHIFT;
+inline constexpr uint64_t IQA_BASE = field_mask(fields::IQA, "IQA");
 inline constexpr uint64_t IQA_DW = uint64_t{1} << 11;
-inline constexpr uint64_t IQA_QS = 0x7;
+inline constexpr uint64_t IQA_QS = field_mask(fields::IQA, "QS");
 
 // Descriptor types (6.5.2).
 inline constexpr uint8_t QI_CC = 0x1;
@@ -185,38 +225,5 @@ enum FaultReason : uint8_t {
     FR_CONTEXT_RESERVED = 0xb,
     FR_PAGE_RESERVED = 0xc,
 };
-
-// Register fields, with the access each has (10.4). Bits outside every field are reserved.
-// FECTL and IECTL share CTL; the data and address registers of both events share DATA32 and
-// ADDR.
-namespace fields
-{
-using A = FieldAccess;
-inline constexpr Field VER[] = {{"MIN", 0, 4, A::RO}, {"MAX", 4, 4, A::RO}};
-inline constexpr Field CAP[] = {{"CAP", 0, 64, A::RO}};
-inline constexpr Field GCMD[] = {{"CMD", 23, 9, A::WO}};
-inline constexpr Field GSTS[] = {{"STS", 23, 9, A::RO}};
-inline constexpr Field RTADDR[] = {{"TTM", 10, 2, A::RW}, {"RTA", 12, 52, A::RW}};
-inline constexpr Field CCMD[] = {{"DID", 0, 16, A::RW},  {"SID", 16, 16, A::RW},
-                                 {"FM", 32, 2, A::RW},   {"CAIG", 59, 2, A::RO},
-                                 {"CIRG", 61, 2, A::RW}, {"ICC", 63, 1, A::RO}};
-inline constexpr Field FSTS[] = {{"PFO", 0, 1, A::W1C}, {"PPF", 1, 1, A::RO},
-                                 {"IQE", 4, 1, A::W1C}, {"ICE", 5, 1, A::W1C},
-                                 {"ITE", 6, 1, A::W1C}, {"FRI", 8, 8, A::RO}};
-inline constexpr Field CTL[] = {{"IP", 30, 1, A::RO}, {"IM", 31, 1, A::RW}};
-inline constexpr Field DATA32[] = {{"DATA", 0, 32, A::RW}};
-inline constexpr Field ADDR[] = {{"MA", 2, 30, A::RW}};
-inline constexpr Field IQH[] = {{"QH", 4, 15, A::RO}};
-inline constexpr Field IQT[] = {{"QT", 4, 15, A::RW}};
-inline constexpr Field IQA[] = {{"QS", 0, 3, A::RW}, {"IQA", 12, 52, A::RW}};
-inline constexpr Field ICS[] = {{"IWC", 0, 1, A::W1C}};
-inline constexpr Field IVA[] = {{"AM", 0, 6, A::RW}, {"IH", 6, 1, A::RW}, {"ADDR", 12, 52, A::RW}};
-inline constexpr Field IOTLB[] = {{"DID", 32, 16, A::RW}, {"DW", 48, 1, A::RW},
-                                  {"DR", 49, 1, A::RW},   {"IAIG", 57, 2, A::RO},
-                                  {"IIRG", 60, 2, A::RW}, {"IVT", 63, 1, A::RO}};
-inline constexpr Field FRCD_LO[] = {{"FI", 12, 52, A::RO}};
-inline constexpr Field FRCD_HI[] = {
-    {"SID", 0, 16, A::RO}, {"FR", 32, 8, A::RO}, {"T", 62, 1, A::RO}, {"F", 63, 1, A::W1C}};
-} // namespace fields
 
 } // namespace dmalab::vtd
