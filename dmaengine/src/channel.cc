@@ -253,47 +253,67 @@ void Channel::disarm_timer()
     }
 }
 
+// What the migration stream holds besides the registers, in stream order: one list each
+// for save and load.
+template <class IO, class C> void Channel::io_progress(IO& io, C& c)
+{
+    io(c.next_desc_);
+    io(c.last_completed_);
+    io(c.processed_);
+    io(c.started_);
+    io(c.armed_);
+    io(c.irq_pending_);
+}
+
+template <class IO, class M> void Channel::io_mark(IO& io, M& m)
+{
+    io(m.count);
+    io(m.at);
+}
+
+template <class IO, class W> void Channel::io_work(IO& io, W& k)
+{
+    io(k.addr);
+    io(k.desc.size);
+    io(k.desc.ctl);
+    io(k.desc.src_addr);
+    io(k.desc.dst_addr);
+    io(k.desc.next);
+    io(k.plan.data_at);
+    io(k.plan.bandwidth);
+    io(k.plan.done_at);
+    io(k.plan.fail);
+    io(k.plan.move_limit);
+    io(k.plan.corrupt_xor);
+    io(k.plan.drop_interrupt);
+    io(k.len);
+    io(k.moved);
+    io(k.data_done);
+}
+
+template <class IO, class S> void Channel::io_stats(IO& io, S& s)
+{
+    io(s.descriptors);
+    io(s.bytes);
+    io(s.errors);
+    io(s.interrupts);
+}
+
 void Channel::save(StateWriter& w) const
 {
     for (unsigned i = 0; i < R_CHANNEL_REG_COUNT; i++)
         w.u64(regs_.get(i));
     w.u8(static_cast<uint8_t>(state_));
-    w.u64(next_desc_);
-    w.u64(last_completed_);
-    w.u16(processed_);
-    w.u64(started_);
-    w.boolean(armed_);
-    w.boolean(irq_pending_);
+    StateSave save(w);
+    io_progress(save, *this);
     w.boolean(work_.has_value());
-    if (work_) {
-        const Work& k = *work_;
-        w.u64(k.addr);
-        w.u32(k.desc.size);
-        w.u32(k.desc.ctl);
-        w.u64(k.desc.src_addr);
-        w.u64(k.desc.dst_addr);
-        w.u64(k.desc.next);
-        w.u64(k.plan.data_at);
-        w.u64(k.plan.bandwidth);
-        w.u64(k.plan.done_at);
-        w.u32(k.plan.fail);
-        w.u64(k.plan.move_limit);
-        w.u8(k.plan.corrupt_xor);
-        w.boolean(k.plan.drop_interrupt);
-        w.u64(k.len);
-        w.u64(k.moved);
-        w.boolean(k.data_done);
-    }
-    w.u64(stats_.descriptors);
-    w.u64(stats_.bytes);
-    w.u64(stats_.errors);
-    w.u64(stats_.interrupts);
+    if (work_)
+        io_work(save, *work_);
+    io_stats(save, stats_);
     w.u64(model_end_);
     w.u8(static_cast<uint8_t>(nmarks_));
-    for (unsigned i = 0; i < nmarks_; i++) {
-        w.u16(marks_[i].count);
-        w.u64(marks_[i].at);
-    }
+    for (unsigned i = 0; i < nmarks_; i++)
+        io_mark(save, marks_[i]);
 }
 
 bool Channel::load(StateReader& r)
@@ -305,30 +325,14 @@ bool Channel::load(StateReader& r)
     if (st > static_cast<uint8_t>(ChanState::Halted))
         r.reject();
     state_ = static_cast<ChanState>(st & 3);
-    next_desc_ = r.u64();
-    last_completed_ = r.u64();
-    processed_ = r.u16();
-    started_ = r.u64();
-    armed_ = r.boolean();
-    irq_pending_ = r.boolean();
+    StateLoad load(r);
+    io_progress(load, *this);
     if (r.boolean()) {
         Work k;
-        k.addr = r.u64();
-        k.desc.size = r.u32();
-        k.desc.ctl = r.u32();
-        k.desc.src_addr = r.u64();
-        k.desc.dst_addr = r.u64();
-        k.desc.next = r.u64();
-        k.plan.data_at = std::min(r.u64(), kTimeLimit);
-        k.plan.bandwidth = r.u64();
-        k.plan.done_at = std::min(r.u64(), kTimeLimit);
-        k.plan.fail = r.u32() & CHANERR_ALL;
-        k.plan.move_limit = r.u64();
-        k.plan.corrupt_xor = r.u8();
-        k.plan.drop_interrupt = r.boolean();
-        k.len = r.u64();
-        k.moved = r.u64();
-        k.data_done = r.boolean();
+        io_work(load, k);
+        k.plan.data_at = std::min(k.plan.data_at, kTimeLimit);
+        k.plan.done_at = std::min(k.plan.done_at, kTimeLimit);
+        k.plan.fail &= CHANERR_ALL;
         // The same checks a fetched descriptor passed: a stream cannot smuggle in a range
         // the device would have refused.
         // (A descriptor whose error CHANERR_MSK masked moves nothing: len 0.)
@@ -337,17 +341,14 @@ bool Channel::load(StateReader& r)
             r.reject();
         work_ = k;
     }
-    stats_.descriptors = r.u64();
-    stats_.bytes = r.u64();
-    stats_.errors = r.u64();
-    stats_.interrupts = r.u64();
+    io_stats(load, stats_);
     model_end_ = std::min(r.u64(), kTimeLimit);
     nmarks_ = r.u8();
     if (nmarks_ > kMarks)
         r.reject();
     for (unsigned i = 0; i < nmarks_ && i < kMarks; i++) {
-        marks_[i].count = r.u16();
-        marks_[i].at = std::min(r.u64(), kTimeLimit);
+        io_mark(load, marks_[i]);
+        marks_[i].at = std::min(marks_[i].at, kTimeLimit);
     }
     if (!r.ok()) {
         power_on_reset();

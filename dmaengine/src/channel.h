@@ -114,6 +114,10 @@ class Channel
     bool rerun_ = false; // asked to run again while in its step
     uint64_t epoch_ = 0;
     ChannelStats stats_;
+    template <class IO, class W> static void io_work(IO& io, W& work);
+    template <class IO, class C> static void io_progress(IO& io, C& channel);
+    template <class IO, class M> static void io_mark(IO& io, M& mark);
+    template <class IO, class S> static void io_stats(IO& io, S& stats);
 
     // The channel's own timeline, so that a host timer that fires late does not push every
     // later descriptor back: a descriptor starts at the later of when software made it

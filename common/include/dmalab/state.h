@@ -93,4 +93,36 @@ class StateReader
     bool ok_ = true;
 };
 
+// One list of a state struct's fields serves both directions: a model writes, once,
+// `template <class IO, class S> static void io(IO& io, S& s)` calling io(s.field) for each
+// field in stream order; io(StateSave{w}, const_state) writes them and io(StateLoad{r},
+// state) reads them back. A load still checks each value's range after reading it.
+class StateSave
+{
+  public:
+    explicit StateSave(StateWriter& w) : w_(w) {}
+    void operator()(const uint8_t& v) { w_.u8(v); }
+    void operator()(const uint16_t& v) { w_.u16(v); }
+    void operator()(const uint32_t& v) { w_.u32(v); }
+    void operator()(const uint64_t& v) { w_.u64(v); }
+    void operator()(const bool& v) { w_.boolean(v); }
+
+  private:
+    StateWriter& w_;
+};
+
+class StateLoad
+{
+  public:
+    explicit StateLoad(StateReader& r) : r_(r) {}
+    void operator()(uint8_t& v) { v = r_.u8(); }
+    void operator()(uint16_t& v) { v = r_.u16(); }
+    void operator()(uint32_t& v) { v = r_.u32(); }
+    void operator()(uint64_t& v) { v = r_.u64(); }
+    void operator()(bool& v) { v = r_.boolean(); }
+
+  private:
+    StateReader& r_;
+};
+
 } // namespace dmalab
