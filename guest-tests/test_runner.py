@@ -818,6 +818,33 @@ class RegistryTests(unittest.TestCase):
                 scenarios.load_benches(f.name)
 
 
+class MeasureTests(unittest.TestCase):
+    """guest-tests/measure.py's summary of bench-map lines."""
+
+    def row(self, op, p50, p99, size="4096"):
+        return ("bench-map", {"op": op, "size": size, "n": "10", "p50_ns": str(p50),
+                              "p99_ns": str(p99)})
+
+    def test_medians_ranges_and_ratio_to_the_baseline(self):
+        import measure
+        base = measure.summarise([[self.row("map", 100, 150)], [self.row("map", 300, 350)],
+                                  [self.row("map", 200, 250)]])
+        self.assertEqual(base, {("map", "4096"): (200, 100, 300, 250, 3)})
+        other = measure.summarise([[self.row("map", 500, 900), ("bench", {"x": "1"})],
+                                   [self.row("map", 700, 800)]])
+        # An even count takes the upper median, as bench.py's median does.
+        self.assertEqual(other[("map", "4096")], (700, 500, 700, 900, 2))
+        lines = measure.table({"a": base, "b": other}, ["a", "b"])
+        self.assertEqual(lines[0], "map 4096 bytes (ns per call, guest clock):")
+        self.assertEqual(lines[3].split(), ["b", "700", "500-700", "900", "2", "3.50"])
+
+    def test_a_configuration_without_rows_shows_dashes(self):
+        import measure
+        base = measure.summarise([[self.row("unmap", 10, 20)]])
+        lines = measure.table({"a": base, "b": {}}, ["a", "b"])
+        self.assertEqual(lines[-1].split(), ["b", "-", "-", "-", "0", "-"])
+
+
 class BenchCompareTests(unittest.TestCase):
     def test_median_of_runs(self):
         import bench

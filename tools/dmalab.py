@@ -11,6 +11,11 @@
                    lostirq, determinism; -6.12 for the backports kernel) and print its race
                    report: what was injected, what the guest saw, what the race detector or
                    dmalab-vtd's audit found, and the fix path's result (docs/races/)
+  ./dmalab measure [STUDY] [OPTION..]
+                   a cost study of guest-tests/measure.py (default: map, the DMA API's
+                   per-call cost without an IOMMU and behind dmalab-vtd in pass-through,
+                   lazy and strict mode), as ratios to the baseline of the same run;
+                   options go to measure.py (--repeat N, --icount SHIFT, --calls N)
   ./dmalab setup   only install packages (as root)
   ./dmalab build   only build (QEMU with dmalab's devices, unit tests, guest image)
 
@@ -181,6 +186,18 @@ def demo():
     return rc
 
 
+def measure(rest):
+    """A study of guest-tests/measure.py on the demo's QEMU and 6.1 guest image."""
+    build(DEMO_TARGETS)
+    study = ["--study", rest.pop(0)] if rest and not rest[0].startswith("-") else []
+    cmd = [sys.executable, REPO / "guest-tests" / "measure.py"] + study + [
+        "--qemu", BUILD / "qemu" / "qemu-system-x86_64",
+        "--kernel", BUILD / "guest-tests" / "boot-kernel",
+        "--initrd", BUILD / "guest-tests" / "initramfs.cpio.gz",
+        "--log-dir", BUILD / "measure"] + rest
+    return subprocess.run([str(c) for c in cmd]).returncode
+
+
 def sanitizer_build():
     if not (SAN_BUILD / "build.ninja").exists():
         run(["meson", "setup", SAN_BUILD, REPO, "-Dqemu=disabled",
@@ -263,6 +280,8 @@ def main():
         sys.exit(demo())
     elif cmd == "test":
         sys.exit(test())
+    elif cmd == "measure":
+        sys.exit(measure(sys.argv[2:]))
     elif cmd == "race" and len(sys.argv) > 2:
         sys.exit(race(sys.argv[2]))
     elif cmd == "race":

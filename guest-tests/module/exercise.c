@@ -334,6 +334,7 @@ static const struct dlx_mode dlx_modes[] = {
 	{ "recover", dlx_mode_recover },
 	{ "inflight-reset", dlx_mode_inflight_reset },
 	{ "bench", dlx_mode_bench },
+	{ "mapcost", dlx_mode_mapcost },
 	{ "hostile-ring", dlx_mode_hostile_ring },
 	{ "stale", dlx_mode_stale },
 	{ NULL, NULL },

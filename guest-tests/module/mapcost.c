@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmalab_exercise, mode=mapcost: what the DMA API costs per call on the DMA
+ * engine's device, whatever stands in front of it (no IOMMU, an IOMMU in
+ * strict or lazy mode, pass-through).  For each size it times, one call at a
+ * time on the guest's clock:
+ *   map     dma_map_single()      of a fresh mapping
+ *   unmap   dma_unmap_single()    of that mapping (strict mode: with its IOTLB
+ *                                 invalidation and wait)
+ *   sync    dma_sync_single_for_cpu() then _for_device() of one long-lived
+ *           mapping, the pair a driver that recycles its buffers calls
+ * and prints the median, 90th and 99th percentile and the mean as
+ * "# bench-map op=... size=... n=... p50_ns=... p90_ns=... p99_ns=... mean_ns=..."
+ * lines.  No copy runs: the figures are the mapping layer's own.
+ */
+
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/dmaengine.h>
+#include <linux/dma-mapping.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/vmalloc.h>
+
+#include "exercise.h"
+
+static unsigned int mapcost_calls = 2000;
+module_param(mapcost_calls, uint, 0444);
+MODULE_PARM_DESC(mapcost_calls, "mapcost: calls timed per operation and size (default 2000)");
+
+#define DLX_MAPCOST_MAX_CALLS	100000
+
+static const size_t dlx_mapcost_sizes[] = { 4096, 65536 };
+
+static int dlx_cmp_u32(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Percentiles of n samples (sorted here) and their mean, as one bench line. */
+static void dlx_mapcost_report(const char *op, size_t size, u32 *ns, unsigned int n)
+{
+	u64 sum = 0;
+	unsigned int i;
+
+	sort(ns, n, sizeof(*ns), dlx_cmp_u32, NULL);
+	for (i = 0; i < n; i++)
+		sum += ns[i];
+	pr_info("# bench-map op=%s size=%zu n=%u p50_ns=%u p90_ns=%u p99_ns=%u mean_ns=%llu\n",
+		op, size, n, ns[n / 2], ns[(u64)n * 90 / 100], ns[(u64)n * 99 / 100],
+		div_u64(sum, n));
+}
+
+static u32 dlx_elapsed(u64 t0)
+{
+	u64 d = ktime_get_ns() - t0;
+
+	return d > U32_MAX ? U32_MAX : (u32)d;
+}
+
+/* One size: false when a mapping failed (nothing is reported for it then). */
+static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
+			     unsigned int n)
+{
+	void *buf = kmalloc(size, GFP_KERNEL);
+	dma_addr_t dma;
+	unsigned int i;
+	u64 t0;
+
+	if (!buf)
+		return false;
+	memset(buf, 0x5a, size);
+	for (i = 0; i < n; i++) {
+		t0 = ktime_get_ns();
+		dma = dma_map_single(dev, buf, size, DMA_BIDIRECTIONAL);
+		a[i] = dlx_elapsed(t0);
+		if (dma_mapping_error(dev, dma)) {
+			pr_info("# %s: mapcost: mapping %zu bytes failed after %u calls\n",
+				DLX_NAME, size, i);
+			kfree(buf);
+			return false;
+		}
+		t0 = ktime_get_ns();
+		dma_unmap_single(dev, dma, size, DMA_BIDIRECTIONAL);
+		b[i] = dlx_elapsed(t0);
+	}
+	dlx_mapcost_report("map", size, a, n);
+	dlx_mapcost_report("unmap", size, b, n);
+
+	dma = dma_map_single(dev, buf, size, DMA_BIDIRECTIONAL);
+	if (dma_mapping_error(dev, dma)) {
+		kfree(buf);
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		t0 = ktime_get_ns();
+		dma_sync_single_for_cpu(dev, dma, size, DMA_BIDIRECTIONAL);
+		dma_sync_single_for_device(dev, dma, size, DMA_BIDIRECTIONAL);
+		a[i] = dlx_elapsed(t0);
+	}
+	dma_unmap_single(dev, dma, size, DMA_BIDIRECTIONAL);
+	dlx_mapcost_report("sync", size, a, n);
+	kfree(buf);
+	return true;
+}
+
+/* mode=mapcost: the DMA API's per-call cost on channel 0's device. */
+void dlx_mode_mapcost(unsigned int n)
+{
+	struct device *dev = dlx_chans[0].chan->device->dev;
+	unsigned int calls = clamp(mapcost_calls, 10u, DLX_MAPCOST_MAX_CALLS);
+	u32 *a = vmalloc(array_size(calls, sizeof(u32)));
+	u32 *b = vmalloc(array_size(calls, sizeof(u32)));
+	bool ok = a && b;
+	unsigned int i;
+
+	pr_info("1..%zu\n", ARRAY_SIZE(dlx_mapcost_sizes));
+	pr_info("# %s: mapcost: device %s, %u calls per operation, guest clock (ktime_get_ns)\n",
+		DLX_NAME, dev_name(dev), calls);
+	for (i = 0; i < ARRAY_SIZE(dlx_mapcost_sizes); i++) {
+		size_t size = dlx_mapcost_sizes[i];
+		bool done = ok && dlx_mapcost_size(dev, size, a, b, calls);
+
+		pr_info("%sok %u map-%zu%s\n", done ? "" : "not ", i + 1, size,
+			ok ? "" : " # no memory for the samples");
+	}
+	vfree(a);
+	vfree(b);
+}
