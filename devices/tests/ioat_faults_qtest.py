@@ -13,6 +13,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ioat_qtest  # noqa: E402
+import ioat_reset_qtest  # noqa: E402
 import libqtest  # noqa: E402
 from ioat_qtest import DEV, DONE, HALTED, QOM, Buf, IoatCase, launch, rebuild_ioat  # noqa: E402
 from ioat_rig import (  # noqa: E402
@@ -260,7 +261,7 @@ class Migration(FaultCase):
         self.assertEqual(body[-1], third[0].data[-1] ^ 1, "the third copy was not hit")
         self.assertEqual(self.injected(dst), 1)
 
-    wait_migration = ioat_qtest.Migration.wait_migration
+    wait_migration = ioat_reset_qtest.Migration.wait_migration
 
 
 def main():

@@ -1,0 +1,213 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Unit tests of the scenario and bench registry, the bench and measure
+summaries, and image.py's cpio/ELF helpers (no QEMU needed)."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import unittest.mock
+
+sys.dont_write_bytecode = True     # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import image   # noqa: E402
+import runner  # noqa: E402
+
+
+class RegistryTests(unittest.TestCase):
+    """guest-tests/scenarios.json and scenarios.py."""
+
+    def test_every_entry_parses(self):
+        import scenarios
+        reg = scenarios.load()
+        self.assertIn("memcpy", reg)
+        ap = runner.make_parser()
+        for test, name, kernel, entry in scenarios.tests(reg):
+            with self.subTest(test=test):
+                args = ap.parse_args(scenarios.runner_args(entry) + [
+                    "--qemu", "q", "--kernel", "k", "--initrd", "i"])
+                self.assertTrue(entry.get("doc"), "a scenario says what it checks")
+                for d in args.device:
+                    self.assertNotIn("@", d)
+                    if "fault-plan=" in d:
+                        self.assertTrue(os.path.exists(d.split("fault-plan=")[1]))
+
+    def test_an_entry_becomes_runner_arguments(self):
+        import scenarios
+        entry = {"devices": ["dmalab-vtd", "dmalab-ioat,fault-plan=@plans@/uaf.json"],
+                 "kernel_args": "intel_iommu=on", "mode": "uaf",
+                 "params": {"stale_expect": "fault"}, "iterations": 7,
+                 "expect": {"min_ops": 10, "lines": ["^ok 2 a$", "^ok 3 b$"],
+                            "vtd": ["faults==0"], "device_errors": "1+"},
+                 "allow": ["^x"], "qemu_args": ["-icount", "shift=0"],
+                 "runner": {"boots": 3, "same_fault_log": True}}
+        a = runner.make_parser().parse_args(scenarios.runner_args(entry))
+        self.assertEqual(a.device, ["dmalab-vtd", "dmalab-ioat,fault-plan=" +
+                                    os.path.join(scenarios.PLANS, "uaf.json")])
+        self.assertEqual(a.append, ["intel_iommu=on dmalab_exercise.mode=uaf "
+                                    "dmalab_exercise.stale_expect=fault"])
+        self.assertEqual((a.iterations, a.min_ops, a.expect_device_errors,
+                          a.timeout, a.boots, a.same_fault_log),
+                         (7, 10, "1+", 300, 3, True))
+        self.assertEqual(a.expect_line, ["^ok 2 a$", "^ok 3 b$"])
+        self.assertEqual((a.expect_vtd, a.allow, a.qemu_arg),
+                         (["faults==0"], ["^x"], ["-icount", "shift=0"]))
+
+    def test_unknown_fields_are_refused(self):
+        import scenarios
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"scenarios": {"x": {"doc": "d", "expect": {"min_opps": 1}}}},
+                      f)
+            f.flush()
+            with self.assertRaisesRegex(scenarios.RegistryError, "expect.min_opps"):
+                scenarios.load(f.name)
+
+    def test_every_bench_names_a_program_that_takes_its_arguments(self):
+        import importlib
+        import scenarios
+        benches = scenarios.load_benches()
+        self.assertIn("bench-host-cost", benches)
+        for name, b in benches.items():
+            with self.subTest(bench=name):
+                self.assertTrue(b.get("doc"), "a bench says what it measures")
+                prog = importlib.import_module(b["program"].removesuffix(".py"))
+                extra = ["--qemu", "q", "--kernel", "k", "--initrd", "i", "--log-dir", "d"]
+                if "race_plugin" in b.get("needs", []):
+                    extra += ["--race-plugin", "p"]
+                # The program's own parser, as meson calls it: an argument it does
+                # not take ends parse_args() with SystemExit.
+                with unittest.mock.patch("sys.stderr", io.StringIO()):
+                    prog.make_parser().parse_args(b.get("args", []) + extra)
+                with self.assertRaises(SystemExit), \
+                        unittest.mock.patch("sys.stderr", io.StringIO()):
+                    prog.make_parser().parse_args(b.get("args", []) + extra + ["--bogus"])
+
+    def test_a_bench_with_an_unknown_field_is_refused(self):
+        import scenarios
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"benches": {"x": {"doc": "d", "program": "p", "arg": []}}}, f)
+            f.flush()
+            with self.assertRaisesRegex(scenarios.RegistryError, "arg"):
+                scenarios.load_benches(f.name)
+
+
+class MeasureTests(unittest.TestCase):
+    """guest-tests/measure.py's summary of bench-map lines."""
+
+    def row(self, op, p50, p99, size="4096"):
+        return ("bench-map", {"op": op, "size": size, "n": "10", "p50_ns": str(p50),
+                              "p99_ns": str(p99)})
+
+    def test_medians_ranges_and_ratio_to_the_baseline(self):
+        import measure
+        base = measure.summarise([[self.row("map", 100, 150)], [self.row("map", 300, 350)],
+                                  [self.row("map", 200, 250)]])
+        self.assertEqual(base, {("map", "4096"): (200, 100, 300, 250, 3)})
+        other = measure.summarise([[self.row("map", 500, 900), ("bench", {"x": "1"})],
+                                   [self.row("map", 700, 800)]])
+        # An even count takes the upper median, as bench.py's median does.
+        self.assertEqual(other[("map", "4096")], (700, 500, 700, 900, 2))
+        lines = measure.table({"a": base, "b": other}, ["a", "b"])
+        self.assertEqual(lines[0], "map 4096 bytes (ns per call, guest clock):")
+        self.assertEqual(lines[3].split(), ["b", "700", "500-700", "900", "2", "3.50"])
+
+    def test_a_configuration_without_rows_shows_dashes(self):
+        import measure
+        base = measure.summarise([[self.row("unmap", 10, 20)]])
+        lines = measure.table({"a": base, "b": {}}, ["a", "b"])
+        self.assertEqual(lines[-1].split(), ["b", "-", "-", "-", "0", "-"])
+
+
+class BenchCompareTests(unittest.TestCase):
+    def test_median_of_runs(self):
+        import bench
+        run = lambda ops: [("bench", {"size": "16384", "channels": "1",
+                                      "ops_per_s": ops})]
+        med = bench.median_bench([run("10.0"), run("30.0"), run("20.0")])
+        self.assertEqual(med[0][1]["ops_per_s"], "20.0")
+        cost = bench.median_cost([("x", 3.0, 3.0, 1), ("x", 1.0, 1.0, 1),
+                                  ("x", 2.0, 2.0, 1)])
+        self.assertEqual(cost, ("x", 2.0, 2.0, 1))
+
+    def test_compare(self):
+        import bench
+        base = [("bench", {"size": "16384", "channels": "1",
+                           "ops_per_s": "1000.0"}),
+                ("bench", {"size": "16384", "channels": "4",
+                           "ops_per_s": "3000.0"}),
+                ("bench-cpu", {"size": "16384", "ops_per_s": "500.0"})]
+        other = [("bench", {"size": "16384", "channels": "1",
+                            "ops_per_s": "500.0"}),
+                 ("bench-cpu", {"size": "16384", "ops_per_s": "500.0"})]
+        lines = bench.compare(base, other, "intel-iommu")
+        self.assertEqual(lines[0], "bench ops/s, ratio = intel-iommu / without:")
+        self.assertEqual(lines[2].split(), ["16384", "1", "1000.0", "500.0",
+                                            "0.50"])
+        # a configuration the other run lacks has no ratio
+        self.assertEqual(lines[3].split()[-2:], ["-", "-"])
+        self.assertEqual(lines[-1].split(), ["16384", "500.0", "500.0",
+                                             "1.00"])
+
+    def test_builds_boots_the_second_qemu(self):
+        import bench
+        seen = []
+
+        def fake_boot(rp, argv, label, log_path=None, verbose=False):
+            args = rp.parse_args(argv)
+            seen.append((label, args.qemu, args.no_counters))
+            return unittest.mock.Mock(wall=1.0), [], []
+        with unittest.mock.patch.object(runner, "bench_boot", fake_boot), \
+                unittest.mock.patch.object(runner, "ioat_stats",
+                                           lambda boot: []), \
+                unittest.mock.patch("sys.stdout", io.StringIO()):
+            bench.main(["--qemu", "/a/qemu", "--qemu-b", "/b/qemu",
+                        "--kernel", "k", "--initrd", "i",
+                        "--set", "builds", "--repeat", "2"])
+        self.assertEqual(seen, [("qemu", "/a/qemu", True),
+                                ("qemu-b", "/b/qemu", True)] * 2)
+        with unittest.mock.patch("sys.stderr", io.StringIO()), \
+                self.assertRaises(SystemExit):
+            bench.main(["--qemu", "q", "--kernel", "k", "--initrd", "i",
+                        "--set", "builds"])
+
+class ImageTests(unittest.TestCase):
+    def test_cpio_roundtrip(self):
+        buf = io.BytesIO()
+        cp = image.Cpio(buf)
+        cp.file("etc/a/b.txt", b"hello")
+        cp.symlink("bin/sh", "/bin/busybox")
+        cp.chardev("dev/console", 5, 1)
+        cp.trailer()
+        with tempfile.TemporaryDirectory() as d:
+            res = subprocess.run(["/bin/busybox", "cpio", "-t"],
+                                 input=buf.getvalue(),
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, cwd=d)
+        names = res.stdout.decode().split()
+        for n in ("etc", "etc/a", "etc/a/b.txt", "bin/sh", "dev/console"):
+            self.assertIn(n, names)
+
+    def test_modinfo_of_busybox_like_elf(self):
+        with self.assertRaises(image.ImageError):
+            image.modinfo(b"not an elf")
+
+    def test_boot_kernel_fallback(self):
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(b"\0" * 4096)
+            f.flush()
+            elf, why = image.extract_vmlinux(f.name)
+        self.assertIsNone(elf)
+        self.assertIn("bzImage", why)
+        self.assertFalse(image.has_pvh_note(b"\x7fELF" + b"\0" * 60))
+
+    def test_closure_order(self):
+        deps = {"a": ["b", "c"], "b": ["c"], "c": []}
+        self.assertEqual(image.closure("a", deps), ["c", "b", "a"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
