@@ -78,7 +78,13 @@ bool dlx_copies(struct dlx_chan *c, unsigned int count, u64 *rng);
 void dlx_chan_report(struct dlx_chan *c, u64 start);
 u64 dlx_chan_rng(unsigned int chan_idx);
 void dlx_summary(unsigned int first, unsigned int count);
-/* Prepares, submits and issues one copy whose callback completes c->done. */
+/*
+ * Prepares, submits and issues one copy whose callback completes c->done:
+ * its cookie, or a negative one with *why naming the step that failed.
+ */
+dma_cookie_t dlx_submit_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+			     size_t len, const char **why);
+/* The same, as a yes or no. */
 bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 		    size_t len);
 bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,

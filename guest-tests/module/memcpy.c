@@ -80,7 +80,7 @@ static int dlx_one_op(struct dlx_chan *c, unsigned int idx, u64 *rng)
 	struct dma_chan *chan = c->chan;
 	struct device *dev = chan->device->dev;
 	unsigned int align = 1U << chan->device->copy_align;
-	struct dma_async_tx_descriptor *tx;
+	const char *why;
 	dma_addr_t src_dma, dst_dma;
 	dma_cookie_t cookie;
 	enum dma_status status;
@@ -119,24 +119,12 @@ static int dlx_one_op(struct dlx_chan *c, unsigned int idx, u64 *rng)
 	}
 
 	t0 = ktime_get_ns();
-	tx = dmaengine_prep_dma_memcpy(chan, dst_dma, src_dma, len,
-				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
-	if (!tx) {
-		pr_info("# %s: %s op=%u len=%zu src_off=%zu dst_off=%zu: prep_dma_memcpy returned NULL\n",
-			DLX_NAME, c->name, idx, len, soff, doff);
-		goto unmap_fail;
-	}
-	reinit_completion(&c->done);
-	c->result = DMA_TRANS_NOERROR;
-	tx->callback_result = dlx_callback;
-	tx->callback_param = c;
-	cookie = dmaengine_submit(tx);
+	cookie = dlx_submit_copy(c, dst_dma, src_dma, len, &why);
 	if (dma_submit_error(cookie)) {
-		pr_info("# %s: %s op=%u len=%zu src_off=%zu dst_off=%zu: submit error %d\n",
-			DLX_NAME, c->name, idx, len, soff, doff, cookie);
+		pr_info("# %s: %s op=%u len=%zu src_off=%zu dst_off=%zu: %s (%d)\n",
+			DLX_NAME, c->name, idx, len, soff, doff, why, cookie);
 		goto unmap_fail;
 	}
-	dma_async_issue_pending(chan);
 
 	left = wait_for_completion_timeout(&c->done,
 					   msecs_to_jiffies(c->tmo_ms));

@@ -57,7 +57,7 @@ static bool dlx_read_error(struct dlx_chan *c)
 {
 	struct dma_chan *chan = c->chan;
 	struct device *dev = chan->device->dev;
-	struct dma_async_tx_descriptor *tx;
+	const char *why;
 	dma_addr_t dst_dma;
 	dma_cookie_t cookie;
 	unsigned long left;
@@ -72,25 +72,12 @@ static bool dlx_read_error(struct dlx_chan *c)
 		pr_info("# %s: read-error: mapping dst failed\n", DLX_NAME);
 		return false;
 	}
-	tx = dmaengine_prep_dma_memcpy(chan, dst_dma, DLX_BAD_DMA_ADDR,
-				       DLX_ERR_LEN,
-				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
-	if (!tx) {
-		pr_info("# %s: read-error: prep_dma_memcpy returned NULL\n",
-			DLX_NAME);
-		goto unmap;
-	}
-	reinit_completion(&c->done);
-	c->result = DMA_TRANS_NOERROR;
-	tx->callback_result = dlx_callback;
-	tx->callback_param = c;
 	t0 = ktime_get_ns();
-	cookie = dmaengine_submit(tx);
+	cookie = dlx_submit_copy(c, dst_dma, DLX_BAD_DMA_ADDR, DLX_ERR_LEN, &why);
 	if (dma_submit_error(cookie)) {
-		pr_info("# %s: read-error: submit error %d\n", DLX_NAME, cookie);
+		pr_info("# %s: read-error: %s (%d)\n", DLX_NAME, why, cookie);
 		goto unmap;
 	}
-	dma_async_issue_pending(chan);
 	left = wait_for_completion_timeout(&c->done,
 					   msecs_to_jiffies(timeout_ms));
 	if (!left) {
@@ -144,7 +131,7 @@ static bool dlx_stall(struct dlx_chan *c, void __iomem *regs)
 {
 	struct dma_chan *chan = c->chan;
 	struct device *dev = chan->device->dev;
-	struct dma_async_tx_descriptor *tx;
+	const char *why;
 	dma_addr_t src_dma, dst_dma;
 	dma_cookie_t cookie;
 	unsigned long end;
@@ -163,24 +150,12 @@ static bool dlx_stall(struct dlx_chan *c, void __iomem *regs)
 		pr_info("# %s: timeout-recovery: mapping dst failed\n", DLX_NAME);
 		return false;
 	}
-	tx = dmaengine_prep_dma_memcpy(chan, dst_dma, src_dma, DLX_STALL_LEN,
-				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
-	if (!tx) {
-		pr_info("# %s: timeout-recovery: prep_dma_memcpy returned NULL\n",
-			DLX_NAME);
-		goto unmap;
-	}
-	reinit_completion(&c->done);
-	c->result = DMA_TRANS_NOERROR;
-	tx->callback_result = dlx_callback;
-	tx->callback_param = c;
-	cookie = dmaengine_submit(tx);
+	cookie = dlx_submit_copy(c, dst_dma, src_dma, DLX_STALL_LEN, &why);
 	if (dma_submit_error(cookie)) {
-		pr_info("# %s: timeout-recovery: submit error %d\n", DLX_NAME,
+		pr_info("# %s: timeout-recovery: %s (%d)\n", DLX_NAME, why,
 			cookie);
 		goto unmap;
 	}
-	dma_async_issue_pending(chan);
 	writeb(DLX_IOAT_CHANCMD_SUSPEND, regs + DLX_IOAT_CHANCMD);
 	sts = readq(regs + DLX_IOAT_CHANSTS);
 	t0 = ktime_get_ns();
