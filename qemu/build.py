@@ -37,6 +37,13 @@ CONFIGURE_ARGS = [
     "--disable-rust",
     "--disable-install-blobs",
 ]
+# --devices: dmalab's set (qemu/dmalab-devices.mak, linked into QEMU's configs as
+# dmalab.mak), or QEMU's default devices for x86_64.
+DEVICE_ARGS = {
+    "dmalab": ["--without-default-devices", "--with-devices-x86_64=dmalab"],
+    "default": [],
+}
+DEVICES_MAK = REPO / "qemu" / "dmalab-devices.mak"
 # What QEMU's hw/dmalab/ links to, by name.
 LINKS = {
     "meson.build": REPO / "devices" / "meson.build",
@@ -106,6 +113,11 @@ def hook_devices(src: Path) -> bool:
             link.unlink()
         link.symlink_to(target)
         moved = True
+    mak = src / "configs" / "devices" / "x86_64-softmmu" / "dmalab.mak"
+    if not (mak.is_symlink() and Path(os.readlink(mak)) == DEVICES_MAK):
+        if mak.is_symlink() or mak.exists():
+            mak.unlink()
+        mak.symlink_to(DEVICES_MAK)
     return moved
 
 
@@ -120,13 +132,18 @@ def forget_dmalab_objects(build: Path):
         obj.unlink()
 
 
-def configure(src: Path, build: Path):
+def configure_args(devices: str, debug_info: bool) -> list:
+    return (CONFIGURE_ARGS + DEVICE_ARGS[devices]
+            + ["--enable-debug-info" if debug_info else "--disable-debug-info"])
+
+
+def configure(src: Path, build: Path, args: list):
     stamp = build / "dmalab-configure.stamp"
-    want = "\n".join([str(src)] + CONFIGURE_ARGS)
+    want = "\n".join([str(src)] + args)
     if (build / "build.ninja").exists() and stamp.exists() and stamp.read_text() == want:
         return
     build.mkdir(parents=True, exist_ok=True)
-    run([str(src / "configure")] + CONFIGURE_ARGS, cwd=build)
+    run([str(src / "configure")] + args, cwd=build)
     stamp.write_text(want)
 
 
@@ -137,6 +154,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--output", help="make this path a link to the built binary")
     ap.add_argument("--plugin-header", help="make this path a link to QEMU's qemu-plugin.h")
+    ap.add_argument("--devices", choices=sorted(DEVICE_ARGS), default="dmalab",
+                    help="dmalab: the boards and devices of qemu/dmalab-devices.mak (the "
+                    "default, a shorter build); default: QEMU's default device set")
+    ap.add_argument("--debug-info", action="store_true",
+                    help="compile QEMU with debug information (-g; about 15%% longer)")
     args = ap.parse_args()
 
     cache = Path(args.cache).resolve()
@@ -153,10 +175,14 @@ def main():
         else:
             src = fetch_debian_source(cache)
             build = cache / "qemu-build"
+        # Each configuration has its own build folder, so switching between them does not
+        # rebuild all of QEMU each time.
+        if args.devices != "dmalab" or args.debug_info:
+            build = build.with_name(build.name + f"-{args.devices}" + ("-g" if args.debug_info else ""))
         if hook_devices(src):
             log("hw/dmalab now points at %s: its objects are rebuilt" % REPO)
             forget_dmalab_objects(build)
-        configure(src, build)
+        configure(src, build, configure_args(args.devices, args.debug_info))
         run(["ninja", "-C", str(build), f"-j{args.jobs}", "qemu-system-x86_64"])
         binary = build / "qemu-system-x86_64"
         for link, target in ((args.output, binary),

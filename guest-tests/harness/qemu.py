@@ -120,7 +120,7 @@ def build_cmdline(args, seed=None):
         append.extend(extra.split())
 
     cmd = [args.qemu, "-M", args.machine, "-accel", args.accel_used, "-cpu", "max",
-           "-m", args.memory, "-smp", str(args.smp), "-nographic",
+           "-m", args.memory, "-smp", str(args.smp), "-nographic", "-vga", "none",
            "-serial", "stdio", "-monitor", "none", "-nic", "none"]
     if args.boots <= 1 and not args.reset_on:
         # a guest reset (or panic) ends QEMU; with -no-reboot even QMP's
