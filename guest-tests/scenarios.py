@@ -9,7 +9,7 @@
   scenarios.py run NAME [ARG..] run NAME's program (runner.py unless it names
                                 another) with those arguments, then ARG..
                                 (later ones win: --timeout 600 overrides)
-  scenarios.py meson-benches    one line per bench: name, timeout, needs
+  scenarios.py meson-benches    one line per bench: name, timeout, needs, suite
   scenarios.py benches          the benches' names and what each measures
   scenarios.py bench NAME [ARG..] run bench NAME's program with its arguments,
                                 then ARG.. (--qemu, --kernel, --initrd, ...)
@@ -37,7 +37,7 @@ EXPECT = {"channels": "--expect-channels", "min_ops": "--min-ops",
           "lines": "--expect-line", "vtd": "--expect-vtd",
           "races": "--expect-race", "race_count": "--expect-race-count"}
 NEEDS = {"race_plugin"}
-BENCH_FIELDS = {"doc", "program", "args", "needs", "meson_timeout"}
+BENCH_FIELDS = {"doc", "program", "args", "needs", "meson_timeout", "suite"}
 
 
 class RegistryError(Exception):
@@ -133,7 +133,7 @@ def main(argv=None):
     if cmd == "meson-benches":
         for name, b in benches.items():
             print("\t".join([name, str(b.get("meson_timeout", 600)),
-                             ",".join(b.get("needs", []))]))
+                             ",".join(b.get("needs", [])), b.get("suite", "guest-bench")]))
         return 0
     if cmd == "benches":
         width = max(map(len, benches))

@@ -106,14 +106,41 @@ class MeasureTests(unittest.TestCase):
         import measure
         base = measure.summarise([[self.row("map", 100, 150)], [self.row("map", 300, 350)],
                                   [self.row("map", 200, 250)]])
-        self.assertEqual(base, {("map", "4096"): (200, 100, 300, 250, 3)})
+        self.assertEqual(base, {("map", "4096"): (200, 100, 300, [250], 3)})
         other = measure.summarise([[self.row("map", 500, 900), ("bench", {"x": "1"})],
                                    [self.row("map", 700, 800)]])
         # An even count takes the upper median, as bench.py's median does.
-        self.assertEqual(other[("map", "4096")], (700, 500, 700, 900, 2))
+        self.assertEqual(other[("map", "4096")], (700, 500, 700, [900], 2))
         lines = measure.table({"a": base, "b": other}, ["a", "b"])
-        self.assertEqual(lines[0], "map 4096 bytes (ns per call, guest clock):")
+        self.assertEqual(lines[0], "op=map size=4096 (ns per call, guest clock):")
         self.assertEqual(lines[3].split(), ["b", "700", "500-700", "900", "2", "3.50"])
+
+    def test_the_copy_study_reads_service_demand(self):
+        import measure
+        study = measure.STUDIES["iommu-flush"]
+
+        def copy(net, per_s, slept=9):
+            return ("bench-copy", {"size": "4096", "rate": "1000", "copies": "9",
+                                   "slept": str(slept), "per_s": str(per_s),
+                                   "busy_ns_per_copy": str(net + 50),
+                                   "pacing_ns_per_slot": "50", "net_ns_per_copy": str(net)})
+        base = measure.summarise([[copy(400, 999)], [copy(600, 998, slept=8)]], study)
+        self.assertEqual(base, {("4096", "1000"): (600, 400, 600, [999, 9, 650, 50], 2)})
+        strict = measure.summarise([[copy(1800, 997)]], study)
+        lines = measure.table({"a": base, "b": strict}, ["a", "b"], study)
+        self.assertEqual(lines[0], "size=4096 rate=1000 (guest CPU ns per copy beyond the "
+                                   "pacing's, guest clock):")
+        self.assertEqual(lines[-1].split(), ["b", "1800", "1800-1800", "997", "9", "1850", "50",
+                                             "1", "3.00"])
+
+    def test_each_study_boots_dmalab_ioat_with_its_engine_profile(self):
+        import measure
+        copy = dict(measure.STUDIES["iommu-flush"].configs())
+        self.assertEqual(list(copy), ["no-iommu", "vtd-lazy", "vtd-strict"])
+        self.assertIn("dmalab-ioat," + measure.COPY_ENGINE, copy["vtd-strict"])
+        self.assertIn("dmalab-ioat", dict(measure.STUDIES["dma-api"].configs())["vtd-pt"])
+        # --engine "" boots the copy study with dmalab-ioat's own defaults
+        self.assertIn("dmalab-ioat", dict(measure.STUDIES["iommu-flush"].configs(""))["no-iommu"])
 
     def test_a_configuration_without_rows_shows_dashes(self):
         import measure

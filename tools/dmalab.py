@@ -12,10 +12,12 @@
                    report: what was injected, what the guest saw, what the race detector or
                    dmalab-vtd's audit found, and the fix path's result (docs/races/)
   ./dmalab measure [STUDY] [OPTION..]
-                   a cost study of guest-tests/measure.py (default: map, the DMA API's
-                   per-call cost without an IOMMU and behind dmalab-vtd in pass-through,
-                   lazy and strict mode), as ratios to the baseline of the same run;
-                   options go to measure.py (--repeat N, --icount SHIFT, --calls N)
+                   a cost study of guest-tests/measure.py, as ratios to the baseline of
+                   the same run: dma-api (the default; the DMA API's per-call cost
+                   without an IOMMU and behind dmalab-vtd in pass-through, lazy and
+                   strict mode) or iommu-flush (guest CPU per mapped copy through
+                   dmalab-ioat at a fixed rate, no IOMMU, lazy, strict); options go to
+                   measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N)
   ./dmalab setup   only install packages (as root)
   ./dmalab build   only build (QEMU with dmalab's devices, unit tests, guest image)
 

@@ -335,6 +335,7 @@ static const struct dlx_mode dlx_modes[] = {
 	{ "inflight-reset", dlx_mode_inflight_reset },
 	{ "bench", dlx_mode_bench },
 	{ "mapcost", dlx_mode_mapcost },
+	{ "copycost", dlx_mode_copycost },
 	{ "hostile-ring", dlx_mode_hostile_ring },
 	{ "stale", dlx_mode_stale },
 	{ NULL, NULL },

@@ -129,6 +129,7 @@ void dlx_mode_hostile_ring(unsigned int n);
 void dlx_mode_inflight_reset(unsigned int n);
 void dlx_mode_bench(unsigned int n);
 void dlx_mode_mapcost(unsigned int n);
+void dlx_mode_copycost(unsigned int n);
 
 /* races.c, uaf.c, cow.c */
 /* A mode= of the exerciser and what runs it, given the n channels it got. */

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmalab_exercise, mode=copycost: the copy-engine workload of dmalab measure's
+ * iommu-flush study (docs/measure.rst).  Copies through the DMA engine, each
+ * buffer pair mapped and unmapped with the DMA API as a driver would
+ * (dma_map_single, prep, submit, wait for the callback, dma_unmap_single), at
+ * a fixed offered rate (copycost_rate copies per second; 0: back to back),
+ * for copycost_ms at each size.  Between copies the thread sleeps, so the
+ * CPUs are idle unless something works.
+ *
+ * Service demand: the CPU time the guest spent, on all its CPUs, during the
+ * window (wall time minus idle time, get_cpu_idle_time_us), per copy, less
+ * what a window of the same pacing without copies cost per slot.  It counts
+ * everything the copies cost the guest: the DMA API and the IOMMU driver,
+ * ioatdma's submission, interrupt and cleanup, the wake-ups, and whatever
+ * else ran meanwhile (little in this guest).  One "# bench-copy size=...
+ * rate=... copies=... slept=... per_s=... busy_us=... busy_ns_per_copy=...
+ * pacing_ns_per_slot=... net_ns_per_copy=... busy_us_per_mib=... cpus=..."
+ * line per size; slept counts the copies still running when their thread
+ * came to wait, which measure.py keeps equal across configurations by fixing
+ * the engine's timing.
+ */
+
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/dmaengine.h>
+#include <linux/dma-mapping.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/tick.h>
+
+#include "exercise.h"
+#include "races.h"
+
+static unsigned int copycost_rate = 1000;
+module_param(copycost_rate, uint, 0444);
+MODULE_PARM_DESC(copycost_rate, "copycost: offered copies per second (0: back to back; default 1000)");
+
+static unsigned int copycost_ms = 2000;
+module_param(copycost_ms, uint, 0444);
+MODULE_PARM_DESC(copycost_ms, "copycost: how long each size runs (default 2000 ms)");
+
+static const size_t dlx_copycost_sizes[] = { 4096, 65536 };
+
+/* Idle time of all online CPUs in us, or U64_MAX where the kernel keeps none. */
+static u64 dlx_idle_us(void)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		u64 t = get_cpu_idle_time_us(cpu, NULL);
+
+		if (t == (u64)-1)
+			return U64_MAX;
+		sum += t;
+	}
+	return sum;
+}
+
+struct dlx_window {
+	u64 copies;
+	u64 slept;	/* copies not complete when the thread came to wait */
+	u64 wall_ns;
+	u64 busy_us;	/* all CPUs: wall minus idle */
+	bool ok;
+};
+
+/*
+ * One window of copycost_ms at the offered rate: a copy of len bytes in each
+ * slot, or (copy false) nothing, which measures what the pacing itself (the
+ * sleeps and wake-ups) costs the CPUs.
+ */
+static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, bool copy)
+{
+	u64 period = copycost_rate ? div_u64(NSEC_PER_SEC, copycost_rate) : 0;
+	u64 idle0, idle1, t0, next, now, wall_us;
+	struct dlx_window w = { .ok = true };
+
+	idle0 = dlx_idle_us();
+	t0 = ktime_get_ns();
+	next = t0;
+	while (w.ok && (now = ktime_get_ns()) - t0 < (u64)copycost_ms * NSEC_PER_MSEC) {
+		dma_addr_t s, d;
+
+		if (period && now < next) {
+			u64 us = div_u64(next - now, NSEC_PER_USEC);
+
+			if (us)
+				usleep_range(us, us + 10);
+			continue;
+		}
+		next += period;
+		if (!copy) {
+			w.copies++;
+			continue;
+		}
+		if (!dlx_map_pair(c, len, &s, &d)) {
+			w.ok = false;
+			break;
+		}
+		if (!dlx_start_copy(c, d, s, len)) {
+			dlx_unmap_pair(c, len, s, d);
+			w.ok = false;
+			break;
+		}
+		/*
+		 * Whether this copy makes the thread sleep: a copy that has
+		 * completed by now (its interrupt taken on the way, as when
+		 * the engine finishes inside the doorbell write) costs no
+		 * sleep and wake-up, and one still running does.
+		 */
+		if (!completion_done(&c->done))
+			w.slept++;
+		if (!dlx_wait(c, c->tmo_ms)) {
+			/* the copy may still be in flight: keep its buffers mapped */
+			c->abandoned = true;
+			w.ok = false;
+			break;
+		}
+		dlx_unmap_pair(c, len, s, d);
+		if (c->result != DMA_TRANS_NOERROR)
+			w.ok = false;
+		w.copies++;
+	}
+	w.wall_ns = ktime_get_ns() - t0;
+	idle1 = dlx_idle_us();
+	if (idle0 == U64_MAX || idle1 == U64_MAX) {
+		w.ok = false;
+		return w;
+	}
+	wall_us = div_u64(w.wall_ns, NSEC_PER_USEC) * num_online_cpus();
+	w.busy_us = wall_us > idle1 - idle0 ? wall_us - (idle1 - idle0) : 0;
+	return w;
+}
+
+/*
+ * One size: the pacing alone, then the copies. busy_ns_per_copy is the copy
+ * window's CPU time per copy; net_ns_per_copy subtracts what the pacing alone
+ * cost per slot, leaving the copy path's own cost (the DMA API, ioatdma, the
+ * interrupt and the wake-up it causes).
+ */
+static bool dlx_copycost_size(struct dlx_chan *c, size_t len)
+{
+	struct dlx_window idle = dlx_copycost_window(c, len, false);
+	struct dlx_window w = dlx_copycost_window(c, len, true);
+	u64 per = div64_u64(w.busy_us * 1000, max_t(u64, w.copies, 1));
+	u64 base = copycost_rate ? div64_u64(idle.busy_us * 1000, max_t(u64, idle.copies, 1)) : 0;
+
+	if (!idle.ok && !c->abandoned)
+		pr_info("# %s: copycost: no idle time from the kernel (no NO_HZ?)\n", DLX_NAME);
+	pr_info("# bench-copy size=%zu rate=%u copies=%llu slept=%llu per_s=%llu busy_us=%llu busy_ns_per_copy=%llu pacing_ns_per_slot=%llu net_ns_per_copy=%llu busy_us_per_mib=%llu cpus=%u\n",
+		len, copycost_rate, w.copies, w.slept,
+		div64_u64(w.copies * NSEC_PER_SEC, max_t(u64, w.wall_ns, 1)), w.busy_us,
+		per, base, per > base ? per - base : 0,
+		div64_u64(w.busy_us << 20, max_t(u64, w.copies * len, 1)), num_online_cpus());
+	c->ops += w.copies;
+	c->bytes += w.copies * len;
+	return idle.ok && w.ok && w.copies;
+}
+
+/* mode=copycost: mapped copies on channel 0 at the offered rate, and their CPU cost. */
+void dlx_mode_copycost(unsigned int n)
+{
+	struct dlx_chan *c = &dlx_chans[0];
+	unsigned int i;
+
+	pr_info("1..%zu\n", ARRAY_SIZE(dlx_copycost_sizes));
+	init_completion(&c->done);
+	c->tmo_ms = timeout_ms;
+	if (dlx_alloc_buffers(c)) {
+		for (i = 0; i < ARRAY_SIZE(dlx_copycost_sizes); i++)
+			pr_info("not ok %u copy-%zu # no buffers\n", i + 1,
+				dlx_copycost_sizes[i]);
+		return;
+	}
+	pr_info("# %s: copycost: %s, %u copies/s offered, %u ms per size, guest clock\n",
+		DLX_NAME, c->name, copycost_rate, copycost_ms);
+	for (i = 0; i < ARRAY_SIZE(dlx_copycost_sizes); i++) {
+		size_t len = min_t(size_t, dlx_copycost_sizes[i], c->buf_len / 2);
+		bool ok = !c->abandoned && dlx_copycost_size(c, len);
+
+		pr_info("%sok %u copy-%zu\n", ok ? "" : "not ", i + 1, dlx_copycost_sizes[i]);
+	}
+	if (!c->abandoned)
+		dlx_free_buffers(c);
+}
