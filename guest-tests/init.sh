@@ -27,12 +27,18 @@ KVER=$(uname -r)
 SCENARIO=memcpy
 BIND_WAIT=10
 DISK=""
+PKTGEN=""
+PKTGEN_RATE=1000
+PKTGEN_COUNT=2000
 EX_PARAMS=""
 for w in $(cat /proc/cmdline); do
 	case "$w" in
 	dmalab.scenario=*)	SCENARIO=${w#*=} ;;
 	dmalab.bind_wait=*)	BIND_WAIT=${w#*=} ;;
 	dmalab.disk=*)		DISK=${w#*=} ;;
+	dmalab.pktgen=*)	PKTGEN=$(echo "${w#*=}" | tr , ' ') ;;
+	dmalab.pktgen_rate=*)	PKTGEN_RATE=${w#*=} ;;
+	dmalab.pktgen_count=*)	PKTGEN_COUNT=${w#*=} ;;
 	dmalab.iterations=*|dmalab.max_len=*|dmalab.seed=*|\
 	dmalab.timeout_ms=*|dmalab.max_channels=*)
 				EX_PARAMS="$EX_PARAMS ${w#dmalab.}" ;;
@@ -144,6 +150,84 @@ report_channels() {
 	say "dma channels=$n (${names# })"
 }
 
+# Centiseconds in a /proc/uptime figure ("12.05" -> 1205).
+centis() {
+	c=${1#*.}
+	echo $((${1%.*} * 100 + ${c#0}))
+}
+
+# The time so far from /proc/uptime, in 10 ms units: NOW (wall) and BUSY
+# (wall times the number of CPUs, less the idle time the kernel counted on
+# all of them; under NO_HZ idle time is measured, while /proc/stat's busy
+# fields are sampled at ticks and miss work done between them).  Builtins
+# and one $(...) subshell only: measuring starts no program inside the window
+# it measures.
+cpu_ticks() {
+	read -r up idle < /proc/uptime
+	NOW=$(centis "$up")
+	BUSY=$((NOW * NCPUS - $(centis "$idle")))
+}
+
+# dmalab.pktgen=SIZE[,SIZE..]: the NIC workload of dmalab measure's
+# iommu-flush study.  Two NICs on one QEMU hub (eth0 sends, eth1 receives:
+# the runner puts them there); Linux's pktgen sends dmalab.pktgen_count
+# packets of each SIZE from eth0 to eth1's MAC address at
+# dmalab.pktgen_rate packets/s, after a window as long with nothing sent
+# (what the idle guest costs).  Each size prints one "# bench-nic" line:
+# packets sent and received, the rate achieved, wall and busy CPU time
+# (/proc/uptime, 10 ms units), and busy time per packet, whole and beyond
+# the idle window's.
+nic_pktgen() {
+	load_mod e1000e && load_mod pktgen || return 1
+	tries=100
+	while [ ! -e /sys/class/net/eth1 ] && [ "$tries" -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	for i in eth0 eth1; do
+		ip link set "$i" up || { say "error: no $i"; return 1; }
+	done
+	tries=100
+	while [ "$(cat /sys/class/net/eth0/carrier /sys/class/net/eth1/carrier 2>/dev/null | tr -d '\n')" != 11 ] &&
+	      [ "$tries" -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	[ "$tries" -gt 0 ] || { say "error: eth0 or eth1 has no link"; return 1; }
+	read -r mac < /sys/class/net/eth1/address
+	pg=/proc/net/pktgen
+	echo "rem_device_all" > $pg/kpktgend_0
+	echo "add_device eth0" > $pg/kpktgend_0
+	for c in "count $PKTGEN_COUNT" "delay $((1000000000 / PKTGEN_RATE))" "clone_skb 0" \
+		 "dst 10.0.0.2" "dst_mac $mac"; do
+		echo "$c" > $pg/eth0
+	done
+	NCPUS=$(grep -c '^cpu[0-9]' /proc/stat)
+	ms=$((PKTGEN_COUNT * 1000 / PKTGEN_RATE))
+	cpu_ticks; b0=$BUSY; t0=$NOW
+	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+	cpu_ticks; idle_busy=$((BUSY - b0)); idle_cs=$((NOW - t0))
+	for size in $PKTGEN; do
+		echo "pkt_size $size" > $pg/eth0
+		read -r rx0 < /sys/class/net/eth1/statistics/rx_packets
+		cpu_ticks; b0=$BUSY; t0=$NOW
+		echo start > $pg/pgctrl
+		cpu_ticks; busy=$((BUSY - b0)); wall=$((NOW - t0))
+		read -r rx < /sys/class/net/eth1/statistics/rx_packets
+		rx=$((rx - rx0))
+		sent=$(awk '/pkts-sofar/ { print $2; exit }' $pg/eth0)
+		# pktgen's own rate (its "Result:"): the window's wall time is
+		# longer, as pgctrl polls for the end every 100 ms
+		pps=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+pps$/) { sub("pps", "", $i); print $i; exit } }' $pg/eth0)
+		[ "$sent" -gt 0 ] 2>/dev/null || { say "error: pktgen sent nothing"; return 1; }
+		# the idle window's busy time, scaled to this window's length
+		base=$((idle_cs > 0 ? idle_busy * wall / idle_cs : 0))
+		net=$((busy > base ? busy - base : 0))
+		echo "# bench-nic size=$size rate=$PKTGEN_RATE sent=$sent received=$rx per_s=${pps:-0} wall_ms=$((wall * 10)) busy_ms=$((busy * 10)) idle_busy_ms=$((base * 10)) busy_ns_per_packet=$((busy * 10000000 / sent)) net_ns_per_packet=$((net * 10000000 / sent))"
+	done
+	return 0
+}
+
 case "$SCENARIO" in
 boot|memcpy) ;;
 *)
@@ -177,6 +261,10 @@ if [ "$SCENARIO" = memcpy ]; then
 	esac
 fi
 report_irqs
+
+if [ -n "$PKTGEN" ]; then
+	nic_pktgen || say "error: the pktgen workload failed"
+fi
 
 # dmalab.ksyms=1 (the race detector): our module's symbols, for the runner to
 # name the function behind each reported PC.

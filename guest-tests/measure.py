@@ -15,7 +15,7 @@ Per operation and size it prints, for each configuration, the median over the
 boots of each boot's median (p50) and 99th percentile, the smallest and largest
 p50 of the boots (the spread), and p50 over the baseline's p50.
 
---study iommu-flush (the copy-engine workload; the NIC one is not written yet):
+--study iommu-flush, two workloads in each boot.  The copy engine:
 the exerciser's mode=copycost, the 2008 proposal's study: copies through
 dmalab-ioat, each buffer pair mapped and unmapped with the DMA API as a driver
 would, at a fixed offered rate (--rate copies/s, default 1000; 0: back to
@@ -25,8 +25,11 @@ dmalab-vtd lazy and strict, on a one-CPU guest, in modelled time unless
 per second achieved, how many copies made the thread sleep, and the service
 demand: the guest CPU time (wall minus idle) per copy beyond what the pacing
 alone costs, median over the boots with its range, and its ratio to the
-baseline's.  At a fixed offered rate that every configuration reaches, the CPU
-cost compares at equal throughput.
+baseline's.  The NIC: two e1000e on one QEMU hub, and pktgen sending 2,000
+packets of 64 and of 1,500 bytes from one to the other at the same rate
+(init.sh's nic_pktgen); per size the guest CPU time per packet.  At a fixed
+offered rate that every configuration reaches, the CPU cost compares at equal
+throughput.
 
 --quick: one boot per configuration, fewer calls and shorter windows; a smoke
 run of the machinery, not a measurement to quote.
@@ -60,23 +63,33 @@ def configs(mode, pt=True, ioat="dmalab-ioat"):
                   ("vtd-strict", vtd + ["intel_iommu=on iommu.strict=1 " + mode])]
 
 
-class Study:
-    """What a study boots (the exerciser's `mode`, with or without
-    pass-through, dmalab-ioat with `engine`'s properties unless --engine
-    says otherwise) and how its bench lines become tables: rows tagged `tag`,
-    one block per value of `keys`, the median over boots of `primary` (with
-    its range and ratio to the baseline) and of each of `others`."""
+class Table:
+    """How bench lines become one table: rows tagged `tag`, one block per
+    value of `keys`, the median over boots of `primary` (with its range and
+    ratio to the baseline) and of each of `others`."""
 
-    def __init__(self, mode, pt, engine, tag, keys, primary, others, unit, smp=None,
-                 quick=None, icount=None):
-        self.mode, self.pt, self.engine, self.icount = mode, pt, engine, icount
-        self.smp, self.quick = smp, dict(quick or {})
+    def __init__(self, tag, keys, primary, others, unit):
         self.tag, self.keys = tag, keys
         self.primary, self.others, self.unit = primary, others, unit
 
+
+class Study:
+    """What a study boots: the exerciser's `mode`, with or without
+    pass-through, dmalab-ioat with `engine`'s properties unless --engine says
+    otherwise, `smp` CPUs, `extra` runner arguments (other devices, kernel
+    parameters), by default on the modelled clock -icount `icount`; `quick`
+    the module parameters of its smoke run; and its `tables`."""
+
+    def __init__(self, mode, pt, engine, tables, smp=None, quick=None, icount=None,
+                 extra=()):
+        self.mode, self.pt, self.engine, self.icount = mode, pt, engine, icount
+        self.smp, self.quick, self.extra = smp, dict(quick or {}), list(extra)
+        self.tables = tables
+
     def configs(self, engine=None):
         engine = self.engine if engine is None else engine
-        return configs(self.mode, self.pt, "dmalab-ioat" + ("," + engine if engine else ""))
+        return [(label, args + self.extra) for label, args in
+                configs(self.mode, self.pt, "dmalab-ioat" + ("," + engine if engine else ""))]
 
 
 # The copy study's engine: every copy completes latency-ns after its data
@@ -96,22 +109,38 @@ COPY_ENGINE = "latency-ns=2000,bandwidth=4000000000"
 # completion interrupt land on the same CPU or on different ones from boot to
 # boot, and the wake-up's cost (an IPI or none) moved its figures by up to 2x
 # between identical modelled-time boots.
+#
+# Its NIC workload (init.sh's nic_pktgen): two e1000e on one QEMU hub, so the
+# first one's transmissions are the second one's receptions with no host
+# networking, both behind the IOMMU when there is one; pktgen sends 64- and
+# 1500-byte packets at the same rate as the copies.
+NIC = ["--qemu-arg=-netdev", "--qemu-arg=hubport,id=dlx-tx,hubid=0",
+       "--qemu-arg=-netdev", "--qemu-arg=hubport,id=dlx-rx,hubid=0",
+       "--device", "e1000e,netdev=dlx-tx,romfile=",
+       "--device", "e1000e,netdev=dlx-rx,romfile=",
+       "--append", "dmalab.pktgen=64,1500"]
+
 STUDIES = {
-    "dma-api": Study("mapcost", True, "", "bench-map", ("op", "size"), "p50_ns",
-                     ["p99_ns"], "ns per call",
-                     quick={"mapcost_calls": 200}),
-    "iommu-flush": Study("copycost", False, COPY_ENGINE, "bench-copy", ("size", "rate"),
-                         "net_ns_per_copy", ["per_s", "slept", "busy_ns_per_copy",
-                                             "pacing_ns_per_slot"],
-                         "guest CPU ns per copy beyond the pacing's", smp=1,
-                         quick={"copycost_ms": 300}, icount=5),
+    "dma-api": Study("mapcost", True, "", [
+        Table("bench-map", ("op", "size"), "p50_ns", ["p99_ns"], "ns per call")],
+        quick={"dmalab_exercise.mapcost_calls": 200}),
+    "iommu-flush": Study("copycost", False, COPY_ENGINE, [
+        Table("bench-copy", ("size", "rate"), "net_ns_per_copy",
+              ["per_s", "slept", "busy_ns_per_copy", "pacing_ns_per_slot"],
+              "guest CPU ns per copy beyond the pacing's"),
+        Table("bench-nic", ("size", "rate"), "busy_ns_per_packet",
+              ["per_s", "sent", "received", "net_ns_per_packet", "idle_busy_ms"],
+              "guest CPU ns per packet sent and received")],
+        smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab.pktgen_count": 300},
+        icount=5, extra=NIC),
 }
 
 
 def summarise(runs, study=None):
     """{key: (primary median, min, max, [other medians], boots)} of one
-    configuration's boots, each a list of (tag, fields) bench rows."""
-    study = study or STUDIES["dma-api"]
+    configuration's boots, each a list of (tag, fields) bench rows, for one
+    Table (by default dma-api's)."""
+    study = study or STUDIES["dma-api"].tables[0]
     out = {}
     keys = []
     for rows in runs:
@@ -140,7 +169,7 @@ def summarise(runs, study=None):
 
 def table(summaries, labels, study=None):
     """Text lines: one block per key, one row per configuration."""
-    study = study or STUDIES["dma-api"]
+    study = study or STUDIES["dma-api"].tables[0]
     base = summaries[labels[0]]
     out = []
     for key in base:
@@ -204,11 +233,12 @@ def main(argv=None):
     configs = study.configs(args.engine)
     if args.icount is None and not args.host_clock:
         args.icount = study.icount
-    params = {"mapcost_calls": args.calls, "copycost_rate": args.rate}
+    params = {"dmalab_exercise.mapcost_calls": args.calls,
+              "dmalab_exercise.copycost_rate": args.rate, "dmalab.pktgen_rate": args.rate}
     if args.quick:
         params.update(study.quick)
         args.repeat = 1
-    clock = ["--append", " ".join("dmalab_exercise.%s=%d" % kv for kv in params.items())]
+    clock = ["--append", " ".join("%s=%d" % kv for kv in params.items())]
     if study.smp:
         clock += ["--smp", str(study.smp)]
     if args.icount is not None:
@@ -230,17 +260,19 @@ def main(argv=None):
             args.verbose)
         failed += bad
         rows = sum((facts["bench"] for _, facts, _ in results), [])
-        if not bad and not any(t == study.tag for t, _ in rows):
-            failed.append((label, ["no '# %s' lines from the guest" % study.tag]))
+        for t in study.tables:
+            if not bad and not any(tag == t.tag for tag, _ in rows):
+                failed.append((label, ["no '# %s' lines from the guest" % t.tag]))
         runs[label].append(rows)
     labels = [label for label, _ in configs]
-    summaries = {label: summarise(runs[label], study) for label in labels}
     print("==== %s: medians of %d boots per configuration, %s ====" % (
         args.study, max(args.repeat, 1),
         "modelled time (-icount shift=%d)" % args.icount if args.icount is not None
         else "host-driven guest time (not a hardware time)"))
-    for line in table(summaries, labels, study):
-        print(line)
+    for t in study.tables:
+        summaries = {label: summarise(runs[label], t) for label in labels}
+        for line in table(summaries, labels, t):
+            print(line)
     return runner.verdict(args.name, failed)
 
 

@@ -117,7 +117,7 @@ class MeasureTests(unittest.TestCase):
 
     def test_the_copy_study_reads_service_demand(self):
         import measure
-        study = measure.STUDIES["iommu-flush"]
+        study = measure.STUDIES["iommu-flush"].tables[0]
 
         def copy(net, per_s, slept=9):
             return ("bench-copy", {"size": "4096", "rate": "1000", "copies": "9",

@@ -16,8 +16,10 @@
                    the same run: dma-api (the default; the DMA API's per-call cost
                    without an IOMMU and behind dmalab-vtd in pass-through, lazy and
                    strict mode) or iommu-flush (guest CPU per mapped copy through
-                   dmalab-ioat at a fixed rate, no IOMMU, lazy, strict); options go to
-                   measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N)
+                   dmalab-ioat and per pktgen packet between two e1000e, at a fixed
+                   rate, no IOMMU, lazy, strict); options go to
+                   measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N);
+                   --kernel 6.12 boots the backports kernel instead of 6.1
   ./dmalab setup   only install packages (as root)
   ./dmalab build   only build (QEMU with dmalab's devices, unit tests, guest image)
 
@@ -189,13 +191,25 @@ def demo():
 
 
 def measure(rest):
-    """A study of guest-tests/measure.py on the demo's QEMU and 6.1 guest image."""
-    build(DEMO_TARGETS)
+    """A study of guest-tests/measure.py on the demo's QEMU and a guest image: the 6.1 one,
+    or 6.12's with --kernel 6.12."""
     study = ["--study", rest.pop(0)] if rest and not rest[0].startswith("-") else []
+    image = BUILD / "guest-tests"
+    if "--kernel" in rest:
+        i = rest.index("--kernel")
+        kernel = rest[i + 1] if i + 1 < len(rest) else ""
+        if kernel not in ("6.1", "6.12"):
+            say("measure: --kernel takes 6.1 or 6.12")
+            return 2
+        del rest[i:i + 2]
+        if kernel == "6.12":
+            image = image / "bpo"
+    rel = image.relative_to(BUILD)
+    build(["qemu/qemu-system-x86_64", str(rel / "boot-kernel"), str(rel / "initramfs.cpio.gz")])
     cmd = [sys.executable, REPO / "guest-tests" / "measure.py"] + study + [
         "--qemu", BUILD / "qemu" / "qemu-system-x86_64",
-        "--kernel", BUILD / "guest-tests" / "boot-kernel",
-        "--initrd", BUILD / "guest-tests" / "initramfs.cpio.gz",
+        "--kernel", image / "boot-kernel",
+        "--initrd", image / "initramfs.cpio.gz",
         "--log-dir", BUILD / "measure"] + rest
     return subprocess.run([str(c) for c in cmd]).returncode
 
