@@ -136,7 +136,9 @@ class MeasureTests(unittest.TestCase):
     def test_each_study_boots_dmalab_ioat_with_its_engine_profile(self):
         import measure
         copy = dict(measure.STUDIES["iommu-flush"].configs())
-        self.assertEqual(list(copy), ["no-iommu", "vtd-lazy", "vtd-strict"])
+        self.assertEqual(list(copy), ["no-iommu", "vtd-lazy", "vtd-strict", "intel-lazy",
+                                      "intel-strict"])
+        self.assertIn("intel-iommu", copy["intel-strict"])
         self.assertIn("dmalab-ioat," + measure.COPY_ENGINE, copy["vtd-strict"])
         self.assertIn("dmalab-ioat", dict(measure.STUDIES["dma-api"].configs())["vtd-pt"])
         # --engine "" boots the copy study with dmalab-ioat's own defaults
