@@ -45,6 +45,8 @@ still vary).  The figures are reported, never asserted; the last line is
 """
 
 import argparse
+import csv
+import json
 import os
 import sys
 
@@ -201,6 +203,42 @@ def table(summaries, labels, study=None):
     return out
 
 
+def records(summaries, labels, t):
+    """The summaries of one table as flat rows, for CSV and JSON: one per
+    (key, configuration, metric), where metric is the primary figure's median,
+    min and max, each other figure's median, the boot count and the ratio of
+    the primary median to the baseline's."""
+    base = summaries[labels[0]]
+    out = []
+    for key in base:
+        for label in labels:
+            s = summaries[label].get(key)
+            if not s:
+                continue
+            metrics = [(t.primary, s[0]), (t.primary + ":min", s[1]),
+                       (t.primary + ":max", s[2])] + list(zip(t.others, s[3])) + [
+                ("boots", s[4])]
+            if base[key][0]:
+                metrics.append((t.primary + ":ratio", round(s[0] / base[key][0], 4)))
+            for metric, value in metrics:
+                out.append(dict({k: v for k, v in zip(t.keys, key)}, tag=t.tag,
+                                config=label, metric=metric, value=value))
+    return out
+
+
+def write_results(path_stem, meta, rows, boots):
+    """PATH_STEM.json (meta, the summary rows and every boot's bench rows) and
+    PATH_STEM.csv (the summary rows, one per line)."""
+    with open(path_stem + ".json", "w") as f:
+        json.dump(dict(meta, summary=rows, boots=boots), f, indent=1)
+    fields = ["study", "clock", "tag", "size", "op", "rate", "config", "metric", "value"]
+    with open(path_stem + ".csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(dict(r, study=meta["study"], clock=meta["clock"]))
+
+
 def make_parser():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--study", choices=sorted(STUDIES), default="dma-api")
@@ -228,7 +266,8 @@ def make_parser():
     clock.add_argument("--host-clock", action="store_true",
                        help="host-driven guest time, also for iommu-flush")
     ap.add_argument("--timeout", type=int, default=300)
-    ap.add_argument("--log-dir")
+    ap.add_argument("--log-dir", help="where each boot's serial log goes, and the results as "
+                    "NAME.json and NAME.csv")
     ap.add_argument("--runner-arg", action="append", default=[],
                     help="one more runner.py argument, for every boot")
     ap.add_argument("--verbose", "-v", action="store_true")
@@ -277,10 +316,21 @@ def main(argv=None):
         args.study, max(args.repeat, 1),
         "modelled time (-icount shift=%d)" % args.icount if args.icount is not None
         else "host-driven guest time (not a hardware time)"))
+    rows = []
     for t in study.tables:
         summaries = {label: summarise(runs[label], t) for label in labels}
         for line in table(summaries, labels, t):
             print(line)
+        rows += records(summaries, labels, t)
+    if args.log_dir:
+        stem = os.path.join(args.log_dir, args.name)
+        meta = {"study": args.study, "repeat": max(args.repeat, 1),
+                "clock": "icount-%d" % args.icount if args.icount is not None else "host",
+                "kernel": os.path.abspath(args.kernel), "configs": dict(configs)}
+        write_results(stem, meta, rows,
+                      {label: [[{"tag": tag, **f} for tag, f in boot] for boot in runs[label]]
+                       for label in labels})
+        print("results: %s.json, %s.csv" % (stem, stem))
     return runner.verdict(args.name, failed)
 
 

@@ -133,6 +133,32 @@ class MeasureTests(unittest.TestCase):
         self.assertEqual(lines[-1].split(), ["b", "1800", "1800-1800", "997", "9", "1850", "50",
                                              "1", "3.00"])
 
+    def test_results_are_written_as_json_and_csv_rows(self):
+        import csv
+        import json
+        import tempfile
+        import measure
+        t = measure.STUDIES["dma-api"].tables[0]
+        base = measure.summarise([[self.row("unmap", 100, 150)]])
+        strict = measure.summarise([[self.row("unmap", 350, 900)]])
+        rows = measure.records({"a": base, "b": strict}, ["a", "b"], t)
+        ratio = [r for r in rows if r["config"] == "b" and r["metric"] == "p50_ns:ratio"]
+        self.assertEqual(ratio, [{"op": "unmap", "size": "4096", "tag": "bench-map",
+                                  "config": "b", "metric": "p50_ns:ratio", "value": 3.5}])
+        with tempfile.TemporaryDirectory() as d:
+            stem = d + "/m"
+            measure.write_results(stem, {"study": "dma-api", "clock": "host"}, rows,
+                                  {"a": [[{"tag": "bench-map", "op": "unmap"}]]})
+            with open(stem + ".json") as f:
+                doc = json.load(f)
+            self.assertEqual(doc["summary"], rows)
+            self.assertEqual(doc["boots"]["a"][0][0]["op"], "unmap")
+            with open(stem + ".csv") as f:
+                lines = list(csv.DictReader(f))
+            self.assertEqual(len(lines), len(rows))
+            self.assertEqual((lines[-1]["config"], lines[-1]["metric"], lines[-1]["value"],
+                              lines[-1]["clock"]), ("b", "p50_ns:ratio", "3.5", "host"))
+
     def test_each_study_boots_dmalab_ioat_with_its_engine_profile(self):
         import measure
         copy = dict(measure.STUDIES["iommu-flush"].configs())
