@@ -162,7 +162,7 @@ centis() {
 # fields are sampled at ticks and miss work done between them).  Builtins
 # and one $(...) subshell only: measuring starts no program inside the window
 # it measures.
-cpu_ticks() {
+cpu_time() {
 	read -r up idle < /proc/uptime
 	NOW=$(centis "$up")
 	BUSY=$((NOW * NCPUS - $(centis "$idle")))
@@ -204,15 +204,15 @@ nic_pktgen() {
 	done
 	NCPUS=$(grep -c '^cpu[0-9]' /proc/stat)
 	ms=$((PKTGEN_COUNT * 1000 / PKTGEN_RATE))
-	cpu_ticks; b0=$BUSY; t0=$NOW
+	cpu_time; b0=$BUSY; t0=$NOW
 	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
-	cpu_ticks; idle_busy=$((BUSY - b0)); idle_cs=$((NOW - t0))
+	cpu_time; idle_busy=$((BUSY - b0)); idle_cs=$((NOW - t0))
 	for size in $PKTGEN; do
 		echo "pkt_size $size" > $pg/eth0
 		read -r rx0 < /sys/class/net/eth1/statistics/rx_packets
-		cpu_ticks; b0=$BUSY; t0=$NOW
+		cpu_time; b0=$BUSY; t0=$NOW
 		echo start > $pg/pgctrl
-		cpu_ticks; busy=$((BUSY - b0)); wall=$((NOW - t0))
+		cpu_time; busy=$((BUSY - b0)); wall=$((NOW - t0))
 		read -r rx < /sys/class/net/eth1/statistics/rx_packets
 		rx=$((rx - rx0))
 		sent=$(awk '/pkts-sofar/ { print $2; exit }' $pg/eth0)

@@ -13,7 +13,6 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ioat_qtest  # noqa: E402
-import ioat_reset_qtest  # noqa: E402
 import libqtest  # noqa: E402
 from ioat_qtest import DEV, DONE, HALTED, QOM, Buf, IoatCase, launch, rebuild_ioat  # noqa: E402
 from ioat_rig import (  # noqa: E402
@@ -243,12 +242,7 @@ class Migration(FaultCase):
         self.settle(src)
         for b in first:
             b.check(self)
-        src.qt.qmp("stop")
-        src.qt.qmp("migrate", uri="file:" + path)
-        self.wait_migration(src.qt)
-        layout = (src.bdf, src.bar, src.irq_area, src.mem.next, src.nchan)
-        self.check_exit(src.qt)
-        self.machines.remove((src.qt, ()))
+        layout = self.migrate_away(src, path)
         qt = self.track(launch(lambda: QTest(ioat_qtest.QEMU, ["-device", device,
                                                                 "-incoming", "defer"])))
         qt.qmp("migrate-incoming", uri="file:" + path)
@@ -260,8 +254,6 @@ class Migration(FaultCase):
         _, body, _ = third[0].read()
         self.assertEqual(body[-1], third[0].data[-1] ^ 1, "the third copy was not hit")
         self.assertEqual(self.injected(dst), 1)
-
-    wait_migration = ioat_reset_qtest.Migration.wait_migration
 
 
 def main():

@@ -123,6 +123,28 @@ class IoatCase(unittest.TestCase):
         for qt, allowed in self.machines:
             self.check_exit(qt, allowed)
 
+    def wait_migration(self, qt, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            info = qt.qmp("query-migrate")
+            status = info.get("status")
+            if status == "completed":
+                return info
+            self.assertNotIn(status, ("failed", "cancelled"), info)
+            time.sleep(0.02)
+        self.fail(f"migration not completed: {info}")
+
+    def migrate_away(self, m, path):
+        """Stops machine m, migrates it to the file `path` and checks that it
+        exits cleanly; returns the layout the destination's rig takes over."""
+        m.qt.qmp("stop")
+        m.qt.qmp("migrate", uri="file:" + path)
+        self.wait_migration(m.qt)
+        layout = (m.bdf, m.bar, m.irq_area, m.mem.next, m.nchan)
+        self.check_exit(m.qt)
+        self.machines.remove((m.qt, ()))
+        return layout
+
     def check_exit(self, qt, allowed=()):
         code = qt.close()
         err = qt.stderr

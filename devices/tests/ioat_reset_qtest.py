@@ -10,7 +10,6 @@ import os
 import random
 import sys
 import tempfile
-import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -305,17 +304,6 @@ class Migration(IoatCase):
     CH = 1
     N = 64
 
-    def wait_migration(self, qt, timeout=30):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            info = qt.qmp("query-migrate")
-            status = info.get("status")
-            if status == "completed":
-                return info
-            self.assertNotIn(status, ("failed", "cancelled"), info)
-            time.sleep(0.02)
-        self.fail(f"migration not completed: {info}")
-
     def test_13_migration_mid_ring(self):
         latency = 200_000
         device = DEV + f",latency-ns={latency}"
@@ -343,12 +331,7 @@ class Migration(IoatCase):
         sts_before = src.chansts(ch)
         src.pci.cfg_write(src.bdf, CFG_CHANERRMSK_INT, 0xC3A5)   # migrates with config space
         clock = src.qt.clock_now()
-        src.qt.qmp("stop")
-        src.qt.qmp("migrate", uri="file:" + path)
-        self.wait_migration(src.qt)
-        layout = (src.bdf, src.bar, src.irq_area, src.mem.next, src.nchan)
-        self.check_exit(src.qt)
-        self.machines.remove((src.qt, ()))
+        layout = self.migrate_away(src, path)
 
         qt = self.track(launch(lambda: QTest(ioat_qtest.QEMU, ["-device", device, "-incoming", "defer"])))
         qt.qmp("migrate-incoming", uri="file:" + path)
