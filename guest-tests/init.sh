@@ -30,6 +30,7 @@ DISK=""
 PKTGEN=""
 PKTGEN_RATE=1000
 PKTGEN_COUNT=2000
+SWIOTLB_STATS=""
 EX_PARAMS=""
 for w in $(cat /proc/cmdline); do
 	case "$w" in
@@ -39,6 +40,7 @@ for w in $(cat /proc/cmdline); do
 	dmalab.pktgen=*)	PKTGEN=$(echo "${w#*=}" | tr , ' ') ;;
 	dmalab.pktgen_rate=*)	PKTGEN_RATE=${w#*=} ;;
 	dmalab.pktgen_count=*)	PKTGEN_COUNT=${w#*=} ;;
+	dmalab.swiotlb_stats=1)	SWIOTLB_STATS=1 ;;
 	dmalab.iterations=*|dmalab.max_len=*|dmalab.seed=*|\
 	dmalab.timeout_ms=*|dmalab.max_channels=*)
 				EX_PARAMS="$EX_PARAMS ${w#dmalab.}" ;;
@@ -228,6 +230,33 @@ nic_pktgen() {
 	return 0
 }
 
+# dmalab.swiotlb_stats=1 (the swiotlb study): what swiotlb bounced while the
+# exerciser ran.  A histogram trigger on the swiotlb_bounced trace event, which
+# fires once per mapping swiotlb bounces, sums the mappings and their sizes; the
+# pool's size and occupancy come from debugfs (6.12 adds the high-water mark).
+SWIOTLB_EV=/sys/kernel/tracing/events/swiotlb/swiotlb_bounced
+swiotlb_start() {
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+	echo 'hist:keys=dev_name:vals=size' > $SWIOTLB_EV/trigger ||
+		say "error: no histogram trigger on swiotlb_bounced"
+}
+
+swiotlb_debugfs() {
+	v=-1
+	[ -r "/sys/kernel/debug/swiotlb/$1" ] && read -r v < "/sys/kernel/debug/swiotlb/$1"
+	echo "$v"
+}
+
+swiotlb_report() {
+	# lines like "{ dev_name: 0000:00:01.0 } hitcount: 4001  size: 16781312"
+	sums=$(awk '{ for (i = 1; i < NF; i++) {
+			if ($i == "hitcount:") n += $(i + 1)
+			if ($i == "size:") b += $(i + 1) } }
+		END { printf "bounced_maps=%d bounced_bytes=%d", n, b }' $SWIOTLB_EV/hist)
+	echo "# bench-swiotlb $sums slabs=$(swiotlb_debugfs io_tlb_nslabs) used_slabs=$(swiotlb_debugfs io_tlb_used) hiwater_slabs=$(swiotlb_debugfs io_tlb_used_hiwater)"
+}
+
 case "$SCENARIO" in
 boot|memcpy) ;;
 *)
@@ -236,6 +265,11 @@ boot|memcpy) ;;
 	;;
 esac
 
+# The image of guest-tests/ioatdma_patched.py carries ioatdma built with
+# dmalab's patches in place of Debian's, and names them here.
+if [ -f /etc/dmalab/ioatdma-patches ]; then
+	say "ioatdma patched: $(cat /etc/dmalab/ioatdma-patches)"
+fi
 load_mod ioatdma
 if wait_bound; then
 	report_bound
@@ -248,10 +282,13 @@ report_channels
 if [ "$SCENARIO" = memcpy ]; then
 	EX_PARAMS="$EX_PARAMS $(mod_params dmalab_exercise)"
 	EX_PARAMS=${EX_PARAMS% }
+	[ -n "$SWIOTLB_STATS" ] && swiotlb_start
 	say "exercise start params=${EX_PARAMS# }"
 	# shellcheck disable=SC2086  # word splitting of the parameters is wanted
 	insmod "/lib/modules/$KVER/extra/dmalab_exercise.ko" $EX_PARAMS
-	say "exercise end rc=$? uptime=$(cut -d' ' -f1 /proc/uptime)"
+	rc=$?
+	[ -n "$SWIOTLB_STATS" ] && swiotlb_report
+	say "exercise end rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
 	# mode=cow leaves its second half to a process that can fork.
 	case " $EX_PARAMS " in
 	*" mode=cow "*)

@@ -32,6 +32,16 @@ packets of 64 and of 1,500 bytes from one to the other at the same rate
 offered rate that every configuration reaches, the CPU cost compares at equal
 throughput.
 
+--study swiotlb: mode=mapcost again, on a one-CPU guest (with two, Linux
+distrusted the TSC and timed with the 279 ns ACPI PM timer), without an IOMMU,
+with and without swiotlb=force; the memcpy row is the guest CPU's own copy of
+the buffer, what each bounce is made of.  The bench-swiotlb table is what
+swiotlb bounced meanwhile (init.sh's dmalab.swiotlb_stats: the swiotlb_bounced
+trace event summed by a histogram trigger, one per bounced mapping, and the
+pool's slabs from debugfs).  It needs the image with the patched ioatdma
+(guest-tests/ioatdma_patched.py): Debian's refuses the device under
+swiotlb=force.
+
 --quick: one boot per configuration, fewer calls and shorter windows; a smoke
 run of the machinery, not a measurement to quote.
 
@@ -91,15 +101,25 @@ class Study:
     the module parameters of its smoke run; and its `tables`."""
 
     def __init__(self, mode, pt, engine, tables, smp=None, quick=None, icount=None,
-                 extra=()):
+                 extra=(), matrix=None):
         self.mode, self.pt, self.engine, self.icount = mode, pt, engine, icount
         self.smp, self.quick, self.extra = smp, dict(quick or {}), list(extra)
         self.tables = tables
+        self.matrix = matrix or (lambda mode, ioat: configs(mode, self.pt, ioat))
 
     def configs(self, engine=None):
         engine = self.engine if engine is None else engine
         return [(label, args + self.extra) for label, args in
-                configs(self.mode, self.pt, "dmalab-ioat" + ("," + engine if engine else ""))]
+                self.matrix(self.mode, "dmalab-ioat" + ("," + engine if engine else ""))]
+
+
+def swiotlb_configs(mode, ioat):
+    """No IOMMU, with and without swiotlb=force (which bounces every streaming
+    mapping through its pool; it applies only where no IOMMU translates, hence
+    intel_iommu=off in both)."""
+    words = "intel_iommu=off dmalab.swiotlb_stats=1 dmalab_exercise.mode=" + mode
+    return [("no-bounce", ["--device", ioat, "--append", words]),
+            ("swiotlb", ["--device", ioat, "--append", "swiotlb=force " + words])]
 
 
 # The copy study's engine: every copy completes latency-ns after its data
@@ -143,6 +163,15 @@ STUDIES = {
               "guest CPU ns per packet sent and received")],
         smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab.pktgen_count": 300},
         icount=5, extra=NIC),
+    # Needs the patched ioatdma (guest-tests/ioatdma_patched.py): Debian's refuses
+    # dmalab-ioat under swiotlb=force (scenario swiotlb-selftest-bug).
+    "swiotlb": Study("mapcost", False, "", [
+        Table("bench-map", ("op", "size"), "p50_ns", ["p99_ns"], "ns per call"),
+        Table("bench-swiotlb", (), "bounced_bytes",
+              ["bounced_maps", "slabs", "used_slabs", "hiwater_slabs"],
+              "bytes in mappings swiotlb bounced while the exerciser ran")],
+        smp=1, quick={"dmalab_exercise.mapcost_calls": 200}, matrix=swiotlb_configs,
+        extra=["--allow", "ioatdma: module verification failed"]),
 }
 
 
@@ -184,7 +213,7 @@ def table(summaries, labels, study=None):
     out = []
     for key in base:
         out.append("%s (%s, guest clock):" % (
-            " ".join("%s=%s" % kv for kv in zip(study.keys, key)), study.unit))
+            " ".join("%s=%s" % kv for kv in zip(study.keys, key)) or study.tag, study.unit))
         p = study.primary
         head = (["config", p, "range"] + list(study.others) +
                 ["boots", "%s / %s" % (p, labels[0])])
@@ -224,6 +253,34 @@ def records(summaries, labels, t):
                 out.append(dict({k: v for k, v in zip(t.keys, key)}, tag=t.tag,
                                 config=label, metric=metric, value=value))
     return out
+
+
+def in_copies(summaries, labels):
+    """The swiotlb study's calls in units of the guest's own memcpy() of the
+    same size in the same configuration (p50 over p50): what bouncing costs in
+    copies, a ratio that does not depend on how fast this host emulates one."""
+    lines = ["DMA API calls in memcpy()s of their size (p50 / memcpy's p50, guest clock):"]
+    head = ["config", "size"] + [op for op in ("map", "unmap", "sync")]
+    body, rows = [], []
+    for label in labels:
+        s = summaries[label]
+        for size in sorted({k[1] for k in s}, key=int):
+            copy = s.get(("memcpy", size))
+            if not copy or not copy[0]:
+                continue
+            row = [label, str(size)]
+            for op in head[2:]:
+                v = s.get((op, size))
+                row.append("%.2f" % (v[0] / copy[0]) if v else "-")
+                if v:
+                    rows.append({"tag": "bench-map", "op": op, "size": size, "config": label,
+                                 "metric": "p50_ns:per_memcpy",
+                                 "value": round(v[0] / copy[0], 4)})
+            body.append(row)
+    width = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
+    for r in [head] + body:
+        lines.append("  " + "  ".join(v.rjust(w) for v, w in zip(r, width)))
+    return lines, rows
 
 
 def write_results(path_stem, meta, rows, boots):
@@ -311,7 +368,7 @@ def main(argv=None):
             if not bad and not any(tag == t.tag for tag, _ in rows):
                 failed.append((label, ["no '# %s' lines from the guest" % t.tag]))
         runs[label].append(rows)
-    labels = [label for label, _ in configs]
+    labels = list(dict.fromkeys(label for label, _ in configs))
     print("==== %s: medians of %d boots per configuration, %s ====" % (
         args.study, max(args.repeat, 1),
         "modelled time (-icount shift=%d)" % args.icount if args.icount is not None
@@ -322,6 +379,11 @@ def main(argv=None):
         for line in table(summaries, labels, t):
             print(line)
         rows += records(summaries, labels, t)
+        if t.tag == "bench-map" and args.study == "swiotlb":
+            lines, extra = in_copies(summaries, labels)
+            for line in lines:
+                print(line)
+            rows += extra
     if args.log_dir:
         stem = os.path.join(args.log_dir, args.name)
         meta = {"study": args.study, "repeat": max(args.repeat, 1),

@@ -192,6 +192,10 @@ def make_parser():
                     help="a serial line must match REGEX (re.search, after "
                          "the timestamp; repeatable); a KTAP result needs "
                          "'^ok N ...', which 'not ok N ...' does not match")
+    ap.add_argument("--expect-unbound", action="store_true",
+                    help="ioatdma must refuse the device (a scenario that reproduces a "
+                         "driver's failure, named with --expect-line and --allow): the "
+                         "boot fails if it binds, and the guest must have no DMA channel")
     ap.add_argument("--allow-skip", action="append", default=[],
                     metavar="NAME",
                     help="a KTAP 'ok N NAME # SKIP' passes (NAME a regex the "

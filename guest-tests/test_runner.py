@@ -155,6 +155,31 @@ class JudgeTests(unittest.TestCase):
             "DMALAB: ioatdma not bound")
         self.assertFail(text, "ioatdma not bound")
 
+    def test_expect_unbound(self):
+        # swiotlb-selftest-bug: the driver must refuse the device, for the
+        # reason --expect-line names, and the refusal is --allow'ed.
+        refused = "\n".join(
+            l for l in GOOD.splitlines() if l.startswith(("DMALAB", "Linux"))
+            and "bound" not in l and "channels" not in l).replace(
+            "scenario=memcpy", "scenario=boot")
+        refused += ("\nioatdma 0000:00:01.0: Self-test copy failed compare, disabling"
+                    "\nDMALAB: ioatdma not bound\nDMALAB: dma channels=0 ()\n")
+        why = ["--scenario", "boot", "--expect-unbound",
+               "--allow", "Self-test copy failed compare",
+               "--expect-line", "Self-test copy failed compare"]
+        self.assertPass(refused, *why)
+        # without --allow the refusal is a driver error as usual
+        self.assertFail(refused, "ioatdma error", *why[:3])
+        # a driver that binds fails it, channels or not
+        bound = refused.replace(
+            "DMALAB: ioatdma not bound",
+            "DMALAB: ioatdma bound 0000:00:01.0 vendor=0x8086 device=0x2021")
+        self.assertFail(bound, "expected it to refuse the device", *why)
+        self.assertFail(refused.replace("channels=0 ()", "channels=1 (dma0chan0)"),
+                        "expected no DMA channel", *why)
+        self.assertFail(refused.replace("Self-test copy failed compare, disabling", ""),
+                        "no serial line matches", *why)
+
     def test_wrong_id(self):
         self.assertFail(GOOD.replace("device=0x2021", "device=0x0e20"),
                         "expected 0x8086:0x2021")

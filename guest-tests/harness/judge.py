@@ -246,7 +246,15 @@ def analyse(boot, args):
         reasons.append(e)
     for e in facts["dmalab_errors"]:
         reasons.append("guest: %s" % e)
-    if facts["init_seen"] is not None:
+    unbound = getattr(args, "expect_unbound", False)
+    if facts["init_seen"] is not None and unbound:
+        for bdf, ven, dev in facts["bound"]:
+            reasons.append("ioatdma bound %s, expected it to refuse the device" % bdf)
+        if facts["channels"] is None:
+            reasons.append("guest did not report DMA channels")
+        elif facts["channels"]:
+            reasons.append("expected no DMA channel, guest has %d" % facts["channels"])
+    elif facts["init_seen"] is not None:
         if not facts["bound"]:
             reasons.append("ioatdma not bound")
         for bdf, ven, dev in facts["bound"]:

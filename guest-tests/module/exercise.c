@@ -108,7 +108,7 @@ MODULE_PARM_DESC(stale_expect,
 static char *iommu_expect = "";
 module_param(iommu_expect, charp, 0444);
 MODULE_PARM_DESC(iommu_expect,
-		 "what a mapped page's bus address must be before any mode runs: translated (differs from the physical address), identity, or empty (not checked)");
+		 "what a mapped page's bus address must be before any mode runs: translated (an IOMMU domain maps it elsewhere), bounced (swiotlb: elsewhere without an IOMMU domain), identity, or empty (not checked)");
 
 /* splitmix64: small, good enough, deterministic across runs */
 u64 dlx_next(u64 *state)
@@ -319,7 +319,16 @@ static const char *dlx_report_iommu(struct dma_chan *chan)
 		pr_info("# %s: iommu: domain %s, mapping a page failed\n",
 			DLX_NAME, type);
 	} else {
-		seen = dma == virt_to_phys(page) ? "identity" : "translated";
+		/*
+		 * Without an IOMMU domain (or in an identity one) a bus address
+		 * other than the page's own is a swiotlb bounce slot.
+		 */
+		if (dma == virt_to_phys(page))
+			seen = "identity";
+		else if (dom && dom->type != IOMMU_DOMAIN_IDENTITY)
+			seen = "translated";
+		else
+			seen = "bounced";
 		pr_info("# %s: iommu: domain %s, phys %#llx maps to dma %#llx, %s\n",
 			DLX_NAME, type, (u64)virt_to_phys(page), (u64)dma, seen);
 		dma_unmap_single(dev, dma, PAGE_SIZE, DMA_TO_DEVICE);

@@ -9,9 +9,11 @@
  *                                 invalidation and wait)
  *   sync    dma_sync_single_for_cpu() then _for_device() of one long-lived
  *           mapping, the pair a driver that recycles its buffers calls
+ *   memcpy  memcpy() of the buffer into another one: the guest CPU's own copy
+ *           of that size, what a bounced map, unmap or sync is made of
  * and prints the median, 90th and 99th percentile and the mean as
  * "# bench-map op=... size=... n=... p50_ns=... p90_ns=... p99_ns=... mean_ns=..."
- * lines.  No copy runs: the figures are the mapping layer's own.
+ * lines.  No DMA runs: the figures are the mapping layer's own.
  */
 
 #include <linux/module.h>
@@ -67,13 +69,24 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 			     unsigned int n)
 {
 	void *buf = kmalloc(size, GFP_KERNEL);
+	void *copy = kmalloc(size, GFP_KERNEL);
 	dma_addr_t dma;
 	unsigned int i;
 	u64 t0;
 
-	if (!buf)
+	if (!buf || !copy) {
+		kfree(buf);
+		kfree(copy);
 		return false;
+	}
 	memset(buf, 0x5a, size);
+	for (i = 0; i < n; i++) {
+		t0 = ktime_get_ns();
+		memcpy(copy, buf, size);
+		a[i] = dlx_elapsed(t0);
+	}
+	dlx_mapcost_report("memcpy", size, a, n);
+	kfree(copy);
 	for (i = 0; i < n; i++) {
 		t0 = ktime_get_ns();
 		dma = dma_map_single(dev, buf, size, DMA_BIDIRECTIONAL);
