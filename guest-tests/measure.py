@@ -42,6 +42,15 @@ pool's slabs from debugfs).  It needs the image with the patched ioatdma
 (guest-tests/ioatdma_patched.py): Debian's refuses the device under
 swiotlb=force.
 
+--study offload: the exerciser's mode=offload, NET_DMA's trade: per size
+(256 B to 64 KiB) the guest CPU's memcpy() against a copy through dmalab-ioat,
+mapped, submitted and polled to completion one at a time ("sync", the
+synchronised variant) or 16 at a time ("async"), on a one-CPU guest, each
+configuration on its own modelled clock: 1, 8 and 32 ns per guest instruction
+(so per byte of a CPU copy) with the study's engine, and 8 ns with a slower
+engine.  Besides the table it prints each kind's cost over the CPU copy's per
+size and the crossover, the size from which on offloading costs less.
+
 --quick: one boot per configuration, fewer calls and shorter windows; a smoke
 run of the machinery, not a measurement to quote.
 
@@ -113,6 +122,27 @@ class Study:
                 self.matrix(self.mode, "dmalab-ioat" + ("," + engine if engine else ""))]
 
 
+# The offload study's second engine profile: slower to start and to move bytes.
+SLOW_ENGINE = "latency-ns=10000,bandwidth=1000000000"
+# Its CPU cost models: -icount shift N makes each guest instruction 2^N ns, and the
+# guest's memcpy() is a rep movsb, one instruction per byte for TCG.
+OFFLOAD_CPUS = (("cpu-1ns", 0, None), ("cpu-8ns", 3, None), ("cpu-32ns", 5, None),
+                ("cpu-8ns-slow-engine", 3, SLOW_ENGINE))
+
+
+def offload_configs(mode, ioat):
+    """The same copies under several costs of a guest instruction (so of a
+    CPU copy: 1, 8 and 32 ns per byte) with the study's engine, and one with a
+    slower engine: each configuration its own modelled clock."""
+    out = []
+    for label, shift, engine in OFFLOAD_CPUS:
+        dev = "dmalab-ioat," + engine if engine else ioat
+        out.append((label, ["--device", dev, "--append", "dmalab_exercise.mode=" + mode,
+                            "--accel", "tcg", "--qemu-arg=-icount",
+                            "--qemu-arg=shift=%d,sleep=off" % shift]))
+    return out
+
+
 def swiotlb_configs(mode, ioat):
     """No IOMMU, with and without swiotlb=force (which bounces every streaming
     mapping through its pool; it applies only where no IOMMU translates, hence
@@ -172,6 +202,10 @@ STUDIES = {
               "bytes in mappings swiotlb bounced while the exerciser ran")],
         smp=1, quick={"dmalab_exercise.mapcost_calls": 200}, matrix=swiotlb_configs,
         extra=["--allow", "ioatdma: module verification failed"]),
+    # Each configuration sets its own modelled clock (offload_configs).
+    "offload": Study("offload", False, COPY_ENGINE, [
+        Table("bench-offload", ("op", "size"), "p50_ns", ["p99_ns"], "ns per copy")],
+        smp=1, quick={"dmalab_exercise.offload_calls": 50}, matrix=offload_configs),
 }
 
 
@@ -283,6 +317,35 @@ def in_copies(summaries, labels):
     return lines, rows
 
 
+def crossover(summaries, labels):
+    """The offload study per configuration: each offloaded kind's p50 over the
+    CPU copy's at each size, and the crossover, the smallest size from which
+    on the engine's copy costs the CPU less than its own."""
+    lines = ["offload against the CPU's copy (p50 / cpu's p50, modelled clock):"]
+    rows = []
+    for label in labels:
+        s = summaries[label]
+        sizes = sorted({int(k[1]) for k in s})
+        for op in ("sync", "async"):
+            ratios = []
+            for size in sizes:
+                cpu, off = s.get(("cpu", str(size))), s.get((op, str(size)))
+                if cpu and off and cpu[0]:
+                    ratios.append((size, off[0] / cpu[0]))
+                    rows.append({"tag": "bench-offload", "op": op, "size": size,
+                                 "config": label, "metric": "p50_ns:per_cpu",
+                                 "value": round(off[0] / cpu[0], 4)})
+            cross = next((size for i, (size, _) in enumerate(ratios)
+                          if all(r < 1 for _, r in ratios[i:])), None)
+            rows.append({"tag": "bench-offload", "op": op, "config": label,
+                         "metric": "crossover_bytes", "value": cross or -1})
+            lines.append("  %-20s %-5s %s; crossover %s" % (
+                label, op, " ".join("%d:%.2f" % r for r in ratios),
+                "%d bytes" % cross if cross else "none up to %d bytes" % sizes[-1]
+                if sizes else "-"))
+    return lines, rows
+
+
 def write_results(path_stem, meta, rows, boots):
     """PATH_STEM.json (meta, the summary rows and every boot's bench rows) and
     PATH_STEM.csv (the summary rows, one per line)."""
@@ -335,9 +398,14 @@ def main(argv=None):
     args = make_parser().parse_args(argv)
     study = STUDIES[args.study]
     configs = study.configs(args.engine)
+    if args.study == "offload" and (args.icount is not None or args.host_clock):
+        print("measure.py: the offload study sets each configuration's clock itself",
+              file=sys.stderr)
+        return 2
     if args.icount is None and not args.host_clock:
         args.icount = study.icount
     params = {"dmalab_exercise.mapcost_calls": args.calls,
+              "dmalab_exercise.offload_calls": args.calls // 4,
               "dmalab_exercise.copycost_rate": args.rate, "dmalab.pktgen_rate": args.rate}
     if args.quick:
         params.update(study.quick)
@@ -372,6 +440,7 @@ def main(argv=None):
     print("==== %s: medians of %d boots per configuration, %s ====" % (
         args.study, max(args.repeat, 1),
         "modelled time (-icount shift=%d)" % args.icount if args.icount is not None
+        else "modelled time, each configuration's own (-icount)" if args.study == "offload"
         else "host-driven guest time (not a hardware time)"))
     rows = []
     for t in study.tables:
@@ -379,6 +448,11 @@ def main(argv=None):
         for line in table(summaries, labels, t):
             print(line)
         rows += records(summaries, labels, t)
+        if t.tag == "bench-offload":
+            lines, extra = crossover(summaries, labels)
+            for line in lines:
+                print(line)
+            rows += extra
         if t.tag == "bench-map" and args.study == "swiotlb":
             lines, extra = in_copies(summaries, labels)
             for line in lines:
@@ -387,7 +461,8 @@ def main(argv=None):
     if args.log_dir:
         stem = os.path.join(args.log_dir, args.name)
         meta = {"study": args.study, "repeat": max(args.repeat, 1),
-                "clock": "icount-%d" % args.icount if args.icount is not None else "host",
+                "clock": "icount-%d" % args.icount if args.icount is not None
+                else "icount-per-config" if args.study == "offload" else "host",
                 "kernel": os.path.abspath(args.kernel), "configs": dict(configs)}
         write_results(stem, meta, rows,
                       {label: [[{"tag": tag, **f} for tag, f in boot] for boot in runs[label]]

@@ -19,7 +19,9 @@
                    dmalab-ioat and per pktgen packet between two e1000e, at a fixed
                    rate, no IOMMU, lazy, strict) or swiotlb (the DMA API's
                    per-call cost with and without swiotlb=force, in memcpy()s of
-                   the same size, and the bytes bounced); options go to
+                   the same size, and the bytes bounced) or offload (a copy
+                   through dmalab-ioat against the guest CPU's memcpy, 256 B to 64
+                   KiB, waited for or in batches: the crossover sizes); options go to
                    measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N);
                    --kernel 6.12 boots the backports kernel instead of 6.1
   ./dmalab setup   only install packages (as root)

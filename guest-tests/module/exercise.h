@@ -8,6 +8,7 @@
 
 #include <linux/completion.h>
 #include <linux/dmaengine.h>
+#include <linux/ktime.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/atomic.h>
@@ -130,6 +131,17 @@ void dlx_mode_inflight_reset(unsigned int n);
 void dlx_mode_bench(unsigned int n);
 void dlx_mode_mapcost(unsigned int n);
 void dlx_mode_copycost(unsigned int n);
+void dlx_mode_offload(unsigned int n);
+
+/* Nanoseconds since t0 (ktime_get_ns), saturated to 32 bits. */
+static inline u32 dlx_elapsed(u64 t0)
+{
+	u64 d = ktime_get_ns() - t0;
+
+	return d > U32_MAX ? U32_MAX : (u32)d;
+}
+
+void dlx_report_calls(const char *tag, const char *op, size_t size, u32 *ns, unsigned int n);
 
 /* races.c, uaf.c, cow.c */
 /* A mode= of the exerciser and what runs it, given the n channels it got. */

@@ -43,8 +43,11 @@ static int dlx_cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Percentiles of n samples (sorted here) and their mean, as one bench line. */
-static void dlx_mapcost_report(const char *op, size_t size, u32 *ns, unsigned int n)
+/*
+ * Percentiles of n samples (sorted here) and their mean, as one
+ * "# TAG op=... size=..." bench line (offload.c reports its calls the same way).
+ */
+void dlx_report_calls(const char *tag, const char *op, size_t size, u32 *ns, unsigned int n)
 {
 	u64 sum = 0;
 	unsigned int i;
@@ -52,16 +55,14 @@ static void dlx_mapcost_report(const char *op, size_t size, u32 *ns, unsigned in
 	sort(ns, n, sizeof(*ns), dlx_cmp_u32, NULL);
 	for (i = 0; i < n; i++)
 		sum += ns[i];
-	pr_info("# bench-map op=%s size=%zu n=%u p50_ns=%u p90_ns=%u p99_ns=%u mean_ns=%llu\n",
-		op, size, n, ns[n / 2], ns[(u64)n * 90 / 100], ns[(u64)n * 99 / 100],
+	pr_info("# %s op=%s size=%zu n=%u p50_ns=%u p90_ns=%u p99_ns=%u mean_ns=%llu\n",
+		tag, op, size, n, ns[n / 2], ns[(u64)n * 90 / 100], ns[(u64)n * 99 / 100],
 		div_u64(sum, n));
 }
 
-static u32 dlx_elapsed(u64 t0)
+static void dlx_mapcost_report(const char *op, size_t size, u32 *ns, unsigned int n)
 {
-	u64 d = ktime_get_ns() - t0;
-
-	return d > U32_MAX ? U32_MAX : (u32)d;
+	dlx_report_calls("bench-map", op, size, ns, n);
 }
 
 /* One size: false when a mapping failed (nothing is reported for it then). */
