@@ -346,11 +346,45 @@ def crossover(summaries, labels):
     return lines, rows
 
 
-def write_results(path_stem, meta, rows, boots):
-    """PATH_STEM.json (meta, the summary rows and every boot's bench rows) and
-    PATH_STEM.csv (the summary rows, one per line)."""
+def unit_counters(boot):
+    """The devices' own counters at the end of a boot (QMP): {device type:
+    {counter: value}}, numbers only (dmalab-vtd's invalidations by kind, waits,
+    IOTLB misses, walks, faults...; dmalab-ioat's descriptors and bytes)."""
+    out = {}
+    for d in boot.device_stats or []:
+        out[d["type"]] = {k: v for k, v in d.items()
+                          if isinstance(v, int) and not isinstance(v, bool)}
+    return out
+
+
+def counter_lines(counters, labels):
+    """dmalab-vtd's counters per configuration at the end of each boot (the
+    whole boot: both workloads and the boot itself), median and range over the
+    boots, the counters that are not zero."""
+    out = []
+    for label in labels:
+        boots = [c.get("dmalab-vtd") for c in counters[label] if c.get("dmalab-vtd")]
+        if not boots:
+            continue
+        parts = []
+        for name in boots[0]:
+            vals = [b.get(name, 0) for b in boots]
+            if any(vals):
+                lo, hi = min(vals), max(vals)
+                parts.append("%s=%d%s" % (name, median(vals),
+                                          "" if lo == hi else " (%d-%d)" % (lo, hi)))
+        out.append("  %s: %s" % (label, ", ".join(parts)))
+    return (["dmalab-vtd's counters at the end of each boot (QMP; median over the boots, "
+             "range where they differ):"] + out) if out else []
+
+
+def write_results(path_stem, meta, rows, boots, counters=None):
+    """PATH_STEM.json (meta, the summary rows, every boot's bench rows and the
+    devices' counters at the end of every boot) and PATH_STEM.csv (the summary
+    rows, one per line)."""
     with open(path_stem + ".json", "w") as f:
-        json.dump(dict(meta, summary=rows, boots=boots), f, indent=1)
+        json.dump(dict(meta, summary=rows, boots=boots, counters=counters or {}), f,
+                  indent=1)
     fields = ["study", "clock", "tag", "size", "op", "rate", "config", "metric", "value"]
     with open(path_stem + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
@@ -419,13 +453,14 @@ def main(argv=None):
     rp = runner.make_parser()
     failed = []
     runs = {label: [] for label, _ in configs}
+    counters = {label: [] for label, _ in configs}
     for label, extra in [c for _ in range(max(args.repeat, 1)) for c in configs]:
         boot, results, bad = runner.bench_boot(
             rp,
             ["--qemu", os.path.abspath(args.qemu),
              "--kernel", os.path.abspath(args.kernel),
              "--initrd", os.path.abspath(args.initrd),
-             "--name", "%s-%s" % (args.name, label), "--no-counters",
+             "--name", "%s-%s" % (args.name, label),
              "--timeout", str(args.timeout)] + extra + clock + args.runner_arg,
             label,
             args.log_dir and os.path.join(args.log_dir, "%s-%s.log" % (args.name, label)),
@@ -436,6 +471,7 @@ def main(argv=None):
             if not bad and not any(tag == t.tag for tag, _ in rows):
                 failed.append((label, ["no '# %s' lines from the guest" % t.tag]))
         runs[label].append(rows)
+        counters[label].append(unit_counters(boot))
     labels = list(dict.fromkeys(label for label, _ in configs))
     print("==== %s: medians of %d boots per configuration, %s ====" % (
         args.study, max(args.repeat, 1),
@@ -458,6 +494,8 @@ def main(argv=None):
             for line in lines:
                 print(line)
             rows += extra
+    for line in counter_lines(counters, labels):
+        print(line)
     if args.log_dir:
         stem = os.path.join(args.log_dir, args.name)
         meta = {"study": args.study, "repeat": max(args.repeat, 1),
@@ -466,7 +504,7 @@ def main(argv=None):
                 "kernel": os.path.abspath(args.kernel), "configs": dict(configs)}
         write_results(stem, meta, rows,
                       {label: [[{"tag": tag, **f} for tag, f in boot] for boot in runs[label]]
-                       for label in labels})
+                       for label in labels}, counters)
         print("results: %s.json, %s.csv" % (stem, stem))
     return runner.verdict(args.name, failed)
 
