@@ -73,6 +73,7 @@ sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import runner  # noqa: E402
 from bench import median  # noqa: E402  (the upper median, as the benches take it)
+import plots  # noqa: E402
 
 
 
@@ -421,7 +422,7 @@ def make_parser():
                        help="host-driven guest time, also for iommu-flush")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--log-dir", help="where each boot's serial log goes, and the results as "
-                    "NAME.json and NAME.csv")
+                    "NAME.json and NAME.csv, and the plot as NAME.png and NAME.svg")
     ap.add_argument("--runner-arg", action="append", default=[],
                     help="one more runner.py argument, for every boot")
     ap.add_argument("--verbose", "-v", action="store_true")
@@ -506,6 +507,11 @@ def main(argv=None):
                       {label: [[{"tag": tag, **f} for tag, f in boot] for boot in runs[label]]
                        for label in labels}, counters)
         print("results: %s.json, %s.csv" % (stem, stem))
+        try:
+            print("plots: %s" % ", ".join(plots.render(meta, rows, stem)))
+        except ImportError:
+            print("plots: not rendered, python3-matplotlib is not installed "
+                  "(./dmalab measure and ./dmalab test install it)")
     return runner.verdict(args.name, failed)
 
 

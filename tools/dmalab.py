@@ -79,6 +79,9 @@ PACKAGES = [
     "seabios", "busybox-static", "kmod", "gcc-12", "libelf1",
 ]
 BACKPORTS = ["meson", "python3-pycotap", "qemu-system-data"]
+# What `measure` and `test` add: the studies' plots (guest-tests/plots.py). The demo
+# and a plain build do without it (it is about 60 MB to download).
+PLOT_PACKAGES = ["python3-matplotlib"]
 
 
 def say(msg):
@@ -141,7 +144,7 @@ def debian_mirror():
     return DEFAULT_MIRROR
 
 
-def setup():
+def setup(extra=()):
     if os.geteuid() != 0:
         say("not root: skipping package installation (run './dmalab setup' as root once)")
         return
@@ -152,7 +155,7 @@ def setup():
         APT_SOURCES.write_text(sources)
         run(["apt-get", "update", "-q"], env=env)
         updated = True
-    need = missing(PACKAGES)
+    need = missing(PACKAGES + list(extra))
     need_bpo = missing(BACKPORTS)
     if not meson_new_enough() and "meson" not in need_bpo:
         need_bpo.append("meson")
@@ -174,8 +177,8 @@ DEMO_TARGETS = ["qemu/qemu-system-x86_64", "guest-tests/boot-kernel",
                 "guest-tests/initramfs.cpio.gz"]
 
 
-def build(targets=()):
-    setup()
+def build(targets=(), extra=()):
+    setup(extra)
     if not (BUILD / "build.ninja").exists():
         run(["meson", "setup", BUILD, REPO])
     run(["ninja", "-C", BUILD] + list(targets))
@@ -217,7 +220,8 @@ def measure(rest):
             return 2
         initrd = "initramfs-ioatdma-patched.cpio.gz"
     rel = image.relative_to(BUILD)
-    build(["qemu/qemu-system-x86_64", str(rel / "boot-kernel"), str(rel / initrd)])
+    build(["qemu/qemu-system-x86_64", str(rel / "boot-kernel"), str(rel / initrd)],
+          PLOT_PACKAGES)
     cmd = [sys.executable, REPO / "guest-tests" / "measure.py"] + study + [
         "--qemu", BUILD / "qemu" / "qemu-system-x86_64",
         "--kernel", image / "boot-kernel",
@@ -234,7 +238,7 @@ def sanitizer_build():
 
 
 def test():
-    build()
+    build(extra=PLOT_PACKAGES)
     sanitizer_build()
     rc = 0
     for folder, suites in ((SAN_BUILD, ["unit"]),

@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""plots.py on results shaped as measure.py writes them: every study renders a
+PNG and an SVG that name the clock and mark the published figure.  Exits 77
+(meson's skip) when matplotlib is not installed."""
+
+import importlib.util
+import os
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plots  # noqa: E402
+
+
+def row(tag, config, metric, value, **keys):
+    return dict(keys, tag=tag, config=config, metric=metric, value=value)
+
+
+def results(study):
+    rows = []
+    if study in ("dma-api", "swiotlb"):
+        configs = ["no-bounce", "swiotlb"] if study == "swiotlb" else ["no-iommu", "vtd-strict"]
+        for i, cfg in enumerate(configs):
+            for op in ("map", "unmap", "sync", "memcpy"):
+                for size in ("4096", "65536"):
+                    v = 100 * (i + 1) * (2 if size == "65536" else 1)
+                    rows += [row("bench-map", cfg, m, v, op=op, size=size)
+                             for m in ("p50_ns", "p50_ns:min", "p50_ns:max")]
+                    rows.append(row("bench-map", cfg, "p50_ns:per_memcpy", 1.0 + i, op=op,
+                                    size=size))
+    elif study == "iommu-flush":
+        for i, cfg in enumerate(["no-iommu", "vtd-lazy", "vtd-strict"]):
+            for size in ("4096", "65536"):
+                rows.append(row("bench-copy", cfg, "net_ns_per_copy:ratio", 1 + i, size=size))
+            for size in ("64", "1500"):
+                rows.append(row("bench-nic", cfg, "busy_ns_per_packet:ratio", 1 + i / 10,
+                                size=size))
+    else:
+        for i, cfg in enumerate(["cpu-1ns", "cpu-8ns"]):
+            for op in ("sync", "async"):
+                for size in ("256", "4096", "65536"):
+                    rows.append(row("bench-offload", cfg, "p50_ns:per_cpu",
+                                    (i + 1) * 4096 / int(size), op=op, size=size))
+    clock = {"dma-api": "host", "swiotlb": "host", "iommu-flush": "icount-5",
+             "offload": "icount-per-config"}[study]
+    return {"study": study, "clock": clock}, rows
+
+
+class PlotTests(unittest.TestCase):
+    def test_every_study(self):
+        marks = {"iommu-flush": "2008 DMAR thread", "offload": "tcp_dma_copybreak",
+                 "swiotlb": "copies of the buffer", "dma-api": "ns per call"}
+        with tempfile.TemporaryDirectory() as tmp:
+            for study in plots.PLOTS:
+                meta, rows = results(study)
+                paths = plots.render(meta, rows, os.path.join(tmp, study))
+                self.assertEqual([os.path.splitext(p)[1] for p in paths], [".png", ".svg"])
+                with open(paths[0], "rb") as f:
+                    self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+                with open(paths[1]) as f:
+                    svg = f.read()
+                # matplotlib writes text as glyph paths unless told otherwise,
+                # but keeps each text as an SVG comment
+                for needle in (marks[study], "time"):
+                    self.assertIn(needle, svg, "%s: %r" % (study, needle))
+
+    def test_unknown_study_is_an_error(self):
+        with self.assertRaises(KeyError):
+            plots.render({"study": "nothing", "clock": "host"}, [], "/nonexistent/x")
+
+
+if __name__ == "__main__":
+    if importlib.util.find_spec("matplotlib") is None:
+        print("test_plots.py: SKIP: python3-matplotlib is not installed")
+        sys.exit(77)
+    unittest.main()
