@@ -14,8 +14,9 @@
  * everything the copies cost the guest: the DMA API and the IOMMU driver,
  * ioatdma's submission, interrupt and cleanup, the wake-ups, and whatever
  * else ran meanwhile (little in this guest).  One "# bench-copy size=...
- * rate=... copies=... slept=... per_s=... busy_us=... busy_ns_per_copy=...
- * pacing_ns_per_slot=... net_ns_per_copy=... busy_us_per_mib=... cpus=..."
+ * rate=... copies=... slept=... per_s=... busy_us=... idle_us=... iowait_us=...
+ * busy_ns_per_copy=... pacing_ns_per_slot=... net_ns_per_copy=...
+ * busy_us_per_mib=... cpus=..."
  * line per size; slept counts the copies still running when their thread
  * came to wait, which measure.py keeps equal across configurations by fixing
  * the engine's timing.
@@ -44,14 +45,18 @@ MODULE_PARM_DESC(copycost_ms, "copycost: how long each size runs (default 2000 m
 
 static const size_t dlx_copycost_sizes[] = { 4096, 65536 };
 
-/* Idle time of all online CPUs in us, or U64_MAX where the kernel keeps none. */
-static u64 dlx_idle_us(void)
+/*
+ * Idle or (iowait) iowait time of all online CPUs in us, or U64_MAX where the
+ * kernel keeps none.
+ */
+static u64 dlx_idle_us(bool iowait)
 {
 	u64 sum = 0;
 	int cpu;
 
 	for_each_online_cpu(cpu) {
-		u64 t = get_cpu_idle_time_us(cpu, NULL);
+		u64 t = iowait ? get_cpu_iowait_time_us(cpu, NULL) :
+				 get_cpu_idle_time_us(cpu, NULL);
 
 		if (t == (u64)-1)
 			return U64_MAX;
@@ -65,6 +70,7 @@ struct dlx_window {
 	u64 slept;	/* copies not complete when the thread came to wait */
 	u64 wall_ns;
 	u64 busy_us;	/* all CPUs: wall minus idle */
+	u64 idle_us, iowait_us;
 	bool ok;
 };
 
@@ -76,10 +82,11 @@ struct dlx_window {
 static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, bool copy)
 {
 	u64 period = copycost_rate ? div_u64(NSEC_PER_SEC, copycost_rate) : 0;
-	u64 idle0, idle1, t0, next, now, wall_us;
+	u64 idle0, idle1, io0, io1, t0, next, now, wall_us;
 	struct dlx_window w = { .ok = true };
 
-	idle0 = dlx_idle_us();
+	idle0 = dlx_idle_us(false);
+	io0 = dlx_idle_us(true);
 	t0 = ktime_get_ns();
 	next = t0;
 	while (w.ok && (now = ktime_get_ns()) - t0 < (u64)copycost_ms * NSEC_PER_MSEC) {
@@ -126,11 +133,14 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, boo
 		w.copies++;
 	}
 	w.wall_ns = ktime_get_ns() - t0;
-	idle1 = dlx_idle_us();
+	idle1 = dlx_idle_us(false);
+	io1 = dlx_idle_us(true);
 	if (idle0 == U64_MAX || idle1 == U64_MAX) {
 		w.ok = false;
 		return w;
 	}
+	w.idle_us = idle1 - idle0;
+	w.iowait_us = io0 == U64_MAX || io1 == U64_MAX ? 0 : io1 - io0;
 	wall_us = div_u64(w.wall_ns, NSEC_PER_USEC) * num_online_cpus();
 	w.busy_us = wall_us > idle1 - idle0 ? wall_us - (idle1 - idle0) : 0;
 	return w;
@@ -151,9 +161,10 @@ static bool dlx_copycost_size(struct dlx_chan *c, size_t len)
 
 	if (!idle.ok && !c->abandoned)
 		pr_info("# %s: copycost: no idle time from the kernel (no NO_HZ?)\n", DLX_NAME);
-	pr_info("# bench-copy size=%zu rate=%u copies=%llu slept=%llu per_s=%llu busy_us=%llu busy_ns_per_copy=%llu pacing_ns_per_slot=%llu net_ns_per_copy=%llu busy_us_per_mib=%llu cpus=%u\n",
+	pr_info("# bench-copy size=%zu rate=%u copies=%llu slept=%llu per_s=%llu busy_us=%llu idle_us=%llu iowait_us=%llu busy_ns_per_copy=%llu pacing_ns_per_slot=%llu net_ns_per_copy=%llu busy_us_per_mib=%llu cpus=%u\n",
 		len, copycost_rate, w.copies, w.slept,
 		div64_u64(w.copies * NSEC_PER_SEC, max_t(u64, w.wall_ns, 1)), w.busy_us,
+		w.idle_us, w.iowait_us,
 		per, base, per > base ? per - base : 0,
 		div64_u64(w.busy_us << 20, max_t(u64, w.copies * len, 1)), num_online_cpus());
 	c->ops += w.copies;
