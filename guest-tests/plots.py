@@ -47,6 +47,12 @@ def _size_label(size):
 
 
 def _clock(meta):
+    """The clock, and the guest kernel where the results name it."""
+    ver = meta.get("kernel_version")
+    return _clock_only(meta) + ("; Linux %s" % ver if ver else "")
+
+
+def _clock_only(meta):
     clock = meta.get("clock", "")
     if clock == "host":
         return "host-driven guest time (TCG), not a hardware time"
