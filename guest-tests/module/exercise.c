@@ -28,6 +28,8 @@
  *	return on time), and the channel must stop when told to.  I/OAT
  *	specific.
  * mode=stale: a copy into a buffer just unmapped (see dlx_mode_stale).
+ * mode=bar-race: MMIO on one CPU while another changes QEMU's memory map
+ *	(barrace.c).
  * mode=mapcost, copycost, offload: the cost studies of dmalab measure (the
  *	DMA API per call; mapped copies at a fixed rate; the engine's copy
  *	against the CPU's): mapcost.c, copycost.c, offload.c.
@@ -83,7 +85,7 @@ MODULE_PARM_DESC(max_channels, "use at most this many channels (0 = all)");
 
 static char *mode = "memcpy";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench, mapcost, copycost, offload, hostile-ring, stale, or the races.c scenarios order, fail, lostirq, cpuwrite, uaf and cow");
+MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench, mapcost, copycost, offload, bar-race, hostile-ring, stale, or the races.c scenarios order, fail, lostirq, cpuwrite, uaf and cow");
 
 
 
@@ -349,6 +351,7 @@ static const struct dlx_mode dlx_modes[] = {
 	{ "mapcost", dlx_mode_mapcost },
 	{ "copycost", dlx_mode_copycost },
 	{ "offload", dlx_mode_offload },
+	{ "bar-race", dlx_mode_bar_race },
 	{ "hostile-ring", dlx_mode_hostile_ring },
 	{ "stale", dlx_mode_stale },
 	{ NULL, NULL },

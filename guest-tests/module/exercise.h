@@ -132,6 +132,7 @@ void dlx_mode_bench(unsigned int n);
 void dlx_mode_mapcost(unsigned int n);
 void dlx_mode_copycost(unsigned int n);
 void dlx_mode_offload(unsigned int n);
+void dlx_mode_bar_race(unsigned int n);
 
 /* Nanoseconds since t0 (ktime_get_ns), saturated to 32 bits. */
 static inline u32 dlx_elapsed(u64 t0)
