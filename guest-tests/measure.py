@@ -96,11 +96,14 @@ def configs(mode, pt=True, ioat="dmalab-ioat"):
 class Table:
     """How bench lines become one table: rows tagged `tag`, one block per
     value of `keys`, the median over boots of `primary` (with its range and
-    ratio to the baseline) and of each of `others`."""
+    ratio to the baseline) and of each of `others`; `derived`, if given, turns
+    the table's summaries into more lines and rows (derived(summaries, labels)
+    -> (lines, rows))."""
 
-    def __init__(self, tag, keys, primary, others, unit):
+    def __init__(self, tag, keys, primary, others, unit, derived=None):
         self.tag, self.keys = tag, keys
         self.primary, self.others, self.unit = primary, others, unit
+        self.derived = derived
 
 
 class Study:
@@ -108,11 +111,15 @@ class Study:
     pass-through, dmalab-ioat with `engine`'s properties unless --engine says
     otherwise, `smp` CPUs, `extra` runner arguments (other devices, kernel
     parameters), by default on the modelled clock -icount `icount`; `quick`
-    the module parameters of its smoke run; and its `tables`."""
+    the module parameters of its smoke run; and its `tables`.  `matrix(mode,
+    ioat)` gives the configurations (default: the IOMMU set of configs());
+    with `own_clock` each of them sets its own clock, and --icount and
+    --host-clock are refused."""
 
     def __init__(self, mode, pt, engine, tables, smp=None, quick=None, icount=None,
-                 extra=(), matrix=None):
+                 extra=(), matrix=None, own_clock=False):
         self.mode, self.pt, self.engine, self.icount = mode, pt, engine, icount
+        self.own_clock = own_clock
         self.smp, self.quick, self.extra = smp, dict(quick or {}), list(extra)
         self.tables = tables
         self.matrix = matrix or (lambda mode, ioat: configs(mode, self.pt, ioat))
@@ -197,7 +204,8 @@ STUDIES = {
     # Needs the patched ioatdma (guest-tests/ioatdma_patched.py): Debian's refuses
     # dmalab-ioat under swiotlb=force (scenario swiotlb-selftest-bug).
     "swiotlb": Study("mapcost", False, "", [
-        Table("bench-map", ("op", "size"), "p50_ns", ["p99_ns"], "ns per call"),
+        Table("bench-map", ("op", "size"), "p50_ns", ["p99_ns"], "ns per call",
+              derived=lambda s, labels: in_copies(s, labels)),
         Table("bench-swiotlb", (), "bounced_bytes",
               ["bounced_maps", "slabs", "used_slabs", "hiwater_slabs"],
               "bytes in mappings swiotlb bounced while the exerciser ran")],
@@ -205,8 +213,10 @@ STUDIES = {
         extra=["--allow", "ioatdma: module verification failed"]),
     # Each configuration sets its own modelled clock (offload_configs).
     "offload": Study("offload", False, COPY_ENGINE, [
-        Table("bench-offload", ("op", "size"), "p50_ns", ["p99_ns"], "ns per copy")],
-        smp=1, quick={"dmalab_exercise.offload_calls": 50}, matrix=offload_configs),
+        Table("bench-offload", ("op", "size"), "p50_ns", ["p99_ns"], "ns per copy",
+              derived=lambda s, labels: crossover(s, labels))],
+        smp=1, quick={"dmalab_exercise.offload_calls": 50}, matrix=offload_configs,
+        own_clock=True),
 }
 
 
@@ -241,6 +251,12 @@ def summarise(runs, study=None):
     return out
 
 
+def aligned(head, rows):
+    """A header and rows of strings as right-aligned text columns."""
+    width = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+    return ["  " + "  ".join(v.rjust(w) for v, w in zip(r, width)) for r in [head] + rows]
+
+
 def table(summaries, labels, study=None):
     """Text lines: one block per key, one row per configuration."""
     study = study or STUDIES["dma-api"].tables[0]
@@ -261,9 +277,7 @@ def table(summaries, labels, study=None):
             ratio = "%.2f" % (s[0] / base[key][0]) if base[key][0] else "-"
             rows.append([label, str(s[0]), "%d-%d" % (s[1], s[2])] +
                         [str(v) for v in s[3]] + [str(s[4]), ratio])
-        width = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
-        for r in [head] + rows:
-            out.append("  " + "  ".join(v.rjust(w) for v, w in zip(r, width)))
+        out += aligned(head, rows)
     return out
 
 
@@ -312,10 +326,7 @@ def in_copies(summaries, labels):
                                  "metric": "p50_ns:per_memcpy",
                                  "value": round(v[0] / copy[0], 4)})
             body.append(row)
-    width = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
-    for r in [head] + body:
-        lines.append("  " + "  ".join(v.rjust(w) for v, w in zip(r, width)))
-    return lines, rows
+    return lines + aligned(head, body), rows
 
 
 def crossover(summaries, labels):
@@ -433,7 +444,7 @@ def main(argv=None):
     args = make_parser().parse_args(argv)
     study = STUDIES[args.study]
     configs = study.configs(args.engine)
-    if args.study == "offload" and (args.icount is not None or args.host_clock):
+    if study.own_clock and (args.icount is not None or args.host_clock):
         print("measure.py: the offload study sets each configuration's clock itself",
               file=sys.stderr)
         return 2
@@ -482,7 +493,7 @@ def main(argv=None):
     print("==== %s: medians of %d boots per configuration, %s ====" % (
         args.study, max(args.repeat, 1),
         "modelled time (-icount shift=%d)" % args.icount if args.icount is not None
-        else "modelled time, each configuration's own (-icount)" if args.study == "offload"
+        else "modelled time, each configuration's own (-icount)" if study.own_clock
         else "host-driven guest time (not a hardware time)"))
     rows = []
     for t in study.tables:
@@ -490,13 +501,8 @@ def main(argv=None):
         for line in table(summaries, labels, t):
             print(line)
         rows += records(summaries, labels, t)
-        if t.tag == "bench-offload":
-            lines, extra = crossover(summaries, labels)
-            for line in lines:
-                print(line)
-            rows += extra
-        if t.tag == "bench-map" and args.study == "swiotlb":
-            lines, extra = in_copies(summaries, labels)
+        if t.derived:
+            lines, extra = t.derived(summaries, labels)
             for line in lines:
                 print(line)
             rows += extra
@@ -506,7 +512,7 @@ def main(argv=None):
         stem = os.path.join(args.log_dir, args.name)
         meta = {"study": args.study, "repeat": max(args.repeat, 1),
                 "clock": "icount-%d" % args.icount if args.icount is not None
-                else "icount-per-config" if args.study == "offload" else "host",
+                else "icount-per-config" if study.own_clock else "host",
                 "kernel": os.path.abspath(args.kernel), "configs": dict(configs)}
         info = os.path.join(os.path.dirname(os.path.abspath(args.kernel)), "image-info.json")
         if os.path.isfile(info):
