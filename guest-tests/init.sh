@@ -174,8 +174,8 @@ cpu_time() {
 # iommu-flush study.  Two NICs on one QEMU hub (eth0 sends, eth1 receives:
 # the runner puts them there); Linux's pktgen sends dmalab.pktgen_count
 # packets of each SIZE from eth0 to eth1's MAC address at
-# dmalab.pktgen_rate packets/s, after a window as long with nothing sent
-# (what the idle guest costs).  Each size prints one "# bench-nic" line:
+# dmalab.pktgen_rate packets/s (0: as fast as it can), after a window as
+# long (0: one second) with nothing sent (what the idle guest costs).  Each size prints one "# bench-nic" line:
 # packets sent and received, the rate achieved, wall and busy CPU time
 # (/proc/uptime, 10 ms units), and busy time per packet, whole and beyond
 # the idle window's.
@@ -200,12 +200,16 @@ nic_pktgen() {
 	pg=/proc/net/pktgen
 	echo "rem_device_all" > $pg/kpktgend_0
 	echo "add_device eth0" > $pg/kpktgend_0
-	for c in "count $PKTGEN_COUNT" "delay $((1000000000 / PKTGEN_RATE))" "clone_skb 0" \
+	# rate 0: back to back (pktgen's delay 0), after a one-second idle window
+	delay=0 ms=1000
+	if [ "$PKTGEN_RATE" -gt 0 ]; then
+		delay=$((1000000000 / PKTGEN_RATE)) ms=$((PKTGEN_COUNT * 1000 / PKTGEN_RATE))
+	fi
+	for c in "count $PKTGEN_COUNT" "delay $delay" "clone_skb 0" \
 		 "dst 10.0.0.2" "dst_mac $mac"; do
 		echo "$c" > $pg/eth0
 	done
 	NCPUS=$(grep -c '^cpu[0-9]' /proc/stat)
-	ms=$((PKTGEN_COUNT * 1000 / PKTGEN_RATE))
 	cpu_time; b0=$BUSY; t0=$NOW
 	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
 	cpu_time; idle_busy=$((BUSY - b0)); idle_cs=$((NOW - t0))

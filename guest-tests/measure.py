@@ -138,6 +138,19 @@ OFFLOAD_CPUS = (("cpu-1ns", 0, None), ("cpu-8ns", 3, None), ("cpu-32ns", 5, None
                 ("cpu-8ns-slow-engine", 3, SLOW_ENGINE))
 
 
+def modelled_clock(shift):
+    """The runner's arguments for modelled time: TCG with -icount (guest time counts
+    guest instructions, and idle time jumps to the next timer: sleep=off), QEMU's
+    guest random numbers (RDRAND, which -cpu max has) from a fixed seed, and the RTC
+    on virtual time from a fixed date. Without the last two, each boot read the host's
+    clock and random numbers: Linux seeds its own generator from both, and waits for
+    the RTC's update-in-progress bit to clear, so boots of the same configuration ran
+    different instructions and their timer-driven counts (lazy flushes) differed."""
+    return ["--accel", "tcg"] + ["--qemu-arg=" + a for a in (
+        "-icount", "shift=%d,sleep=off" % shift, "-seed", "1",
+        "-rtc", "base=2026-01-01T00:00:00,clock=vm")]
+
+
 def offload_configs(mode, ioat):
     """The same copies under several costs of a guest instruction (so of a
     CPU copy: 1, 8 and 32 ns per byte) with the study's engine, and one with a
@@ -145,9 +158,8 @@ def offload_configs(mode, ioat):
     out = []
     for label, shift, engine in OFFLOAD_CPUS:
         dev = "dmalab-ioat," + engine if engine else ioat
-        out.append((label, ["--device", dev, "--append", "dmalab_exercise.mode=" + mode,
-                            "--accel", "tcg", "--qemu-arg=-icount",
-                            "--qemu-arg=shift=%d,sleep=off" % shift]))
+        out.append((label, ["--device", dev, "--append", "dmalab_exercise.mode=" + mode]
+                     + modelled_clock(shift)))
     return out
 
 
@@ -390,6 +402,30 @@ def counter_lines(counters, labels):
              "range where they differ):"] + out) if out else []
 
 
+def repeat_differences(runs, counters, labels):
+    """What differs between the boots of each configuration: (device counter
+    lines, guest figure lines), each "CONFIG DEVICE.NAME a/b/..." (or "CONFIG TAG
+    SIZE OP FIELD a/b/..."), empty when the boots agree."""
+    devices, figures = [], []
+    for label in labels:
+        boots = counters[label]
+        for dev in sorted({d for b in boots for d in b}):
+            for name in sorted({n for b in boots for n in b.get(dev, {})}):
+                vals = [b.get(dev, {}).get(name) for b in boots]
+                if len(set(vals)) > 1:
+                    devices.append("%s %s.%s %s" % (label, dev, name,
+                                                    "/".join(str(v) for v in vals)))
+        per_boot = [{(tag, f.get("size"), f.get("op"), k): v for tag, f in rows
+                     for k, v in f.items() if isinstance(v, (int, float))}
+                    for rows in runs[label]]
+        for key in sorted({k for b in per_boot for k in b}, key=str):
+            vals = [b.get(key) for b in per_boot]
+            if len(set(vals)) > 1:
+                figures.append("%s %s %s %s %s %s" % ((label,) + key + (
+                    "/".join(str(v) for v in vals),)))
+    return devices, figures
+
+
 def write_results(path_stem, meta, rows, boots, counters=None):
     """PATH_STEM.json (meta, the summary rows, every boot's bench rows and the
     devices' counters at the end of every boot) and PATH_STEM.csv (the summary
@@ -412,16 +448,20 @@ def make_parser():
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--initrd", required=True)
     ap.add_argument("--name", default="measure")
-    ap.add_argument("--repeat", type=int, default=3, metavar="N",
-                    help="boots per configuration, alternating (default 3)")
+    ap.add_argument("--repeat", type=int, metavar="N",
+                    help="boots per configuration, alternating (default 3, with --quick 1)")
     ap.add_argument("--calls", type=int, default=2000,
                     help="dma-api: calls timed per operation and size (default 2000)")
     ap.add_argument("--rate", type=int, default=1000,
                     help="iommu-flush: offered copies per second, 0 for back to back "
                     "(default 1000)")
     ap.add_argument("--quick", action="store_true",
-                    help="one boot per configuration, fewer calls, shorter windows: a smoke "
-                    "run, not a measurement")
+                    help="fewer calls, shorter windows, and one boot per configuration "
+                    "unless --repeat says otherwise: a smoke run, not a measurement")
+    ap.add_argument("--same-counts", action="store_true",
+                    help="modelled clock: fail unless every boot of a configuration ends "
+                    "with the same device counters (QMP); the guest's figures that "
+                    "differ between boots are listed either way")
     ap.add_argument("--engine", metavar="PROPS",
                     help="dmalab-ioat's properties, e.g. latency-ns=0 (default: none for "
                     "dma-api; %s for iommu-flush)" % COPY_ENGINE)
@@ -458,15 +498,18 @@ def main(argv=None):
               "dmalab_exercise.mapcost_calls": args.calls,
               "dmalab_exercise.offload_calls": args.calls // 4,
               "dmalab_exercise.copycost_rate": args.rate, "dmalab.pktgen_rate": args.rate}
+    if args.same_counts and args.icount is None and not study.own_clock:
+        print("measure.py: --same-counts needs the modelled clock", file=sys.stderr)
+        return 2
     if args.quick:
         params.update(study.quick)
-        args.repeat = 1
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
     clock = ["--append", " ".join("%s=%d" % kv for kv in params.items())]
     if study.smp:
         clock += ["--smp", str(study.smp)]
     if args.icount is not None:
-        clock += ["--accel", "tcg", "--qemu-arg=-icount",
-                  "--qemu-arg=shift=%d,sleep=off" % args.icount]
+        clock += modelled_clock(args.icount)
     rp = runner.make_parser()
     failed = []
     runs = {label: [] for label, _ in configs}
@@ -508,6 +551,13 @@ def main(argv=None):
             rows += extra
     for line in counter_lines(counters, labels):
         print(line)
+    if max(args.repeat, 1) > 1:
+        devices, figures = repeat_differences(runs, counters, labels)
+        print("between boots of each configuration: %s" % (
+            "; ".join(devices + figures) or "device counters and guest figures identical"))
+        if args.same_counts and devices:
+            failed.append(("same-counts", ["device counters differ between boots: " +
+                                           "; ".join(devices)]))
     if args.log_dir:
         stem = os.path.join(args.log_dir, args.name)
         meta = {"study": args.study, "repeat": max(args.repeat, 1),

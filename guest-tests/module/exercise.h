@@ -91,6 +91,15 @@ bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 		   size_t len);
 void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar);
+/* races.c: len bytes at off in c->src and c->dst mapped for one copy, and unmapped */
+bool dlx_map_pair_at(struct dlx_chan *c, size_t off, size_t len, dma_addr_t *s,
+		     dma_addr_t *d);
+static inline bool dlx_map_pair(struct dlx_chan *c, size_t len, dma_addr_t *s,
+				dma_addr_t *d)
+{
+	return dlx_map_pair_at(c, 0, len, s, d);
+}
+void dlx_unmap_pair(struct dlx_chan *c, size_t len, dma_addr_t s, dma_addr_t d);
 
 /* exercise.c: the PRNG, poison checks, copies tracked by their callback */
 u64 dlx_next(u64 *state);

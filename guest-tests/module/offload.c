@@ -48,36 +48,21 @@ struct dlx_offload_map {
 	dma_addr_t s, d;
 };
 
-static void dlx_offload_unmap(struct dlx_chan *c, size_t len, struct dlx_offload_map *m)
-{
-	struct device *dev = c->chan->device->dev;
-
-	dma_unmap_single(dev, m->d, len, DMA_FROM_DEVICE);
-	dma_unmap_single(dev, m->s, len, DMA_TO_DEVICE);
-}
-
 /* Map the pair at off and submit the engine's copy of it; false if either fails. */
 static bool dlx_offload_start(struct dlx_chan *c, size_t off, size_t len,
 			      struct dlx_offload_map *m, dma_cookie_t *cookie)
 {
-	struct device *dev = c->chan->device->dev;
 	struct dma_async_tx_descriptor *tx;
 
-	m->s = dma_map_single(dev, c->src + off, len, DMA_TO_DEVICE);
-	if (dma_mapping_error(dev, m->s))
+	if (!dlx_map_pair_at(c, off, len, &m->s, &m->d))
 		return false;
-	m->d = dma_map_single(dev, c->dst + off, len, DMA_FROM_DEVICE);
-	if (dma_mapping_error(dev, m->d)) {
-		dma_unmap_single(dev, m->s, len, DMA_TO_DEVICE);
-		return false;
-	}
 	tx = dmaengine_prep_dma_memcpy(c->chan, m->d, m->s, len, DMA_CTRL_ACK);
 	if (tx) {
 		*cookie = dmaengine_submit(tx);
 		if (!dma_submit_error(*cookie))
 			return true;
 	}
-	dlx_offload_unmap(c, len, m);
+	dlx_unmap_pair(c, len, m->s, m->d);
 	return false;
 }
 
@@ -103,7 +88,7 @@ static bool dlx_offload_batch(struct dlx_chan *c, size_t len, unsigned int count
 		return false;
 	}
 	for (i = 0; i < started; i++)
-		dlx_offload_unmap(c, len, &maps[i]);
+		dlx_unmap_pair(c, len, maps[i].s, maps[i].d);
 	return ok;
 }
 

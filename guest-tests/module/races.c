@@ -121,18 +121,18 @@ bool dlx_wait(struct dlx_chan *c, unsigned int ms)
 }
 
 /*
- * Maps c->src and c->dst (len bytes each) for one copy; false, with nothing
- * left mapped, when either mapping fails.
+ * Maps len bytes at off in c->src and in c->dst for one copy; false, with
+ * nothing left mapped, when either mapping fails.
  */
-bool dlx_map_pair(struct dlx_chan *c, size_t len, dma_addr_t *s,
-			 dma_addr_t *d)
+bool dlx_map_pair_at(struct dlx_chan *c, size_t off, size_t len, dma_addr_t *s,
+		     dma_addr_t *d)
 {
 	struct device *dev = c->chan->device->dev;
 
-	*s = dma_map_single(dev, c->src, len, DMA_TO_DEVICE);
+	*s = dma_map_single(dev, c->src + off, len, DMA_TO_DEVICE);
 	if (dma_mapping_error(dev, *s))
 		return false;
-	*d = dma_map_single(dev, c->dst, len, DMA_FROM_DEVICE);
+	*d = dma_map_single(dev, c->dst + off, len, DMA_FROM_DEVICE);
 	if (dma_mapping_error(dev, *d)) {
 		dma_unmap_single(dev, *s, len, DMA_TO_DEVICE);
 		return false;
