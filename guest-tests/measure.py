@@ -51,15 +51,17 @@ configuration on its own modelled clock: 1, 8 and 32 ns per guest instruction
 engine.  Besides the table it prints each kind's cost over the CPU copy's per
 size and the crossover, the size from which on offloading costs less.
 
---quick: one boot per configuration, fewer calls and shorter windows; a smoke
-run of the machinery, not a measurement to quote.
+--quick: fewer calls and shorter windows, one boot per configuration unless
+--repeat says otherwise; a smoke run of the machinery, not a measurement to
+quote.  --same-counts (modelled clock, --repeat 2 or more): fail unless the
+boots of each configuration end with the same device counters.
 
 Clock: the guest's (ktime_get_ns).  Under TCG (or KVM) guest time follows the
 host's, so a figure is what this host took to emulate the work, not what
 hardware takes; with --icount SHIFT (TCG only) guest time counts guest
-instructions (-icount shift=SHIFT,sleep=off) and the figures are modelled
-ones, which depend far less on the host (docs/measure.rst says how much they
-still vary).  The figures are reported, never asserted; the last line is
+instructions (-icount shift=SHIFT,sleep=off, with QEMU's guest random numbers
+seeded and the RTC on virtual time) and the figures are modelled ones, which
+do not depend on the host: boots of one configuration agree.  The figures are reported, never asserted; the last line is
 "guest <name>: PASS" or "guest <name>: FAIL: <reason>".
 """
 
@@ -416,8 +418,7 @@ def repeat_differences(runs, counters, labels):
                     devices.append("%s %s.%s %s" % (label, dev, name,
                                                     "/".join(str(v) for v in vals)))
         per_boot = [{(tag, f.get("size"), f.get("op"), k): v for tag, f in rows
-                     for k, v in f.items() if isinstance(v, (int, float))}
-                    for rows in runs[label]]
+                     for k, v in f.items()} for rows in runs[label]]
         for key in sorted({k for b in per_boot for k in b}, key=str):
             vals = [b.get(key) for b in per_boot]
             if len(set(vals)) > 1:
@@ -467,7 +468,8 @@ def make_parser():
                     "dma-api; %s for iommu-flush)" % COPY_ENGINE)
     clock = ap.add_mutually_exclusive_group()
     clock.add_argument("--icount", type=int, metavar="SHIFT",
-                       help="modelled time: -icount shift=SHIFT,sleep=off (forces TCG; "
+                       help="modelled time: -icount shift=SHIFT,sleep=off, -seed 1, the RTC "
+                       "on virtual time (forces TCG; "
                        "iommu-flush's default is 5)")
     clock.add_argument("--host-clock", action="store_true",
                        help="host-driven guest time, also for iommu-flush")

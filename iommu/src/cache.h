@@ -113,6 +113,72 @@ template <class Entry> class SetAssoc
         return {&entries_[i], evict};
     }
 
+    // find() and insert() in one pass over a set, for a caller that decides in between:
+    // probe() changes nothing and says where `tag` is (`hit`, below kNone) or, if it is
+    // not there, which way insert() would fill (`way`, and whether that evicts); use()
+    // then counts the hit as find() does, or fill() stores as insert() does.
+    struct Probe {
+        size_t hit = kNone;
+        unsigned way = 0;
+        bool evict = true;
+        bool found() const { return hit != kNone; }
+    };
+    Probe probe(unsigned set, uint64_t tag) const
+    {
+        Probe p;
+        const size_t base = size_t{set} * ways_;
+        const uint64_t* t = &tags_[base];
+        // Without branches on the data: the ways that hold the tag, and the empty ones.
+        uint64_t hits = 0, empty = 0;
+        for (unsigned w = 0; w < ways_ && w < 64; w++) {
+            hits |= uint64_t{t[w] == tag} << w;
+            empty |= uint64_t{t[w] == 0} << w;
+        }
+        if (hits) {
+            p.hit = base + static_cast<unsigned>(__builtin_ctzll(hits));
+            return p;
+        }
+        if (empty) {
+            p.way = static_cast<unsigned>(__builtin_ctzll(empty)); // the first, as insert()
+            p.evict = false;
+            return p;
+        }
+        const uint64_t* st = &stamps_[base];
+        uint64_t oldest = ~uint64_t{0};
+        for (unsigned w = 0; w < ways_; w++) {
+            bool older = st[w] < oldest;
+            oldest = older ? st[w] : oldest;
+            p.way = older ? w : p.way;
+        }
+        return p;
+    }
+    const Entry& at(const Probe& p) const { return entries_[p.hit]; }
+    Entry* use(const Probe& p)
+    {
+        if (policy_ == Replacement::Lru)
+            stamps_[p.hit] = ++clock_;
+        return &entries_[p.hit];
+    }
+    Entry* fill(unsigned set, const Probe& p, uint64_t tag, uint16_t group, const Entry& e,
+                unsigned kind = 0)
+    {
+        size_t base = size_t{set} * ways_;
+        unsigned victim = p.way;
+        if (p.evict) {
+            if (policy_ == Replacement::Random)
+                victim = static_cast<unsigned>(prng_.upto(ways_ - 1));
+            unlink(base + victim);
+        } else {
+            valid_++;
+        }
+        size_t i = base + victim;
+        tags_[i] = tag;
+        stamps_[i] = ++clock_;
+        entries_[i] = e;
+        link(i, group, kind);
+        return &entries_[i];
+    }
+
     // A use of an entry found earlier (and not dropped or replaced since).
     void touch(Entry* e)
     {

@@ -219,10 +219,14 @@ Unit::Run Unit::translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigne
         run.len = std::min(len, page_end - iova + 1);
         while (run.len < len && page_end != ~uint64_t{0}) {
             uint64_t next = page_end + 1;
-            bool done;
-            Translation t = translate_next(sid, next, perm, done);
-            if (!done)
-                t = translate(sid, next, perm);
+            uint64_t pages = extend_run(sid, next, perm, (len - run.len + 0xfff) >> 12,
+                                        out + run.len, f.read, f.write);
+            if (pages) {
+                run.len = std::min(len, run.len + (pages << 12));
+                page_end = next + (pages << 12) - 1;
+                continue;
+            }
+            Translation t = translate(sid, next, perm);
             if (!t.ok || t.addr + (next - t.iova) != out + run.len || t.read != f.read ||
                 t.write != f.write)
                 break;
@@ -384,9 +388,9 @@ Translation Unit::answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned sh
     return t;
 }
 
-Translation Unit::translate_next(uint16_t sid, uint64_t iova, unsigned perm, bool& done)
+uint64_t Unit::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint64_t max_pages,
+                          uint64_t out, bool r0, bool w0)
 {
-    done = false;
     const Memo& m = *memo_;
     Context* ctx = last_context_;
     // Whatever translate() would treat otherwise goes to it: fault rules and audits, the
@@ -398,45 +402,63 @@ Translation Unit::translate_next(uint16_t sid, uint64_t iova, unsigned perm, boo
         m.upper_region != iova >> 21 ||
         (front_.valid && front_.sid == sid && (iova & ~front_.mask) == front_.base) ||
         caches_->iotlb.kind_size(1) || caches_->iotlb.kind_size(2))
-        return {};
-    const uint64_t vpn = iova >> 12;
-    const uint64_t tag = Caches::iotlb_tag(ctx->did, vpn, 12);
-    const unsigned set = caches_->iotlb_set(tag);
-    TlbEntry* slot = caches_->iotlb.find(set, tag); // a miss changes nothing
-    uint64_t page;
-    bool r, w;
-    if (slot) {
-        page = slot->page;
-        r = slot->r;
-        w = slot->w;
-    } else {
-        // walk()'s checks of a level-1 entry (present, reserved bits); a fault is walk()'s.
-        SlPte pte = SlPte::from(m.leaf_bytes + (vpn & 511) * SlPte::kSize);
-        uint64_t haw_mask = ~(pow2(config_.aw_bits) - 1) & ((uint64_t{1} << 52) - 1);
-        if (!pte.present() || pte.reserved_set(haw_mask))
-            return {};
-        page = pte.address();
-        r = m.upper_r && pte.read();
-        w = m.upper_w && pte.write();
+        return 0;
+    const uint64_t haw_mask = ~(pow2(config_.aw_bits) - 1) & ((uint64_t{1} << 52) - 1);
+    const bool need_r = perm & kRead, need_w = perm & kWrite;
+    // Pages up to the end of the leaf table; each one below stays 4 KiB (no large entry is
+    // cached, and filling 4 KiB entries evicts only 4 KiB ones).
+    const uint64_t first = iova >> 12;
+    const uint64_t last = std::min(first + max_pages, ((iova >> 21) + 1) << 9);
+    uint64_t vpn = first, walked = 0;
+    TlbEntry* slot = nullptr;
+    for (; vpn < last; vpn++, out += 0x1000) {
+        const uint64_t tag = Caches::iotlb_tag(ctx->did, vpn, 12);
+        const unsigned set = caches_->iotlb_set(tag);
+        auto p = caches_->iotlb.probe(set, tag); // changes nothing yet
+        uint64_t page;
+        bool r, w;
+        if (p.found()) {
+            const TlbEntry& e = caches_->iotlb.at(p);
+            page = e.page;
+            r = e.r;
+            w = e.w;
+        } else {
+            // walk()'s checks of a level-1 entry (present, reserved bits); a fault is walk()'s.
+            SlPte pte = SlPte::from(m.leaf_bytes + (vpn & 511) * SlPte::kSize);
+            if (!pte.present() || pte.reserved_set(haw_mask))
+                break;
+            page = pte.address();
+            r = m.upper_r && pte.read();
+            w = m.upper_w && pte.write();
+        }
+        // A page that ends the run, or that translate() would refuse, is left to it: this
+        // page would be translated, counted and filled just the same there.
+        if (page != out || r != r0 || w != w0 || (need_r && !r) || (need_w && !w))
+            break;
+        counters_.translations++;
+        counters_.context_hits++;
+        caches_->context.touch(ctx);
+        if (p.found()) {
+            counters_.iotlb_hits++;
+            slot = caches_->iotlb.use(p);
+        } else {
+            counters_.iotlb_misses++;
+            counters_.page_walks++;
+            walked++;
+            slot =
+                caches_->iotlb.fill(set, p, tag, ctx->did, TlbEntry{ctx->did, 12, r, w, vpn, page});
+            if (p.evict)
+                counters_.iotlb_evictions++;
+        }
     }
-    counters_.translations++;
-    counters_.context_hits++;
-    caches_->context.touch(ctx);
-    if (slot) {
-        counters_.iotlb_hits++;
-    } else {
-        counters_.iotlb_misses++;
-        counters_.page_walks++;
-        counters_.walk_reads += m.upper_levels; // the levels above counted as read again
-        charge(sid, m.upper_levels * config_.walk_read_ns);
-        auto [where, evicted] =
-            caches_->iotlb.insert(set, tag, ctx->did, TlbEntry{ctx->did, 12, r, w, vpn, page});
-        slot = where;
-        if (evicted)
-            counters_.iotlb_evictions++;
-    }
-    done = true;
-    return answer(sid, iova, perm, 12, page, r, w, ctx->fpd, slot);
+    if (vpn == first)
+        return 0;
+    // The levels above counted as read again by every walk.
+    counters_.walk_reads += walked * m.upper_levels;
+    charge(sid, walked * m.upper_levels * config_.walk_read_ns);
+    const uint64_t base = (vpn - 1) << 12;
+    front_ = {true, sid, base, 0xfff, out - 0x1000, r0, w0, ctx->fpd, slot};
+    return vpn - first;
 }
 
 // ---- What walks cost the requesters ----

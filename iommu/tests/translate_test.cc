@@ -371,10 +371,19 @@ TEST(Run, EqualsPageByPageTranslation)
         EXPECT_EQ(a.unit.take_cost(0x0010), b.unit.take_cost(0x0010));
         for (unsigned i = 0; i < 8; i++)
             EXPECT_EQ(a.r64(FRCD + 16 * i + 8), b.r64(FRCD + 16 * i + 8));
-        // What the IOTLB holds now: the same hits and misses page by page.
+        // The page translated last first (the unit answers it from the entry it used
+        // last), then what the IOTLB holds: the same answers, hits and misses page by page.
+        if (run.first.ok) {
+            uint64_t last = iova + run.len - 1;
+            Translation ta = a.read(last), tb = b.read(last);
+            ASSERT_EQ(ta.ok, tb.ok) << round;
+            EXPECT_EQ(ta.addr, tb.addr) << round << std::hex << " last page " << last;
+        }
         for (uint64_t p = 2u << 20; p < (4u << 20) + (64 << 12); p += 0x1000) {
-            a.read(p);
-            b.read(p);
+            Translation ta = a.read(p), tb = b.read(p);
+            ASSERT_EQ(ta.ok, tb.ok) << round << std::hex << " page " << p;
+            EXPECT_EQ(ta.addr, tb.addr) << round << std::hex << " page " << p;
+            EXPECT_EQ(ta.write, tb.write) << round << std::hex << " page " << p;
         }
         EXPECT_EQ(a.unit.counters().iotlb_hits, b.unit.counters().iotlb_hits) << round;
         EXPECT_EQ(a.unit.counters().iotlb_misses, b.unit.counters().iotlb_misses) << round;
@@ -439,6 +448,31 @@ TEST(Run, ReadOnlyDirectoryCoversEveryPage)
     }
     EXPECT_EQ(0, std::memcmp(&a.unit.counters(), &b.unit.counters(), sizeof(Counters)));
     EXPECT_EQ(a.unit.counters().iotlb_hits, 64u); // the writes found the run's entries
+}
+
+// After a run that covered its length, the unit's next answer for the run's last page (which
+// it gives from the entry it used last) is that page's own, and the next page's is its own
+// too; likewise after a run that stopped at a page that does not continue it.
+TEST(Run, LastPageAnswersAfterTheRun)
+{
+    for (bool stopped : {false, true}) {
+        Rig r;
+        uint64_t pgd = r.basic();
+        for (uint64_t i = 0; i < 32; i++)
+            r.map(pgd, (1u << 20) + (i << 12),
+                  ((0x3000 + i) << 12) + (stopped && i >= 16) * 0x5000);
+        Unit::Run run =
+            r.unit.translate_run(0x0010, 1u << 20, stopped ? 32 << 12 : 16 << 12, Unit::kRead);
+        ASSERT_TRUE(run.first.ok);
+        EXPECT_EQ(run.len, 16u << 12) << stopped;
+        uint64_t hits = r.unit.counters().iotlb_hits;
+        Translation t = r.read((1u << 20) + (15 << 12));
+        EXPECT_EQ(t.addr, (0x3000u + 15) << 12) << stopped;
+        t = r.read((1u << 20) + (16 << 12));
+        EXPECT_EQ(t.addr, ((0x3000u + 16) << 12) + stopped * 0x5000) << stopped;
+        // The last page is a hit; the next one too where the run translated it to stop.
+        EXPECT_EQ(r.unit.counters().iotlb_hits, hits + 1 + stopped) << stopped;
+    }
 }
 
 TEST(Run, IsBoundedAndReadsEachEntryOnce)

@@ -223,9 +223,12 @@ class Unit
     // One paging entry, from memory or (inside translate_run) from what the run has read.
     DmaResult read_entry(uint64_t table, uint64_t idx, unsigned level, SlPte& pte);
     template <class E> DmaResult read_entry128(uint64_t addr, E& out);
-    // translate_run's common case, a 4 KiB page under the leaf table the call already read:
-    // does exactly what translate() would do for it (done), or changes nothing (!done).
-    Translation translate_next(uint16_t sid, uint64_t iova, unsigned perm, bool& done);
+    // translate_run's common case, 4 KiB pages under the leaf table the call already read:
+    // from iova on, at most max_pages that continue the run (at `out`, with permissions r0
+    // and w0), each as translate() would do it; how many. It stops at the first page it
+    // would not take, changing nothing for it.
+    uint64_t extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint64_t max_pages,
+                        uint64_t out, bool r0, bool w0);
     // translate()'s last step: the answer for a page the IOTLB holds in `slot`.
     Translation answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift, uint64_t page,
                        bool r, bool w, bool fpd, TlbEntry* slot);
