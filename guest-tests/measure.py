@@ -95,6 +95,29 @@ def configs(mode, pt=True, ioat="dmalab-ioat"):
                   ("intel-strict", intel + ["intel_iommu=on iommu.strict=1 " + mode])]
 
 
+def vtd_variants(configs, sets=(), sweep=None):
+    """The configurations with dmalab-vtd's properties `sets` ("PROP=VALUE") added to
+    each -device dmalab-vtd, and with `sweep` ("PROP=V1,V2,..."), each configuration
+    that has dmalab-vtd once per value, labelled "LABEL,PROP=V"; the others once."""
+    prop, values = None, [None]
+    if sweep:
+        prop, _, vals = sweep.partition("=")
+        values = [v for v in vals.split(",") if v]
+        if not prop or not values:
+            raise ValueError("--sweep takes PROP=V1,V2,...: %r" % sweep)
+    out = []
+    for label, args in configs:
+        if not any(a.split(",")[0] == "dmalab-vtd" for a in args):
+            out.append((label, args))
+            continue
+        for v in values:
+            props = list(sets) + (["%s=%s" % (prop, v)] if v is not None else [])
+            out.append((label + ("" if v is None else ",%s=%s" % (prop, v)),
+                        [a + "".join("," + x for x in props)
+                         if a.split(",")[0] == "dmalab-vtd" else a for a in args]))
+    return out
+
+
 class Table:
     """How bench lines become one table: rows tagged `tag`, one block per
     value of `keys`, the median over boots of `primary` (with its range and
@@ -463,6 +486,12 @@ def make_parser():
                     help="modelled clock: fail unless every boot of a configuration ends "
                     "with the same device counters (QMP); the guest's figures that "
                     "differ between boots are listed either way")
+    ap.add_argument("--set", action="append", default=[], metavar="PROP=VALUE",
+                    help="a dmalab-vtd property for every configuration with dmalab-vtd, "
+                    "e.g. wait-ns=5000 or iotlb-entries=64 (repeatable)")
+    ap.add_argument("--sweep", metavar="PROP=V1,V2,...",
+                    help="each configuration with dmalab-vtd once per value of this "
+                    "dmalab-vtd property, e.g. wait-ns=0,1000,10000")
     ap.add_argument("--engine", metavar="PROPS",
                     help="dmalab-ioat's properties, e.g. latency-ns=0 (default: none for "
                     "dma-api; %s for iommu-flush)" % COPY_ENGINE)
@@ -485,7 +514,11 @@ def make_parser():
 def main(argv=None):
     args = make_parser().parse_args(argv)
     study = STUDIES[args.study]
-    configs = study.configs(args.engine)
+    try:
+        configs = vtd_variants(study.configs(args.engine), args.set, args.sweep)
+    except ValueError as e:
+        print("measure.py: %s" % e, file=sys.stderr)
+        return 2
     if study.own_clock and (args.icount is not None or args.host_clock):
         print("measure.py: the offload study sets each configuration's clock itself",
               file=sys.stderr)
@@ -565,7 +598,8 @@ def main(argv=None):
         meta = {"study": args.study, "repeat": max(args.repeat, 1),
                 "clock": "icount-%d" % args.icount if args.icount is not None
                 else "icount-per-config" if study.own_clock else "host",
-                "kernel": os.path.abspath(args.kernel), "configs": dict(configs)}
+                "kernel": os.path.abspath(args.kernel), "configs": dict(configs),
+                "set": args.set, "sweep": args.sweep}
         info = os.path.join(os.path.dirname(os.path.abspath(args.kernel)), "image-info.json")
         if os.path.isfile(info):
             with open(info) as f:

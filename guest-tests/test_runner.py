@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Unit tests of runner.py's log judging and options (no QEMU needed). The
-harness's process handling (test_harness.py) and the registry, summaries and
-image helpers (test_registry.py) run with them: `test_runner.py` runs all three."""
+harness's process handling (test_harness.py), the registry, summaries and
+image helpers (test_registry.py) and measure.py's variants and repeat checks
+(test_measure.py) run with them: `test_runner.py` runs all four."""
 
 import hashlib
 import io
@@ -589,10 +590,11 @@ class BootsTests(unittest.TestCase):
 
 
 def load_tests(loader, tests, pattern):
-    """unittest.main() here runs the other two files' tests too."""
+    """unittest.main() here runs the other files' tests too."""
     import test_harness
+    import test_measure
     import test_registry
-    for module in (test_harness, test_registry):
+    for module in (test_harness, test_measure, test_registry):
         tests.addTests(loader.loadTestsFromModule(module))
     return tests
 

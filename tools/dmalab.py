@@ -216,6 +216,11 @@ def measure(rest):
         # Debian's ioatdma refuses dmalab-ioat under swiotlb=force (the scenario
         # swiotlb-selftest-bug): this study boots the image with the patched one.
         initrd = "initramfs-ioatdma-patched.cpio.gz"
+    if "--name" not in rest:
+        # results and plots named by study and kernel, so that one run does not replace
+        # another's (build/measure/iommu-flush-6.12.json ...)
+        rest += ["--name", "%s-%s" % (study[1] if study else "dma-api",
+                                      "6.12" if image.name == "bpo" else "6.1")]
     rel = image.relative_to(BUILD)
     build(["qemu/qemu-system-x86_64", str(rel / "boot-kernel"), str(rel / initrd)],
           PLOT_PACKAGES)

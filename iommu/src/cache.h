@@ -81,42 +81,14 @@ template <class Entry> class SetAssoc
     std::pair<Entry*, bool> insert(unsigned set, uint64_t tag, uint16_t group, const Entry& e,
                                    unsigned kind = 0)
     {
-        size_t base = size_t{set} * ways_;
-        unsigned victim = 0;
-        bool evict = true;
-        // One pass: the first empty way, else (LRU, FIFO) the oldest stamp, kept in hand so
-        // that each way's load is independent.
-        uint64_t oldest = ~uint64_t{0};
-        for (unsigned w = 0; w < ways_; w++) {
-            if (tags_[base + w] == 0) {
-                victim = w;
-                evict = false;
-                break;
-            }
-            if (stamps_[base + w] < oldest) {
-                oldest = stamps_[base + w];
-                victim = w;
-            }
-        }
-        if (evict) {
-            if (policy_ == Replacement::Random)
-                victim = static_cast<unsigned>(prng_.upto(ways_ - 1));
-            unlink(base + victim);
-        } else {
-            valid_++;
-        }
-        size_t i = base + victim;
-        tags_[i] = tag;
-        stamps_[i] = ++clock_;
-        entries_[i] = e;
-        link(i, group, kind);
-        return {&entries_[i], evict};
+        Probe p = victim(set);
+        return {fill(set, p, tag, group, e, kind), p.evict};
     }
 
     // find() and insert() in one pass over a set, for a caller that decides in between:
-    // probe() changes nothing and says where `tag` is (`hit`, below kNone) or, if it is
-    // not there, which way insert() would fill (`way`, and whether that evicts); use()
-    // then counts the hit as find() does, or fill() stores as insert() does.
+    // probe() changes nothing and says where `tag` is (`hit`) or, if it is not there,
+    // which way insert() would fill (`way`, and whether that evicts); use() then counts
+    // the hit as find() does, or fill() stores as insert() does.
     struct Probe {
         size_t hit = kNone;
         unsigned way = 0;
@@ -125,32 +97,17 @@ template <class Entry> class SetAssoc
     };
     Probe probe(unsigned set, uint64_t tag) const
     {
-        Probe p;
         const size_t base = size_t{set} * ways_;
         const uint64_t* t = &tags_[base];
-        // Without branches on the data: the ways that hold the tag, and the empty ones.
-        uint64_t hits = 0, empty = 0;
-        for (unsigned w = 0; w < ways_ && w < 64; w++) {
+        uint64_t hits = 0; // without branches on the data: the ways that hold the tag
+        for (unsigned w = 0; w < ways_ && w < 64; w++)
             hits |= uint64_t{t[w] == tag} << w;
-            empty |= uint64_t{t[w] == 0} << w;
-        }
         if (hits) {
+            Probe p;
             p.hit = base + static_cast<unsigned>(__builtin_ctzll(hits));
             return p;
         }
-        if (empty) {
-            p.way = static_cast<unsigned>(__builtin_ctzll(empty)); // the first, as insert()
-            p.evict = false;
-            return p;
-        }
-        const uint64_t* st = &stamps_[base];
-        uint64_t oldest = ~uint64_t{0};
-        for (unsigned w = 0; w < ways_; w++) {
-            bool older = st[w] < oldest;
-            oldest = older ? st[w] : oldest;
-            p.way = older ? w : p.way;
-        }
-        return p;
+        return victim(set);
     }
     const Entry& at(const Probe& p) const { return entries_[p.hit]; }
     Entry* use(const Probe& p)
@@ -252,6 +209,30 @@ template <class Entry> class SetAssoc
 
   private:
     static constexpr uint32_t kNone = ~uint32_t{0};
+    // The way insert() fills in `set`: the first empty one, else (LRU, FIFO) the one with
+    // the oldest stamp; Random picks when it fills. Ways are at most 64 (Unit's check).
+    Probe victim(unsigned set) const
+    {
+        Probe p;
+        const size_t base = size_t{set} * ways_;
+        const uint64_t* t = &tags_[base];
+        uint64_t empty = 0;
+        for (unsigned w = 0; w < ways_ && w < 64; w++)
+            empty |= uint64_t{t[w] == 0} << w;
+        if (empty) {
+            p.way = static_cast<unsigned>(__builtin_ctzll(empty));
+            p.evict = false;
+            return p;
+        }
+        const uint64_t* st = &stamps_[base];
+        uint64_t oldest = ~uint64_t{0};
+        for (unsigned w = 0; w < ways_; w++) {
+            bool older = st[w] < oldest;
+            oldest = older ? st[w] : oldest;
+            p.way = older ? w : p.way;
+        }
+        return p;
+    }
     struct Link {
         uint32_t prev = kNone, next = kNone;
         uint16_t group = 0;
