@@ -92,7 +92,8 @@ def run_once(args, seed=None, announce=True):
         # auto chose KVM, but QEMU could not run the guest with it: say so
         # and boot again with TCG.
         args.accel_used, args.accel_why = "tcg", (
-            "KVM failed to start the guest (qemu exit status %s: %s)" % (
+            "KVM failed to run the guest: %s" % boot.kvm_error if boot.kvm_error
+            else "KVM failed to start the guest (qemu exit status %s: %s)" % (
                 boot.rc, (boot.lines or ["no output"])[-1][:160]))
         return run_once(args, seed, announce=True)
     results, run_reasons = judge_run(boot, args)

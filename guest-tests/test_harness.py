@@ -340,6 +340,30 @@ class QemuProcessTests(unittest.TestCase):
         self.assertLess(time.monotonic() - t0, 10)
         self.assertEqual(boot.lines[0], "started")
 
+    def test_kvm_internal_error_ends_the_run(self):
+        # QEMU pauses the machine for good after a KVM internal error: the runner
+        # reads its register dump, ends it within the grace time, and says why
+        t0 = time.monotonic()
+        boot = runner.run_qemu(
+            ["/bin/sh", "-c", "echo 'Booting from ROM..KVM internal error. "
+             "Suberror: 1'; echo 'RAX=0000000000000000'; sleep 60"], 30.0, False)
+        self.assertLess(time.monotonic() - t0, 15)
+        self.assertFalse(boot.timed_out)
+        self.assertEqual(boot.kvm_error, "KVM internal error. Suberror: 1")
+        self.assertEqual(boot.lines[1], "RAX=0000000000000000")
+        ap = runner.make_parser()
+        args = ap.parse_args(["--qemu", "q", "--kernel", "k", "--initrd", "i"])
+        os.environ["DMALAB_KVM_PROBE"] = "skip"
+        try:
+            runner.check_args(ap, args)
+        finally:
+            del os.environ["DMALAB_KVM_PROBE"]
+        boot.started = 1  # even after the kernel's banner: KVM gave up, not the guest
+        self.assertTrue(runner.kvm_failed_to_start(args, boot))
+        results, _ = runner.judge_run(boot, args)
+        self.assertIn("KVM could not run the guest: KVM internal error. Suberror: 1",
+                      results[0][2])
+
     def test_missing_binary(self):
         boot = runner.run_qemu(["/nonexistent/qemu"], 5, False)
         self.assertEqual(boot.rc, 127)

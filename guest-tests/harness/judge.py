@@ -140,6 +140,7 @@ def judge_run(boot, args):
         seg.ended_by_reset = k in reset_ends
         seg.rc = boot.rc if last else 0
         seg.timed_out = boot.timed_out and last
+        seg.kvm_error = boot.kvm_error if last else None
         seg.qmp_error = boot.qmp_error if last else None
         seg.device_stats = boot.boot_stats.get(k)
         seg.wall = ((boot.wall if last else segs[k + 1].stamps[0]) -
@@ -237,6 +238,8 @@ def analyse(boot, args):
     if boot.timed_out:
         reasons.append("timeout after %d s" % (args.timeout *
                                                 max(args.boots, 1)))
+    elif getattr(boot, "kvm_error", None):
+        reasons.append("KVM could not run the guest: %s" % boot.kvm_error)
     elif boot.rc != 0:
         tail = next((l for l in reversed(boot.lines) if l.strip()), "")
         reasons.append("qemu exited with status %d: %s" % (boot.rc, tail))

@@ -24,6 +24,12 @@ DEFAULT_DEVICES = ["dmalab-ioat"]
 
 
 LINUX_RE = re.compile(r"Linux version (\S+)")
+# QEMU's report that KVM cannot go on with the guest (it then pauses the machine for
+# good, with nothing more on the serial port): "KVM internal error. Suberror: 1" and the
+# like.
+KVM_ERROR_RE = re.compile(r"KVM internal error|KVM: entry failed|kvm run failed")
+# How long QEMU's register dump after such a report is read before QEMU is ended.
+KVM_ERROR_GRACE = 2.0
 
 
 class Boot:
@@ -35,6 +41,7 @@ class Boot:
         self.wall = 0.0
         self.rc = None
         self.timed_out = False
+        self.kvm_error = None   # QEMU's line saying KVM cannot run the guest
         self.cmd = []
         self.device_stats = None  # per dmalab-ioat: QOM counters read over QMP
         self.qmp_error = None
@@ -312,14 +319,21 @@ def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None,
         return False
 
     next_probe = start + 0.5
+    kvm_end = None  # set when KVM has given up on the guest
 
     def add(raw):
+        nonlocal kvm_end
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         text = text.replace("\r", "")
         boot.lines.append(text)
         boot.stamps.append(time.monotonic() - start)
         if LINUX_RE.search(text):
             boot.started += 1
+        m = KVM_ERROR_RE.search(text)
+        if m and boot.kvm_error is None:
+            # the machine is paused for good: end QEMU once its dump is read
+            boot.kvm_error = text[m.start():][:160]
+            kvm_end = time.monotonic() + KVM_ERROR_GRACE
         if verbose:
             print(text, flush=True)
         if reset_on is not None and qmp is not None and not draining and \
@@ -354,6 +368,8 @@ def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None,
     try:
         while True:
             left = deadline - time.monotonic()
+            if kvm_end is not None and time.monotonic() >= kvm_end:
+                break  # QEMU is killed below, not timed out
             if left <= 0:
                 boot.timed_out = True
                 break
@@ -397,11 +413,14 @@ def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None,
 
 
 def kvm_failed_to_start(args, boot):
-    """True when auto's KVM choice ended QEMU before the guest kernel spoke."""
+    """True when auto's KVM choice ended QEMU before the guest kernel spoke, or
+    KVM gave up on the guest at any point (a KVM internal error: a host whose
+    /dev/kvm starts a machine but cannot emulate what the guest runs)."""
     requested = args.accel or os.environ.get("DMALAB_ACCEL") or "auto"
     return (requested == "auto" and args.accel_used == "kvm" and
-            boot.started == 0 and boot.rc not in (0, None) and
-            not boot.timed_out)
+            (boot.kvm_error is not None or
+             (boot.started == 0 and boot.rc not in (0, None) and
+              not boot.timed_out)))
 
 
 def want_counters(args):
