@@ -89,6 +89,16 @@ def fetch_debian_source(cache: Path) -> Path:
     return src
 
 
+def patches_digest() -> str:
+    """What the tree's patches say, names and contents: Debian's source is unpacked again
+    when it changes, as a patch changed after an older version of it was applied neither
+    applies nor reverses."""
+    h = hashlib.sha256()
+    for p in PATCHES:
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def applied(src: Path, patch: Path) -> bool:
     """True when `patch` is already in the tree (it reverses cleanly)."""
     return subprocess.run(["patch", "-p1", "-R", "--dry-run", "-s", "-f", "-i", str(patch)],
@@ -96,11 +106,21 @@ def applied(src: Path, patch: Path) -> bool:
                           stderr=subprocess.DEVNULL).returncode == 0
 
 
+class PatchError(Exception):
+    pass
+
+
 def hook_devices(src: Path) -> bool:
     """Patches QEMU and points hw/dmalab at this checkout; True when the links moved (from
     another checkout of dmalab sharing the cache)."""
     for p in PATCHES:
         if not applied(src, p):
+            # a dry run first, so that a patch that does not apply leaves the tree alone
+            if subprocess.run(["patch", "-p1", "--forward", "--dry-run", "-s", "-i", str(p)],
+                              cwd=src, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode != 0:
+                raise PatchError(f"{p.name} neither applies to {src} nor is applied there "
+                                 "(another version of it may be)")
             run(["patch", "-p1", "--forward", "-i", str(p)], cwd=src)
     hw = src / "hw" / "dmalab"
     hw.mkdir(exist_ok=True)
@@ -119,6 +139,29 @@ def hook_devices(src: Path) -> bool:
             mak.unlink()
         mak.symlink_to(DEVICES_MAK)
     return moved
+
+
+def prepare_source(cache: Path):
+    """Debian's source, unpacked and patched: (the tree, whether hw/dmalab's links moved).
+    The source is unpacked again when the patches changed since they were applied (the
+    stamp qemu-src.patches says what they were) or one of them does not apply (a cache
+    from before the stamp); QEMU is then rebuilt in full."""
+    src = fetch_debian_source(cache)
+    stamp = cache / "qemu-src.patches"
+    if stamp.exists() and stamp.read_text() != patches_digest():
+        log("dmalab's QEMU patches changed: unpacking Debian's source again "
+            "(QEMU is then rebuilt in full)")
+        shutil.rmtree(src)
+        src = fetch_debian_source(cache)
+    try:
+        moved = hook_devices(src)
+    except PatchError as e:
+        log(f"{e}: unpacking Debian's source again (QEMU is then rebuilt in full)")
+        shutil.rmtree(src)
+        src = fetch_debian_source(cache)
+        moved = hook_devices(src)
+    stamp.write_text(patches_digest())
+    return src, moved
 
 
 def forget_dmalab_objects(build: Path):
@@ -173,13 +216,18 @@ def main():
             tag = hashlib.sha256(str(src).encode()).hexdigest()[:12]
             build = cache / f"qemu-build-{tag}"
         else:
-            src = fetch_debian_source(cache)
+            src, moved = prepare_source(cache)
             build = cache / "qemu-build"
         # Each configuration has its own build folder, so switching between them does not
         # rebuild all of QEMU each time.
         if args.devices != "dmalab" or args.debug_info:
             build = build.with_name(build.name + f"-{args.devices}" + ("-g" if args.debug_info else ""))
-        if hook_devices(src):
+        if user_src:
+            try:
+                moved = hook_devices(src)
+            except PatchError as e:
+                sys.exit(f"qemu/build.py: {e}: give QEMU_SRC a clean QEMU 10.0 tree")
+        if moved:
             log("hw/dmalab now points at %s: its objects are rebuilt" % REPO)
             forget_dmalab_objects(build)
         configure(src, build, configure_args(args.devices, args.debug_info))
