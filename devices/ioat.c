@@ -104,7 +104,8 @@ static const MemoryRegionOps dmalab_ioat_ops = {
 
 /*
  * The fault doorbell (docs/faults.rst): test-only registers through which a
- * guest arms a fault plan's rules. Its accesses never call out of the model.
+ * guest arms and releases a fault plan's rules. A release lets a held
+ * descriptor go on, with sync-start inside this write: it can call out.
  */
 static uint64_t dmalab_ioat_fault_read(void *opaque, hwaddr addr,
                                        unsigned size)
@@ -123,9 +124,12 @@ static void dmalab_ioat_fault_write(void *opaque, hwaddr addr, uint64_t val,
     DmalabIoatState *s = opaque;
 
     trace_dmalab_ioat_doorbell(addr, size, val);
-    if (s->model && !s->released) {
-        dmalab_ioat_doorbell_write(s->model, addr, val, size);
+    if (!s->model || s->released) {
+        return;
     }
+    dmalab_ioat_enter(s);
+    dmalab_ioat_doorbell_write(s->model, addr, val, size);
+    dmalab_ioat_leave(s);
 }
 
 static const MemoryRegionOps dmalab_ioat_fault_ops = {

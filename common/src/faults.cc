@@ -222,7 +222,8 @@ class PlanReader
         for (size_t i = 0; i < v.keys.size(); i++) {
             const std::string& key = v.keys[i];
             const Json& m = v.items[i];
-            if (key == "name" || key == "kind" || key == "device" || key == "comment")
+            if (key == "name" || key == "kind" || key == "device" || key == "comment" ||
+                key == "until")
                 continue;
             if (param && key == param) {
                 if (!parameter(m, r))
@@ -234,6 +235,17 @@ class PlanReader
         }
         if (!have_param)
             return bad(v, r, "\"" + std::string(param) + "\" is missing");
+        if (const Json* u = v.get("until")) {
+            if (!(spec_.release_kinds & bit(r.kind)))
+                return bad(*u, r,
+                           "\"until\" does not apply to kind " + std::string(kind_name(r.kind)) +
+                               (spec_.release_kinds
+                                    ? "; it applies to " + kind_list(spec_.release_kinds)
+                                    : "; " + std::string(spec_.type) + " has no fault doorbell"));
+            if (u->kind != Json::Kind::String || u->text != "release")
+                return bad(*u, r, "\"until\" must be \"release\"");
+            r.until_release = true;
+        }
         if (v.get("nth") && !v.get("count"))
             r.count = 1;
         return true;
@@ -445,7 +457,7 @@ void Injector::reset()
 {
     state_.clear();
     for (const auto& r : plan_.rules)
-        state_.push_back({r.armed, 0, 0, 0, Prng(rule_seed(plan_.seed, r.index))});
+        state_.push_back({r.armed, false, 0, 0, 0, Prng(rule_seed(plan_.seed, r.index))});
     log_.clear();
     head_ = 0;
     seq_ = 0;
@@ -494,8 +506,23 @@ bool Injector::arm(unsigned index, bool on)
     long i = slot(index);
     if (i < 0)
         return false;
-    state_[i] = {on, 0, 0, state_[i].injected, state_[i].prng};
+    state_[i] = {on, false, 0, 0, state_[i].injected, state_[i].prng};
     return true;
+}
+
+bool Injector::release(unsigned index)
+{
+    long i = slot(index);
+    if (i < 0)
+        return false;
+    state_[i].released = true;
+    return true;
+}
+
+bool Injector::released(unsigned index) const
+{
+    long i = slot(index);
+    return i >= 0 && state_[i].released;
 }
 
 std::optional<bool> Injector::armed(unsigned index) const
@@ -525,6 +552,7 @@ void Injector::save(StateWriter& w) const
     w.u32(static_cast<uint32_t>(state_.size()));
     for (const auto& s : state_) {
         w.boolean(s.armed);
+        w.boolean(s.released);
         w.u64(s.matched);
         w.u64(s.round);
         w.u64(s.injected);
@@ -543,6 +571,7 @@ bool Injector::load(StateReader& r)
     }
     for (auto& s : state_) {
         s.armed = r.boolean();
+        s.released = r.boolean();
         s.matched = r.u64();
         s.round = r.u64();
         s.injected = r.u64();

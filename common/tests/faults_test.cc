@@ -29,6 +29,7 @@ ModelSpec engine()
     s.ops = {{"copy", 0}, {"fill", 1}};
     s.chanerr_mask = 0x7ffff;
     s.max_delay_ns = uint64_t{1} << 50;
+    s.release_kinds = bit(Kind::DelayData);
     return s;
 }
 
@@ -381,14 +382,89 @@ TEST(Doorbell, ArmsTheSelectedRuleAndReportsItsCounts)
     EXPECT_EQ(bell.read(doorbell::TOTAL, 8), 2u);
     bell.write(doorbell::COMMAND, doorbell::kDisarm, 4);
     EXPECT_EQ(run(inj, 1, [](unsigned) { return on(0); })[0], "");
-    // Counters cannot be written, unknown commands do nothing, a wide select is cut to 16 bits.
+    // Counters cannot be written, command 0 does nothing (bits above CMD are ignored), a wide
+    // select is cut to 16 bits.
     bell.write(doorbell::INJECTED, 0, 8);
-    bell.write(doorbell::COMMAND, 3, 4);
+    bell.write(doorbell::COMMAND, 4, 4);
     EXPECT_EQ(bell.read(doorbell::INJECTED, 8), 2u);
     EXPECT_EQ(bell.read(doorbell::STATUS, 4), doorbell::kOwned);
     bell.write(doorbell::SELECT, 0x10001, 4);
     EXPECT_EQ(bell.selected(), 1u);
     EXPECT_FALSE(log.guest_errors.empty()) << "the reserved select bits were reported";
+}
+
+TEST(Doorbell, ReleaseIsRecordedForTheRoundAndToldToTheModel)
+{
+    Injector inj;
+    inj.set_plan(parse_ok(R"({"rules": [
+      {"name": "other", "kind": "drop-invalidation"},
+      {"name": "hold", "kind": "delay-data", "delay": "1s", "until": "release"}]})"));
+    dmalab::testing::FakeLog log;
+    Doorbell bell(inj, log, "test-doorbell");
+    std::vector<unsigned> told;
+    bell.set_release_hook(
+        [](void* o, unsigned rule) { static_cast<std::vector<unsigned>*>(o)->push_back(rule); },
+        &told);
+    bell.write(doorbell::SELECT, 0, 4);
+    bell.write(doorbell::COMMAND, doorbell::kRelease, 4);
+    EXPECT_TRUE(told.empty()) << "rule 0 is another model's: nothing to release";
+    bell.write(doorbell::SELECT, 1, 4);
+    EXPECT_EQ(bell.read(doorbell::STATUS, 4), doorbell::kOwned | doorbell::kArmed);
+    bell.write(doorbell::COMMAND, doorbell::kRelease, 4);
+    EXPECT_EQ(told, std::vector<unsigned>{1});
+    EXPECT_TRUE(inj.released(1));
+    EXPECT_EQ(bell.read(doorbell::STATUS, 4),
+              doorbell::kOwned | doorbell::kArmed | doorbell::kReleased);
+    // Arming starts a new round, which is not released.
+    bell.write(doorbell::COMMAND, doorbell::kArm, 4);
+    EXPECT_FALSE(inj.released(1));
+    EXPECT_EQ(bell.read(doorbell::STATUS, 4), doorbell::kOwned | doorbell::kArmed);
+}
+
+TEST(Plan, UntilReleaseAppliesToTheKindsTheModelReleases)
+{
+    ModelSpec spec = engine();
+    Plan p = parse_ok(R"({"rules": [
+      {"kind": "delay-data", "delay": "1s", "until": "release"},
+      {"kind": "delay-data", "delay": "1s"}]})",
+                      spec);
+    ASSERT_EQ(p.rules.size(), 2u);
+    EXPECT_TRUE(p.rules[0].until_release);
+    EXPECT_FALSE(p.rules[1].until_release);
+    EXPECT_EQ(parse_error(R"({"rules": [{"kind": "delay-completion", "delay": 1,
+                                         "until": "release"}]})",
+                          spec),
+              "line 2, column 51: rule \"rule0\": \"until\" does not apply to kind "
+              "delay-completion; it applies to delay-data");
+    EXPECT_EQ(
+        parse_error(R"({"rules": [{"kind": "delay-data", "delay": 1, "until": "later"}]})", spec),
+        "line 1, column 56: rule \"rule0\": \"until\" must be \"release\"");
+    EXPECT_EQ(parse_error(R"({"rules": [{"kind": "delay-invalidation", "delay": 1,
+                                         "until": "release"}]})",
+                          remapper()),
+              "line 2, column 51: rule \"rule0\": \"until\" does not apply to kind "
+              "delay-invalidation; remapper has no fault doorbell");
+}
+
+TEST(Injector, ReleaseLastsTheRoundAndMigrates)
+{
+    const char* text = R"({"rules": [{"name": "h", "kind": "delay-data", "delay": 1,
+                                       "until": "release", "armed": false}]})";
+    ModelSpec spec = engine();
+    Injector src, dst;
+    src.set_plan(parse_ok(text, spec));
+    dst.set_plan(parse_ok(text, spec));
+    EXPECT_FALSE(src.release(1)) << "no rule 1";
+    EXPECT_TRUE(src.arm(0, true));
+    EXPECT_TRUE(src.release(0));
+    EXPECT_TRUE(src.released(0));
+    StateWriter w;
+    src.save(w);
+    StateReader r(w.bytes);
+    ASSERT_TRUE(dst.load(r));
+    EXPECT_TRUE(dst.released(0));
+    src.reset();
+    EXPECT_FALSE(src.released(0));
 }
 
 } // namespace

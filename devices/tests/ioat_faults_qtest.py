@@ -23,7 +23,7 @@ from libqtest import QMPError, QTest, QTestError  # noqa: E402
 DOORBELL = 0x2000
 FAULT_ID, FAULT_SELECT, FAULT_COMMAND, FAULT_STATUS = 0x00, 0x04, 0x08, 0x0C
 FAULT_INJECTED, FAULT_TOTAL = 0x10, 0x18
-ARM, DISARM, OWNED, ARMED = 1, 2, 1, 2
+ARM, DISARM, RELEASE, OWNED, ARMED, RELEASED = 1, 2, 3, 1, 2, 4
 LATENCY = 100_000
 
 
@@ -216,6 +216,37 @@ class Doorbell(FaultCase):
         io.qt.writel(bell + FAULT_COMMAND, DISARM)
         self.verified_copy(io, 0)
         self.assertEqual(self.injected(io), 1)
+
+    def test_guest_releases_a_held_copy(self):
+        plan = self.plan([{"name": "hold", "kind": "delay-data", "delay": "1s",
+                           "until": "release"}])
+        io = self.boot(f",fault-doorbell=on,fault-plan={plan}")
+        bell = io.bar + DOORBELL
+        io.use_msix()
+        bufs, addrs = self.copies(io, 2, 1)
+        io.qt.clock_step(10_000_000)
+        self.assertEqual(bufs[0].copied_prefix(), 0, "the held copy moved before its release")
+        io.qt.writel(bell + FAULT_SELECT, 0)
+        self.assertEqual(io.qt.readl(bell + FAULT_STATUS), OWNED | ARMED)
+        io.qt.writel(bell + FAULT_COMMAND, RELEASE)
+        # With sync-start the data moves and the copy completes inside the release: no clock
+        # step in between.
+        bufs[0].check(self)
+        self.assertEqual(io.chansts(2), addrs[0] | DONE)
+        self.assertEqual(io.qt.readl(bell + FAULT_STATUS), OWNED | ARMED | RELEASED)
+        # Released for the rest of the round: the next copy is hit but not held.
+        more, _ = self.copies(io, 2, 1, seed=5)
+        more[0].check(self)
+        self.assertEqual(self.injected(io), 2)
+        # Re-arming starts a round that holds again; a channel reset drops the held copy,
+        # and a release then finds nothing to end.
+        io.qt.writel(bell + FAULT_COMMAND, ARM)
+        held, _ = self.copies(io, 2, 1, seed=9)
+        io.wr(2, CHANCMD, CMD_RESET, 1)
+        io.qt.writel(bell + FAULT_COMMAND, RELEASE)
+        io.qt.clock_step(2_000_000_000)
+        held[0].check(self, copied=False)
+        self.verified_copy(io, 2)
 
     def test_absent_unless_asked_for(self):
         plan = self.plan([{"kind": "fail", "chanerr": 1, "armed": False}])

@@ -3,8 +3,9 @@
 // I/OAT device: register and config writes and reads of any size and value, descriptor and
 // data bytes in memory, holes, DMA windows onto the device's own registers and onto its reset,
 // device resets mid-ring, timing and policy changes (delays, failures, short and corrupt
-// writes), save/load round trips, and timer expiries. Shared by the libFuzzer target and the
-// robustness unit test; it checks the invariants that must hold whatever happens.
+// writes, holds), fault-rule releases, save/load round trips, and timer expiries. Shared by
+// the libFuzzer target and the robustness unit test; it checks the invariants that must hold
+// whatever happens.
 #pragma once
 
 #include <algorithm>
@@ -69,6 +70,10 @@ class FuzzPolicy final : public DescriptorPolicy
         if ((r >> 63) & 1)
             x.corrupt_xor = static_cast<uint8_t>(r);
         x.drop_interrupt = (r >> 52) % 8 == 0;
+        if ((r >> 49) % 4 == 0) { // the data's wait is a hold a release can end
+            x.release_rule = static_cast<uint32_t>((r >> 47) % 4);
+            x.held_data_ns = r & 0xfff;
+        }
         return x;
     }
 
@@ -156,13 +161,17 @@ class Program
                 mem.map_limit = 64 + u16(); // 1-byte mappings only make runs slow
                 mem.mappable = byte() & 1;
                 break;
-            case 10: // the device's own registers, reachable by its own DMA (no guard)
+            case 10: // the device's own registers and a release, reachable by its own DMA
                 if (mem.windows.size() < 2)
                     mem.add_window(
                         {kWindow, 0x400, [&dev](uint64_t off, const uint8_t* d, size_t n) {
                              uint64_t v = 0;
                              for (size_t i = 0; i < n && i < 8; i++)
                                  v |= uint64_t{d[i]} << (8 * i);
+                             if (off >= 0x3f8) { // the fault doorbell's release, re-entered
+                                 dev.release(static_cast<unsigned>(v % 4));
+                                 return;
+                             }
                              dev.mmio_write(static_cast<uint32_t>(off), v,
                                             1u << (n >= 8   ? 3
                                                    : n >= 4 ? 2
@@ -175,8 +184,11 @@ class Program
                     mem.add_window({kWindow + 0x800, 0x100,
                                     [&dev](uint64_t, const uint8_t*, size_t) { dev.reset(); }});
                 break;
-            case 12:
-                dev.reset();
+            case 12: // a reset, or a fault rule's release (from the fault doorbell)
+                if (byte() & 1)
+                    dev.reset();
+                else
+                    dev.release(byte() % 4);
                 break;
             case 13: { // a register read (config space, once here, is the glue's now)
                 uint32_t off = u16() % 0x400;

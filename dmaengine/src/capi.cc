@@ -99,6 +99,11 @@ struct DmalabIoat {
                                      e.unit, e.key);
             },
             this);
+        doorbell.set_release_hook(
+            [](void* opaque, unsigned rule) {
+                static_cast<DmalabIoat*>(opaque)->model.release(rule);
+            },
+            this);
         host_opaque = h.opaque;
     }
 

@@ -204,6 +204,29 @@ void Channel::write_dmacount(uint64_t, uint64_t, uint64_t)
     }
 }
 
+void Channel::release(unsigned rule)
+{
+    if (!work_ || work_->plan.release_rule != rule)
+        return;
+    Decision& p = work_->plan;
+    p.data_at -= std::min(p.data_at, p.held_data_ns);
+    p.done_at -= std::min(p.done_at, p.held_done_ns);
+    p.release_rule = Decision::kNoRelease;
+    p.held_data_ns = p.held_done_ns = 0;
+    if (state_ != ChanState::Active)
+        return; // suspended: RESUME goes on from here
+    if (in_step_) {
+        rerun_ = true;
+        return;
+    }
+    // The timer stood at the end of the hold.
+    disarm_timer();
+    if (device_.config().sync_start)
+        step();
+    else
+        arm(device_.now());
+}
+
 void Channel::start_from_chainaddr()
 {
     // A descriptor in progress is started again from the new chain, as Linux restarts from
@@ -286,6 +309,9 @@ template <class IO, class W> void Channel::io_work(IO& io, W& k)
     io(k.plan.move_limit);
     io(k.plan.corrupt_xor);
     io(k.plan.drop_interrupt);
+    io(k.plan.release_rule);
+    io(k.plan.held_data_ns);
+    io(k.plan.held_done_ns);
     io(k.len);
     io(k.moved);
     io(k.data_done);

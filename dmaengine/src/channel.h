@@ -47,6 +47,9 @@ class Channel
     void power_on_reset();
     // The channel's timer expired: one bounded step.
     void step();
+    // The guest released fault rule `rule` (docs/faults.rst, "until": "release"): a
+    // descriptor it holds goes on now, its first step inside the release with sync-start.
+    void release(unsigned rule);
 
     ChanState state() const { return state_; }
     const ChannelStats& stats() const { return stats_; }

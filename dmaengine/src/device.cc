@@ -118,6 +118,12 @@ void Ioat::timer(unsigned id)
         channels_[id]->step();
 }
 
+void Ioat::release(unsigned rule)
+{
+    for (auto& c : channels_)
+        c->release(rule);
+}
+
 uint64_t Ioat::mmio_read(uint32_t offset, unsigned size)
 {
     if (offset < kChannelStride) {
@@ -211,7 +217,8 @@ ChanState Ioat::channel_state(unsigned channel) const
 namespace
 {
 constexpr uint32_t kStateMagic = 0x494f4154; // "IOAT"
-constexpr uint16_t kStateVersion = 2;        // 2: CHANERR_INT and its mask left the stream
+// 2: CHANERR_INT and its mask left the stream; 3: holds a release ends (fault plans).
+constexpr uint16_t kStateVersion = 3;
 } // namespace
 
 void Ioat::save(StateWriter& w) const

@@ -44,6 +44,8 @@ faults::ModelSpec fault_spec(unsigned channels)
              {"pq-val", OP_PQ_VAL}, {"pq-update", OP_PQ_UP}};
     s.chanerr_mask = CHANERR_ALL;
     s.max_delay_ns = kMaxDelayNs;
+    s.release_kinds = bit(faults::Kind::DelayData) | bit(faults::Kind::DelayCompletion) |
+                      bit(faults::Kind::Reorder);
     return s;
 }
 
@@ -60,19 +62,33 @@ Decision FaultPolicy::decide(const DescriptorInfo& d, uint64_t now)
     o.start[1] = d.dst;
     o.end[1] = end_of(d.dst, d.len);
     injector_.decide(o, now, [&](const faults::Rule& r) {
+        // A hold the guest ends with the doorbell's release: none left when the release came
+        // first; otherwise the channel takes it back when the release comes (Channel::release).
+        uint64_t hold = r.ns;
+        bool releasable = r.until_release && x.release_rule == Decision::kNoRelease;
+        if (r.until_release && injector_.released(r.index))
+            hold = 0;
+        else if (releasable)
+            x.release_rule = r.index;
         switch (r.kind) {
         case faults::Kind::DelayData:
             // The completion waits for the data phase, so it moves with it.
-            x.data_at = sat_add(x.data_at, r.ns);
+            x.data_at = sat_add(x.data_at, hold);
+            if (releasable)
+                x.held_data_ns = hold;
             break;
         case faults::Kind::DelayCompletion:
-            x.done_at = sat_add(x.done_at, r.ns);
+            x.done_at = sat_add(x.done_at, hold);
+            if (releasable)
+                x.held_done_ns = hold;
             break;
         case faults::Kind::Reorder:
             // The whole descriptor waits: data and completion. Work that other channels
             // start later finishes first, which an in-order engine never shows.
-            x.data_at = sat_add(x.data_at, r.ns);
-            x.done_at = sat_add(x.done_at, r.ns);
+            x.data_at = sat_add(x.data_at, hold);
+            x.done_at = sat_add(x.done_at, hold);
+            if (releasable)
+                x.held_data_ns = x.held_done_ns = hold;
             break;
         case faults::Kind::Fail:
             x.fail |= r.chanerr;

@@ -2,6 +2,7 @@
 // Fault plans applied at the descriptor policy seam: each kind does what it says to the
 // descriptor it selects, and nothing else.
 
+#include "dmalab/fault_doorbell.h"
 #include "dmalab/ioat/faults.h"
 #include "rig.h"
 
@@ -20,6 +21,9 @@ struct FaultRig : Rig {
         if (p)
             injector.set_plan(*p);
         dev.set_policy(&policy);
+        // As the C ABI connects them (dmaengine/src/capi.cc).
+        bell.set_release_hook([](void* o, unsigned rule) { static_cast<Ioat*>(o)->release(rule); },
+                              &dev);
     }
     ~FaultRig() { dev.set_policy(nullptr); }
 
@@ -35,8 +39,16 @@ struct FaultRig : Rig {
         issue(ch, static_cast<uint16_t>(n));
     }
 
+    // Releases rule `rule` through the fault doorbell, as the guest does.
+    void release(unsigned rule)
+    {
+        bell.write(faults::doorbell::SELECT, rule, 4);
+        bell.write(faults::doorbell::COMMAND, faults::doorbell::kRelease, 4);
+    }
+
     faults::Injector injector;
     FaultPolicy policy;
+    faults::Doorbell bell{injector, log, "test-doorbell"};
 };
 
 TEST(Faults, DelayDataHoldsTheBytesOfTheNthDescriptor)
@@ -99,6 +111,121 @@ TEST(Faults, ReorderHoldsTheWholeDescriptor)
         race_two_channels(R"({"rules": [{"kind": "reorder", "delay": "2ms", "channel": 0}]})");
     EXPECT_EQ(order, (std::vector<unsigned>{1, 0}));
     EXPECT_FALSE(landed) << "channel 1 completed while channel 0's data had not moved";
+}
+
+// Channel 0's copy held by `plan` until released, channel 1's copy done meanwhile.
+struct HeldRig : FaultRig {
+    explicit HeldRig(const char* plan, bool sync_start = true) : FaultRig(plan, config(sync_start))
+    {
+        copies(0, 1, 4096, kRing, 0);
+        copies(1, 1, 4096, kRing + 0x1000, 0x10000);
+        while (pending() && !completed_addr(1))
+            step();
+    }
+    static Config config(bool sync_start)
+    {
+        Config c = rig_config();
+        c.channels = 2;
+        c.sync_start = sync_start;
+        return c;
+    }
+    bool channel0_done() { return completed_addr(0) == kRing && same(kSrc, kDst, 4096); }
+};
+
+constexpr const char* kHoldUntilRelease =
+    R"({"rules": [{"kind": "reorder", "delay": "1s", "channel": 0, "until": "release"}]})";
+
+TEST(Faults, ReleaseEndsTheHoldInsideTheDoorbellWrite)
+{
+    HeldRig r(kHoldUntilRelease);
+    EXPECT_EQ(r.completed_addr(1), kRing + 0x1000);
+    EXPECT_FALSE(r.same(kSrc, kDst, 1)) << "channel 0's data waits for the release";
+    EXPECT_EQ(r.completed_addr(0), 0u);
+    const uint64_t t = r.timers.now;
+    r.release(0);
+    EXPECT_TRUE(r.channel0_done()) << "with sync-start, the release moves the data at once";
+    EXPECT_EQ(r.timers.now, t);
+    EXPECT_EQ(r.irq.raised, (std::vector<unsigned>{1, 0})) << "channel 1 first, then 0";
+    EXPECT_FALSE(r.pending()) << "the timer set for the end of the hold is gone";
+    EXPECT_EQ(r.injector.injected(0), 1u);
+}
+
+TEST(Faults, WithoutSyncStartAReleasedHoldGoesOnAtTheNextStep)
+{
+    HeldRig r(kHoldUntilRelease, false);
+    const uint64_t t = r.timers.now;
+    r.release(0);
+    EXPECT_FALSE(r.channel0_done());
+    ASSERT_TRUE(r.pending());
+    EXPECT_EQ(r.timers.next()->second, t);
+    r.run_until_idle();
+    EXPECT_TRUE(r.channel0_done());
+    EXPECT_EQ(r.timers.now, t);
+}
+
+TEST(Faults, WithoutAReleaseTheHoldEndsAtItsDelay)
+{
+    HeldRig r(kHoldUntilRelease);
+    r.run_until_idle();
+    EXPECT_TRUE(r.channel0_done());
+    EXPECT_EQ(r.timers.now, 1000000000u);
+}
+
+TEST(Faults, AReleaseBeforeTheDescriptorLeavesNothingToHold)
+{
+    FaultRig r(R"({"rules": [{"kind": "delay-data", "delay": "1s", "until": "release"}]})");
+    r.release(0);
+    r.copies(0, 1, 4096);
+    r.run_until_idle();
+    EXPECT_TRUE(r.same(kSrc, kDst, 4096));
+    EXPECT_EQ(r.timers.now, 0u) << "released before it was hit: no hold at all";
+    EXPECT_EQ(r.injector.injected(0), 1u);
+}
+
+TEST(Faults, AReleaseEndsOnlyItsOwnRulesHold)
+{
+    FaultRig r(R"({"rules": [
+      {"name": "data", "kind": "delay-data", "delay": "1ms", "until": "release"},
+      {"name": "done", "kind": "delay-completion", "delay": "2ms", "until": "release"}]})");
+    r.copies(0, 1, 4096);
+    r.step();
+    r.release(1); // the descriptor answers to rule 0, the first that held it
+    EXPECT_FALSE(r.same(kSrc, kDst, 1));
+    r.release(0);
+    r.run_until_idle();
+    EXPECT_TRUE(r.same(kSrc, kDst, 4096));
+    EXPECT_EQ(r.timers.now, 2000000u) << "rule 1's hold was not released, so it ran whole";
+}
+
+TEST(Faults, ASuspendedChannelGoesOnAtResumeAfterARelease)
+{
+    HeldRig r(kHoldUntilRelease);
+    r.wr(0, CHANCMD, CHANCMD_SUSPEND, 1);
+    r.release(0);
+    EXPECT_FALSE(r.channel0_done());
+    EXPECT_EQ(r.state(0), ChanState::Suspended);
+    r.wr(0, CHANCMD, CHANCMD_RESUME, 1);
+    r.run_until_idle();
+    EXPECT_TRUE(r.channel0_done());
+    EXPECT_LT(r.timers.now, 1000000000u);
+}
+
+TEST(Faults, AHeldDescriptorMigratesAndIsReleasedOnTheDestination)
+{
+    HeldRig a(kHoldUntilRelease), b(kHoldUntilRelease);
+    b.dev.reset();
+    StateWriter model, policy;
+    a.dev.save(model);
+    a.policy.save(policy);
+    StateReader rm(model.bytes), rp(policy.bytes);
+    ASSERT_TRUE(b.dev.load(rm));
+    b.policy.load(rp);
+    EXPECT_TRUE(rp.finished());
+    b.mem.ram = a.mem.ram;
+    b.timers.now = a.timers.now;
+    EXPECT_FALSE(b.channel0_done());
+    b.release(0);
+    EXPECT_TRUE(b.channel0_done());
 }
 
 TEST(Faults, FailHaltsWithTheChosenErrorAndMovesNothing)

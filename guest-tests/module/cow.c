@@ -31,6 +31,7 @@ static struct {
 	dma_addr_t src, dst;
 	bool pin;		/* taken with pin_user_pages */
 	bool busy;		/* a copy was started and not waited for */
+	bool released;		/* the device took the release of its hold */
 	bool done;		/* it completed (callback came) */
 	bool finished;
 } dlx_cow;
@@ -96,6 +97,8 @@ static long dlx_cow_wait(void)
 
 	if (!dlx_cow.busy)
 		return -EINVAL;
+	/* dmalab-cow has forked and written: the held copy goes on now. */
+	dlx_cow.released = dlx_bell_release(&dlx_cow.bell);
 	dlx_cow.done = dlx_wait(c, c->tmo_ms);
 	dlx_cow.busy = false;
 	if (!dlx_cow.done) {
@@ -123,14 +126,17 @@ static long dlx_cow_check(u64 uaddr)
 		return -EFAULT;
 	}
 	arrived = !memcmp(view, c->src + DLX_COW_DMA_OFF, len);
-	pr_info("# %s: cow: page taken with %s: copy %s, %llu fault(s) injected; after fork and the parent's write the parent's page %s the DMA's data\n",
+	pr_info("# %s: cow: page taken with %s: copy %s, %llu fault(s) injected, %s; after fork and the parent's write the parent's page %s the DMA's data\n",
 		DLX_NAME, dlx_cow.pin ? "pin_user_pages(FOLL_LONGTERM)" :
 		"get_user_pages", dlx_cow.done ? dlx_result_name(c->result) :
 		"never called back", dlx_cow.hits,
+		dlx_cow.released ? "released after the write" :
+		"NOT released (the plan needs \"until\": \"release\")",
 		arrived ? "has" : view[0] == 'P' ? "lacks (it kept its old bytes)" :
 		"lacks");
 	ok = dlx_cow.done && c->result == DMA_TRANS_NOERROR &&
-	     dlx_cow.hits == 1 && arrived == dlx_cow.pin;
+	     dlx_cow.hits == 1 && dlx_cow.released &&
+	     arrived == dlx_cow.pin;
 	if (dlx_cow.pin)
 		pr_info("%sok 3 pin-user-pages-keeps-the-data\n", ok ? "" : "not ");
 	else

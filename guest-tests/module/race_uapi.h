@@ -23,7 +23,7 @@ struct dlx_cow_start {
 
 /* Takes the page, arms the fault plan's rule and starts a copy into it; returns at once. */
 #define DLX_IOC_COW_START	_IOW('D', 1, struct dlx_cow_start)
-/* Waits for the copy, unmaps the page and lets it go. */
+/* Releases the held copy (it moves now), waits for it, unmaps the page and lets it go. */
 #define DLX_IOC_COW_WAIT	_IO('D', 2)
 /* Reads the caller's view of the page at this address and reports whether the DMA's data is there. */
 #define DLX_IOC_COW_CHECK	_IOW('D', 3, __u64)

@@ -9,10 +9,17 @@
  * Each scenario shows the bug with the fault armed, and the correct
  * behaviour of the fixed path under the same fault.
  *
+ * The plans hold the chosen DMA "until release": it does not move until the
+ * scenario releases the rule through the doorbell, once the racing access
+ * has happened.  A race window is then a matter of program order, not of how
+ * long the host took to run the guest (a 20 ms hold lost race-order-6.12 on
+ * a loaded host: B's completion reached the consumer after A had landed).
+ *
  * mode=order: a consumer that takes channel B's completion as proof that
  *	channel A's earlier copy finished.  The plan holds A's descriptor
- *	(kind reorder), so B completes first and A's destination is still
- *	stale; waiting for A's own completion gives the right data.
+ *	(kind reorder) until B has completed and the consumer has looked, so
+ *	A's destination is still stale; waiting for A's own completion gives
+ *	the right data.
  * mode=fail: a descriptor the plan fails with CHANERR READ_DATA_ERR.
  *	ioatdma's error handler (ioat_eh, drivers/dma/ioat/dma.c) completes
  *	it with DMA_TRANS_READ_FAILED and restarts the channel; verified
@@ -107,6 +114,18 @@ void dlx_bell_arm(struct dlx_bell *b)
 {
 	writel(fault_rule, b->regs + DLX_BELL_SELECT);
 	writel(DLX_BELL_ARM, b->regs + DLX_BELL_COMMAND);
+}
+
+/*
+ * Releases the rule: the copy it holds goes on now (with dmalab-ioat's
+ * sync-start, inside this write).  False when the device did not take the
+ * release (a plan without "until": "release", or an older device).
+ */
+bool dlx_bell_release(struct dlx_bell *b)
+{
+	writel(fault_rule, b->regs + DLX_BELL_SELECT);
+	writel(DLX_BELL_RELEASE, b->regs + DLX_BELL_COMMAND);
+	return readl(b->regs + DLX_BELL_STATUS) & DLX_BELL_RELEASED;
 }
 
 u64 dlx_bell_injected(struct dlx_bell *b)
@@ -245,17 +264,18 @@ bool dlx_armed_copy(struct dlx_chan *c, struct dlx_bell *bell,
 
 /*
  * One round: copy A on channel a (the plan holds it), then a small copy on
- * channel b.  The buggy consumer reads A's destination as soon as b's copy
- * has completed; the fixed one waits for A's own completion.  Returns
- * whether A's destination held A's data when the consumer read it, or -1
- * when a copy did not complete or the fault was not injected.
+ * channel b, which completes first.  The buggy consumer reads A's
+ * destination as soon as b's copy has completed; the fixed one waits for A's
+ * own completion.  A is released between the two reads.  Returns whether A's
+ * destination held A's data when the consumer read it, or -1 when a copy did
+ * not complete, or the fault was not injected or not released.
  */
 static int dlx_order_round(struct dlx_chan *a, struct dlx_chan *b,
 			   struct dlx_bell *bell, bool buggy, u8 salt)
 {
 	struct device *da = a->chan->device->dev, *db = b->chan->device->dev;
 	dma_addr_t as, ad, bs, bd;
-	bool a_done, b_done, landed;
+	bool a_done, b_done, landed = false, released;
 	u64 hits;
 	int ret = -1;
 
@@ -279,30 +299,32 @@ static int dlx_order_round(struct dlx_chan *a, struct dlx_chan *b,
 		a->abandoned = b->abandoned = true;
 		goto unmap;
 	}
+	b_done = dlx_wait(b, b->tmo_ms);
 	if (buggy) {
 		/* The bug: b's completion taken as proof that a's copy is done. */
-		b_done = dlx_wait(b, a->tmo_ms);
 		dma_sync_single_for_cpu(da, ad, DLX_ORDER_LEN, DMA_FROM_DEVICE);
 		landed = !memcmp(a->dst, a->src, DLX_ORDER_LEN);
-		a_done = dlx_wait(a, a->tmo_ms);
-	} else {
-		a_done = dlx_wait(a, a->tmo_ms);
+	}
+	/* The engine gets to A at last. */
+	released = dlx_bell_release(bell);
+	a_done = dlx_wait(a, a->tmo_ms);
+	if (!buggy) {
 		dma_sync_single_for_cpu(da, ad, DLX_ORDER_LEN, DMA_FROM_DEVICE);
 		landed = !memcmp(a->dst, a->src, DLX_ORDER_LEN);
-		b_done = dlx_wait(b, b->tmo_ms);
 	}
 	hits = dlx_bell_injected(bell) - hits;
-	pr_info("# %s: order: %s consumer: A %s, B %s, A's data %s when read, %llu fault(s) injected\n",
+	pr_info("# %s: order: %s consumer: A %s, B %s, A's data %s when read, %llu fault(s) injected, A %s after B's completion\n",
 		DLX_NAME, buggy ? "buggy" : "fixed",
 		a_done ? dlx_result_name(a->result) : "no callback",
 		b_done ? dlx_result_name(b->result) : "no callback",
-		landed ? "complete" : "stale", hits);
+		landed ? "complete" : "stale", hits,
+		released ? "released" : "NOT released (the plan needs \"until\": \"release\")");
 	if (!a_done)
 		a->abandoned = true;
 	if (!b_done)
 		b->abandoned = true;
 	if (a_done && b_done && a->result == DMA_TRANS_NOERROR &&
-	    b->result == DMA_TRANS_NOERROR && hits == 1)
+	    b->result == DMA_TRANS_NOERROR && hits == 1 && released)
 		ret = landed;
 unmap:
 	if (a->abandoned || b->abandoned)
@@ -417,7 +439,7 @@ static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
 			      bool racing, u64 *hits)
 {
 	dma_addr_t s, d;
-	bool came;
+	bool came, released;
 	int got = -1;
 
 	dlx_fill(c->src, PAGE_SIZE, 0, PAGE_SIZE, 31);
@@ -435,6 +457,11 @@ static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
 		pr_info("# %s: cpuwrite: the destination read 0x%02x before the completion\n",
 			DLX_NAME, dlx_cpuwrite_peek(c->dst + DLX_CPUWRITE_AT));
 	}
+	/* The copy's data phase goes on now. */
+	released = dlx_bell_release(bell);
+	if (!released)
+		pr_info("# %s: cpuwrite: the copy was not released (the plan needs \"until\": \"release\")\n",
+			DLX_NAME);
 	came = wait_for_completion_timeout(&c->done,
 					   msecs_to_jiffies(c->tmo_ms)) != 0;
 	if (!came) {
@@ -446,7 +473,7 @@ static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
 		dlx_cpuwrite_peek(c->dst + DLX_CPUWRITE_AT);
 	}
 	*hits = dlx_bell_injected(bell) - *hits;
-	if (c->result == DMA_TRANS_NOERROR)
+	if (c->result == DMA_TRANS_NOERROR && released)
 		got = c->dst[DLX_CPUWRITE_AT];
 unmap:
 	dlx_unmap_pair(c, PAGE_SIZE, s, d);

@@ -22,7 +22,9 @@ extern unsigned int fault_rule;
 #define DLX_BELL_INJECTED	0x10
 #define DLX_BELL_MAGIC		0x464c4d44	/* "DMLF" */
 #define DLX_BELL_ARM		1
+#define DLX_BELL_RELEASE	3
 #define DLX_BELL_OWNED		BIT(0)
+#define DLX_BELL_RELEASED	BIT(2)
 
 #define DLX_ORDER_LEN		(64 * 1024)
 #define DLX_ORDER_SIDE_LEN	4096
@@ -38,6 +40,7 @@ struct dlx_bell {
 bool dlx_bell_open(struct dlx_chan *c, struct dlx_bell *b);
 void dlx_bell_close(struct dlx_bell *b);
 void dlx_bell_arm(struct dlx_bell *b);
+bool dlx_bell_release(struct dlx_bell *b);
 u64 dlx_bell_injected(struct dlx_bell *b);
 bool dlx_wait(struct dlx_chan *c, unsigned int ms);
 void dlx_not_ok_from(const char *const *tests, unsigned int from,

@@ -52,6 +52,7 @@ struct ModelSpec {
     uint32_t chanerr_mask;        // bits a "fail" may set (non-zero bits only)
     std::vector<uint8_t> reasons; // fault reasons a "translation-fault" may give
     uint64_t max_delay_ns;
+    uint32_t release_kinds = 0; // kinds whose hold a guest may end early ("until": "release")
 };
 
 struct Rule {
@@ -67,6 +68,9 @@ struct Rule {
     uint64_t count = UINT64_MAX; // injections at most
     uint64_t threshold = 0;      // inject when a draw is below this; 0: always (no draw)
     bool armed = true;           // false: inert until armed
+    // "until": "release": the hold (`ns`) ends early when the guest releases the rule, and
+    // takes nothing when the release came before the occasion did.
+    bool until_release = false;
     // Parameters of the kind.
     uint64_t ns = 0;
     uint32_t chanerr = 0;
@@ -146,6 +150,12 @@ class Injector
     bool arm(unsigned index, bool on);
     // Whether the rule with this file index is armed; nullopt when it is not this device's.
     std::optional<bool> armed(unsigned index) const;
+    // Ends the holds of the rule with this file index for the rest of its round: a hold it
+    // decides from now on takes no time (the model ends those already running). False when
+    // no rule of this device has that index.
+    bool release(unsigned index);
+    // Whether the rule with this file index was released in its current round.
+    bool released(unsigned index) const;
     // Injections of the rule with this file index in all rounds (0 when it is not this
     // device's).
     uint64_t injected(unsigned index) const;
@@ -159,6 +169,7 @@ class Injector
   private:
     struct State {
         bool armed;
+        bool released;    // in this round
         uint64_t matched; // in this round
         uint64_t round;   // injections in this round
         uint64_t injected;

@@ -91,7 +91,10 @@ bool dmalab_ioat_load(DmalabIoat *dev, const uint8_t *data, uint32_t len);
  * the problem (free with free()), and the plan in force stays as it was.
  */
 char *dmalab_ioat_set_fault_plan(DmalabIoat *dev, const char *text, const char *id);
-/* The test-only doorbell block; offsets relative to DMALAB_IOAT_FAULT_DOORBELL. */
+/*
+ * The test-only doorbell block; offsets relative to DMALAB_IOAT_FAULT_DOORBELL. A write that
+ * releases a rule can call out (DMA, interrupts), like dmalab_ioat_mmio_write.
+ */
 uint64_t dmalab_ioat_doorbell_read(DmalabIoat *dev, uint32_t offset, unsigned size);
 void dmalab_ioat_doorbell_write(DmalabIoat *dev, uint32_t offset, uint64_t value, unsigned size);
 /* Injections since the plan was set or the device reset. */

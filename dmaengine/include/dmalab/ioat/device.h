@@ -97,6 +97,9 @@ class Ioat
 
     // A timer the model armed has expired.
     void timer(unsigned id);
+    // The guest released fault rule `rule` through the fault doorbell: every descriptor the
+    // rule holds goes on now. May call out (DMA, interrupts), like a register write.
+    void release(unsigned rule);
     // Power-on state: registers, channels, pending timers and the policy's generator.
     void reset();
 

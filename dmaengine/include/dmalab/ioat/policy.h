@@ -33,6 +33,12 @@ struct Decision {
     uint64_t move_limit = ~0ull; // move at most this many bytes, then complete as if whole
     uint8_t corrupt_xor = 0;     // xored into the last byte moved, when non-zero
     bool drop_interrupt = false; // its completion raises no interrupt (status still written)
+    // A hold the guest may end early (a fault rule with "until": "release", docs/faults.rst):
+    // the rule's index in the plan file, and what the hold added to data_at and done_at.
+    static constexpr uint32_t kNoRelease = ~0u;
+    uint32_t release_rule = kNoRelease;
+    uint64_t held_data_ns = 0;
+    uint64_t held_done_ns = 0;
 };
 
 class DescriptorPolicy
