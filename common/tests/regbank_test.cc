@@ -134,5 +134,49 @@ TEST(Fields, LookupByName)
     EXPECT_EQ(kTable[R_MIXED].defined(), 0xffffffu);
 }
 
+// A map declared once, with an array, and hooks attached by name.
+constexpr RegSpec kMap[] = {
+    {"MIXED", 0x00, 4, 0x000f00f0, kMixed},
+    {"WIDE", 0x08, 8, 0, kWide},
+    {"ARR", 0x10, 4, 0, kMixed, 3, 8},
+};
+static_assert(reg_count(kMap) == 5);
+static_assert(reg_index(kMap, "WIDE") == 1 && reg_index(kMap, "ARR", 2) == 4);
+static_assert(reg_offset(kMap, "ARR", 2) == 0x20 && reg_offset(kMap, "MIXED") == 0);
+static_assert(reg_spec(kMap, "WIDE").width == 8);
+constexpr RegHook<Toy> kHooks[] = {{"ARR", &Toy::on_read, nullptr},
+                                   {"MIXED", nullptr, &Toy::on_write}};
+constexpr auto kMapTable = bank_table<Toy, reg_count(kMap)>(kMap, kHooks);
+static_assert(well_formed(kMapTable, 0x40));
+
+TEST(Map, RowsHooksAndArrays)
+{
+    EXPECT_STREQ(kMapTable[4].name, "ARR");
+    EXPECT_EQ(kMapTable[4].offset, 0x20u);
+    EXPECT_EQ(kMapTable[4].id, 4u);
+    EXPECT_EQ(kMapTable[0].reset, 0x000f00f0u);
+    for (unsigned i = 2; i < 5; i++)
+        EXPECT_EQ(kMapTable[i].on_read, &Toy::on_read) << "every element of the array";
+    EXPECT_EQ(kMapTable[0].on_write, &Toy::on_write);
+    EXPECT_EQ(kMapTable[0].on_read, nullptr);
+    EXPECT_EQ(kMapTable[1].on_read, nullptr);
+    Toy toy;
+    testing::FakeLog log;
+    RegBank<Toy> bank{toy, kMapTable, 0x40, log, "map"};
+    bank.set(reg_index(kMap, "ARR", 1), 0x5);
+    EXPECT_EQ(bank.read(0x18, 4), 0x5u);
+    EXPECT_EQ(toy.reads, 1u);
+}
+
+TEST(Fields, GetPutAndDefinedBits)
+{
+    constexpr Field ro = field(kMixed, "RO");
+    static_assert(ro.lsb == 4 && ro.width == 4);
+    EXPECT_EQ(ro.get(0xabcd), 0xcu);
+    EXPECT_EQ(ro.put(0x1f), 0xf0u) << "a value wider than its field is cut";
+    EXPECT_EQ(field(kWide, "HIGH").get(0x1234567800000000ull), 0x12345678u);
+    EXPECT_EQ(defined_bits(kMixed), 0xffffffu);
+}
+
 } // namespace
 } // namespace dmalab

@@ -25,10 +25,11 @@ class TraceAdapter final : public vtd::Observer
         if (t)
             t_ = *t;
     }
-    void fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason, bool recorded) override
+    void fault(uint16_t sid, uint64_t iova, bool write, vtd::FaultReason reason,
+               bool recorded) override
     {
         if (t_.fault)
-            t_.fault(opaque_, sid, iova, write, reason, recorded);
+            t_.fault(opaque_, sid, iova, write, static_cast<uint8_t>(reason), recorded);
     }
     void invalidated(vtd::InvKind kind, vtd::Gran g, uint16_t did, uint64_t addr, unsigned am,
                      uint64_t dropped, bool queued) override
@@ -42,10 +43,11 @@ class TraceAdapter final : public vtd::Observer
         if (t_.wait_done)
             t_.wait_done(opaque_, modelled, achieved);
     }
-    void stale(uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now, uint8_t f) override
+    void stale(uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now,
+               vtd::FaultReason f) override
     {
         if (t_.stale)
-            t_.stale(opaque_, sid, iova, cached, now, f);
+            t_.stale(opaque_, sid, iova, cached, now, static_cast<uint8_t>(f));
     }
     void queue_error(uint32_t head, uint64_t lo, uint64_t hi) override
     {
@@ -228,7 +230,8 @@ DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_
                                           unsigned perm)
 {
     vtd::Translation t = unit->unit.translate(sid, iova, perm & 3);
-    return {t.iova, t.addr, t.mask, t.ok, t.translated, t.read, t.write, t.fault_reason};
+    return {t.iova,       t.addr, t.mask,  t.ok,
+            t.translated, t.read, t.write, static_cast<uint8_t>(t.fault_reason)};
 }
 
 DmalabVtdTranslation dmalab_vtd_translate_run(DmalabVtd* unit, uint16_t sid, uint64_t iova,
@@ -237,7 +240,8 @@ DmalabVtdTranslation dmalab_vtd_translate_run(DmalabVtd* unit, uint16_t sid, uin
     vtd::Unit::Run r = unit->unit.translate_run(sid, iova, len, perm & 3);
     const vtd::Translation& t = r.first;
     *run = r.len;
-    return {t.iova, t.addr, t.mask, t.ok, t.translated, t.read, t.write, t.fault_reason};
+    return {t.iova,       t.addr, t.mask,  t.ok,
+            t.translated, t.read, t.write, static_cast<uint8_t>(t.fault_reason)};
 }
 
 uint64_t dmalab_vtd_take_cost(DmalabVtd* unit, uint16_t sid)

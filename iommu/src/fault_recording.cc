@@ -1,83 +1,118 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The unit's fault recording and event messages (7.2, 7.3).
+// Fault recording (7.2) and the unit's two event messages (7.3 fault events, 6.5.2.9
+// invalidation completion events).
 
-#include "unit_parts.h"
-
-#include <algorithm>
-
-#include "dmalab/le.h"
+#include "parts.h"
 
 namespace dmalab::vtd
 {
 
-// ---- Faults (7.2, 7.3) ----
+namespace
+{
+
+// Each event's control, data and address registers (10.4.10-13, 10.4.25-27).
+struct EventRegs {
+    unsigned ctl, data, addr;
+};
+constexpr EventRegs kFaultEvent{reg("FECTL"), reg("FEDATA"), reg("FEADDR")};
+constexpr EventRegs kInvEvent{reg("IECTL"), reg("IEDATA"), reg("IEADDR")};
+
+constexpr const EventRegs& regs_of(Event e)
+{
+    return e == Event::Fault ? kFaultEvent : kInvEvent;
+}
+
+} // namespace
+
+// ---- Event messages ----
 
 // The upper address registers (FEUADDR, IEUADDR) only matter in extended interrupt mode
 // (x2APIC destinations through interrupt remapping, VT-d 10.4.14), which this unit lacks.
-void Unit::send(uint32_t ctl_reg, uint32_t data_reg, uint32_t addr_reg)
+void Events::send(Event e)
 {
-    uint64_t addr = regs_->get(addr_reg);
-    uint32_t data = static_cast<uint32_t>(regs_->get(data_reg));
-    bool fault = ctl_reg == R_FECTL;
+    const EventRegs& r = regs_of(e);
+    uint64_t addr = s_.reg(r.addr);
+    uint32_t data = static_cast<uint32_t>(s_.reg(r.data));
+    bool fault = e == Event::Fault;
     // The event registers hold an interrupt message (VT-d 10.4.12-13, 10.4.24-25): on x86 a
     // write to the interrupt address range 0xFEEx_xxxx, which the platform turns into an
     // interrupt and never into a memory write. A message aimed anywhere else (RAM, another
     // device's registers, the unit's own) is not an interrupt: it is refused, not written.
     if ((addr >> 20) != 0xFEE) {
-        counters_.events_refused++;
-        logf(host_.log, LogKind::GuestError,
+        s_.counters.events_refused++;
+        logf(s_.host.log, LogKind::GuestError,
              "vtd: %s event message to 0x%llx (data 0x%x) is outside the interrupt range "
              "0xfee00000-0xfeefffff; not sent",
              fault ? "fault" : "invalidation", static_cast<unsigned long long>(addr), data);
-        if (host_.observer)
-            host_.observer->event_refused(fault, addr, data);
+        if (s_.host.observer)
+            s_.host.observer->event_refused(fault, addr, data);
         return;
     }
-    depth_++;
-    bool sent = host_.irq.send_msi(addr, data, {});
-    depth_--;
+    bool sent = s_.call_out([&] { return s_.host.irq.send_msi(addr, data, {}); });
     if (sent)
-        (fault ? counters_.fault_events : counters_.inv_events)++;
+        (fault ? s_.counters.fault_events : s_.counters.inv_events)++;
 }
 
-void Unit::fault_event()
+void Events::raise(Event e)
 {
-    uint64_t v = regs_->get(R_FECTL);
+    unsigned ctl = regs_of(e).ctl;
+    uint64_t v = s_.reg(ctl);
     if (v & CTL_IM) {
-        regs_->set(R_FECTL, v | CTL_IP);
+        s_.set(ctl, v | CTL_IP);
         return;
     }
-    send(R_FECTL, R_FEDATA, R_FEADDR);
+    send(e);
 }
 
-void Unit::write_fectl(uint64_t, uint64_t, uint64_t)
+void Events::write_ctl(Event e)
 {
-    uint64_t v = regs_->get(R_FECTL);
+    unsigned ctl = regs_of(e).ctl;
+    uint64_t v = s_.reg(ctl);
     if (!(v & CTL_IM) && (v & CTL_IP)) {
-        regs_->set(R_FECTL, v & ~uint64_t{CTL_IP});
-        send(R_FECTL, R_FEDATA, R_FEADDR);
+        s_.set(ctl, v & ~uint64_t{CTL_IP});
+        send(e);
     }
 }
 
-void Unit::write_fsts(uint64_t old, uint64_t, uint64_t)
+void Events::clear_pending(Event e)
 {
-    uint64_t now = read_fsts(regs_->get(R_FSTS));
+    unsigned ctl = regs_of(e).ctl;
+    s_.set(ctl, s_.reg(ctl) & ~uint64_t{CTL_IP});
+}
+
+// ---- Fault recording (7.2) ----
+
+uint64_t FaultRecording::read_fsts(uint64_t stored)
+{
+    stored &= ~uint64_t{FSTS_PPF};
+    for (unsigned i = 0; i < kFaultRecords; i++)
+        if (s_.reg(reg("FRCD_HI") + i) & FRCD_F)
+            stored |= FSTS_PPF;
+    return stored;
+}
+
+bool FaultRecording::status_written(uint64_t old_fsts)
+{
+    uint64_t now = read_fsts(s_.reg(reg("FSTS")));
     if (!(now & (FSTS_PFO | FSTS_PPF | FSTS_IQE | FSTS_ICE | FSTS_ITE)))
-        regs_->set(R_FECTL, regs_->get(R_FECTL) & ~uint64_t{CTL_IP});
-    if ((old & FSTS_IQE) && !(now & FSTS_IQE) && (regs_->get(R_GSTS) & G_QIE))
-        queue_kick(); // 6.5.2.10: processing resumes at IQH
+        events_.clear_pending(Event::Fault);
+    return (old_fsts & FSTS_IQE) && !(now & FSTS_IQE);
 }
 
-void Unit::write_frcd(uint64_t, uint64_t, uint64_t)
+void FaultRecording::queue_error()
 {
-    write_fsts(regs_->get(R_FSTS), 0, 0);
+    uint64_t fsts = s_.reg(reg("FSTS"));
+    if (fsts & FSTS_IQE)
+        return;
+    s_.set(reg("FSTS"), fsts | FSTS_IQE);
+    events_.raise(Event::Fault);
 }
 
-void Unit::record_fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason)
+void FaultRecording::record(uint16_t sid, uint64_t iova, bool write, FaultReason reason)
 {
-    uint64_t fsts = regs_->get(R_FSTS);
+    uint64_t fsts = s_.reg(reg("FSTS"));
     if (fsts & FSTS_PFO) {
-        counters_.faults_overflowed++;
+        s_.counters.faults_overflowed++;
         return;
     }
     bool pending = read_fsts(fsts) & FSTS_PPF;
@@ -85,29 +120,39 @@ void Unit::record_fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason)
     // A request refused again while its record is still pending is not recorded twice
     // (7.2.1 lets hardware coalesce faults from one requester to one page): QEMU splits a
     // faulting access into many small ones, and each would otherwise take a record.
-    unsigned last = R_FRCD0 + 2 * ((slot + kFaultRecords - 1) % kFaultRecords);
-    uint64_t hi = FRCD_F | (write ? 0 : FRCD_T_READ) | uint64_t{reason} << FRCD_FR_SHIFT | sid;
-    if (regs_->get(last + 1) == hi && regs_->get(last) == (iova & ~uint64_t{0xfff})) {
-        counters_.faults_coalesced++;
+    unsigned last = (slot + kFaultRecords - 1) % kFaultRecords;
+    uint64_t hi = FRCD_F | (write ? 0 : FRCD_T_READ) |
+                  field(fields::FRCD_HI, "FR").put(static_cast<uint8_t>(reason)) |
+                  field(fields::FRCD_HI, "SID").put(sid);
+    uint64_t page = iova & field_mask(fields::FRCD_LO, "FI");
+    if (s_.reg(reg("FRCD_HI") + last) == hi && s_.reg(reg("FRCD_LO") + last) == page) {
+        s_.counters.faults_coalesced++;
         return;
     }
-    unsigned reg = R_FRCD0 + 2 * slot;
-    if (regs_->get(reg + 1) & FRCD_F) {
-        counters_.faults_overflowed++;
-        regs_->set(R_FSTS, fsts | FSTS_PFO);
-        fault_event();
+    if (s_.reg(reg("FRCD_HI") + slot) & FRCD_F) {
+        s_.counters.faults_overflowed++;
+        s_.set(reg("FSTS"), fsts | FSTS_PFO);
+        events_.raise(Event::Fault);
         return;
     }
-    regs_->set(reg, iova & ~uint64_t{0xfff});
-    regs_->set(reg + 1, hi);
+    s_.set(reg("FRCD_LO") + slot, page);
+    s_.set(reg("FRCD_HI") + slot, hi);
     next_record_ = (slot + 1) % kFaultRecords;
-    counters_.faults_recorded++;
+    s_.counters.faults_recorded++;
     if (!pending) {
         // 10.4.9: FRI names the record of the first pending fault.
-        regs_->set(R_FSTS,
-                   (fsts & ~(uint64_t{0xff} << FSTS_FRI_SHIFT)) | uint64_t{slot} << FSTS_FRI_SHIFT);
-        fault_event();
+        s_.set(reg("FSTS"), (fsts & ~FSTS_FRI.mask()) | FSTS_FRI.put(slot));
+        events_.raise(Event::Fault);
     }
+}
+
+bool FaultRecording::load(StateReader& r)
+{
+    unsigned next = r.u8();
+    if (next >= kFaultRecords)
+        return false;
+    next_record_ = next;
+    return true;
 }
 
 } // namespace dmalab::vtd

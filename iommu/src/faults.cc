@@ -25,7 +25,8 @@ faults::ModelSpec fault_spec()
              {"read", kFaultOpRead},
              {"write", kFaultOpWrite}};
     // The reasons a translation can really give in legacy mode (7.1.3).
-    for (uint8_t r = FR_ROOT_NOT_PRESENT; r <= FR_PAGE_RESERVED; r++)
+    for (auto r = static_cast<uint8_t>(FaultReason::RootNotPresent);
+         r <= static_cast<uint8_t>(FaultReason::PageReserved); r++)
         s.reasons.push_back(r);
     s.max_delay_ns = kMaxFaultDelayNs;
     return s;

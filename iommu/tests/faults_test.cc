@@ -11,7 +11,7 @@ namespace
 struct Record {
     uint64_t lo, hi;
     uint16_t sid() const { return hi & 0xffff; }
-    uint8_t reason() const { return (hi >> FRCD_FR_SHIFT) & 0xff; }
+    FaultReason reason() const { return record_reason(hi); }
     bool read() const { return hi & FRCD_T_READ; }
     bool present() const { return hi & FRCD_F; }
 };

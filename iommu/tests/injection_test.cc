@@ -120,7 +120,7 @@ TEST(Injection, TranslationFaultIsRecordedWithTheChosenReason)
     EXPECT_EQ(t.fault_reason, FR_READ);
     EXPECT_TRUE(r.r32(FSTS) & FSTS_PPF);
     uint64_t hi = r.r64(FRCD + 8);
-    EXPECT_EQ((hi >> FRCD_FR_SHIFT) & 0xff, FR_READ);
+    EXPECT_EQ(record_reason(hi), FR_READ);
     EXPECT_EQ(hi & 0xffff, 0x0010u);
     EXPECT_EQ(r.unit.counters().faults_recorded, 1u);
     EXPECT_TRUE(r.read(0x1000).ok) << "count 1: the next read translates";

@@ -18,14 +18,24 @@ static_assert(CCMD_ICC == uint64_t{1} << 63 && CCMD_CIRG_SHIFT == 61 && CCMD_CAI
               CCMD_FM_SHIFT == 32 && CCMD_SID_SHIFT == 16);
 static_assert(IOTLB_IVT == uint64_t{1} << 63 && IOTLB_IIRG_SHIFT == 60 && IOTLB_IAIG_SHIFT == 57 &&
               IOTLB_DID_SHIFT == 32);
-static_assert(IVA_AM == 0x3f && IVA_IH == 0x40 && IVA_ADDR == ~uint64_t{0xfff});
+static_assert(IVA_AM.mask() == 0x3f && IVA_IH == 0x40 && IVA_ADDR.mask() == ~uint64_t{0xfff});
 static_assert(FSTS_PFO == 1 && FSTS_PPF == 2 && FSTS_IQE == 0x10 && FSTS_ICE == 0x20 &&
               FSTS_ITE == 0x40 && FSTS_FRI_SHIFT == 8);
 static_assert(CTL_IM == 1u << 31 && CTL_IP == 1u << 30 && ICS_IWC == 1);
 static_assert(FRCD_F == uint64_t{1} << 63 && FRCD_T_READ == uint64_t{1} << 62 &&
               FRCD_FR_SHIFT == 32);
-static_assert(IQ_INDEX_SHIFT == 4 && IQ_INDEX_MASK == 0x7fff && IQA_QS == 7 &&
-              IQA_BASE == ~uint64_t{0xfff} && RTADDR_RTA == ~uint64_t{0xfff});
+static_assert(IQ_INDEX_SHIFT == 4 && IQ_INDEX_MASK == 0x7fff && IQA_QS.mask() == 7 &&
+              IQA_BASE.mask() == ~uint64_t{0xfff} && RTADDR_RTA.mask() == ~uint64_t{0xfff});
+// The bits each legacy descriptor and entry defines (the rest are reserved), from their
+// field tables, as VT-d 6.5.2 and 9.1-9.3 lay them out.
+static_assert(defined_bits(qi::CC_LO) == 0x0003ffffffff003f);
+static_assert(defined_bits(qi::IOTLB_LO) == 0x00000000ffff00ff &&
+              defined_bits(qi::IOTLB_HI) == ~uint64_t{0xf80});
+static_assert(defined_bits(qi::WAIT_LO) == 0xffffffff000000ff &&
+              defined_bits(qi::WAIT_HI) == ~uint64_t{0x3});
+static_assert(defined_bits(root::LO) == ~uint64_t{0xffe});
+static_assert(defined_bits(ctx::LO) == ~uint64_t{0xff0} && defined_bits(ctx::HI) == 0xffff7f);
+static_assert(slpte::kReserved == (uint64_t{1} << 11 | uint64_t{1} << 62));
 
 Config costs(uint64_t desc, uint64_t page, uint64_t wait)
 {

@@ -20,20 +20,103 @@ using dmalab::testing::FakeLog;
 using dmalab::testing::FakeMemory;
 using dmalab::testing::FakeTimers;
 
+// What the tests write and check, named as the spec (and Linux's drivers/iommu/intel/) name
+// them, each derived from the model's one declaration of it (registers.h): the tests build
+// tables and descriptors the way a driver does, bit by bit.
+inline constexpr uint32_t VER = offset("VER"), CAP = offset("CAP"), ECAP = offset("ECAP");
+inline constexpr uint32_t GCMD = offset("GCMD"), GSTS = offset("GSTS");
+inline constexpr uint32_t RTADDR = offset("RTADDR"), CCMD = offset("CCMD");
+inline constexpr uint32_t FSTS = offset("FSTS"), FECTL = offset("FECTL");
+inline constexpr uint32_t FEDATA = offset("FEDATA"), FEADDR = offset("FEADDR");
+inline constexpr uint32_t FEUADDR = offset("FEUADDR");
+inline constexpr uint32_t IQH = offset("IQH"), IQT = offset("IQT"), IQA = offset("IQA");
+inline constexpr uint32_t ICS = offset("ICS"), IECTL = offset("IECTL");
+inline constexpr uint32_t IEDATA = offset("IEDATA"), IEADDR = offset("IEADDR");
+inline constexpr uint32_t IVA = offset("IVA"), IOTLB = offset("IOTLB");
+inline constexpr uint32_t FRCD = offset("FRCD_LO"); // record i: lower qword at FRCD + 16 i
+
+inline constexpr unsigned CAP_SAGAW_SHIFT = field_lsb(fields::CAP, "SAGAW");
+inline constexpr unsigned CAP_MGAW_SHIFT = field_lsb(fields::CAP, "MGAW");
+inline constexpr unsigned CAP_FRO_SHIFT = field_lsb(fields::CAP, "FRO");
+inline constexpr unsigned CAP_NFR_SHIFT = field_lsb(fields::CAP, "NFR");
+inline constexpr uint64_t CAP_SLLPS_2M = field(fields::CAP, "SLLPS").put(SLLPS_2M);
+inline constexpr uint64_t CAP_SLLPS_1G = field(fields::CAP, "SLLPS").put(SLLPS_1G);
+inline constexpr uint64_t CAP_PSI = field_mask(fields::CAP, "PSI");
+inline constexpr uint64_t ECAP_QI = field_mask(fields::ECAP, "QI");
+inline constexpr uint64_t ECAP_PT = field_mask(fields::ECAP, "PT");
+inline constexpr unsigned ECAP_IRO_SHIFT = field_lsb(fields::ECAP, "IRO");
+inline constexpr unsigned RTADDR_TTM_SHIFT = field_lsb(fields::RTADDR, "TTM");
+inline constexpr unsigned CCMD_CIRG_SHIFT = field_lsb(fields::CCMD, "CIRG");
+inline constexpr unsigned CCMD_CAIG_SHIFT = field_lsb(fields::CCMD, "CAIG");
+inline constexpr unsigned CCMD_SID_SHIFT = field_lsb(fields::CCMD, "SID");
+inline constexpr unsigned CCMD_FM_SHIFT = field_lsb(fields::CCMD, "FM");
+inline constexpr unsigned IOTLB_IIRG_SHIFT = field_lsb(fields::IOTLB, "IIRG");
+inline constexpr unsigned IOTLB_IAIG_SHIFT = field_lsb(fields::IOTLB, "IAIG");
+inline constexpr unsigned IOTLB_DID_SHIFT = field_lsb(fields::IOTLB, "DID");
+inline constexpr uint64_t IVA_IH = field_mask(fields::IVA, "IH");
+inline constexpr unsigned FSTS_FRI_SHIFT = field_lsb(fields::FSTS, "FRI");
+inline constexpr unsigned FRCD_FR_SHIFT = field_lsb(fields::FRCD_HI, "FR");
+inline constexpr unsigned IQ_INDEX_SHIFT = IQ_INDEX.lsb;
+inline constexpr uint64_t IQ_INDEX_MASK = IQ_INDEX.mask() >> IQ_INDEX.lsb;
+
+inline constexpr uint8_t QI_CC = static_cast<uint8_t>(DescType::Context);
+inline constexpr uint8_t QI_IOTLB = static_cast<uint8_t>(DescType::Iotlb);
+inline constexpr uint8_t QI_DEV_IOTLB = static_cast<uint8_t>(DescType::DevIotlb);
+inline constexpr uint8_t QI_IEC = static_cast<uint8_t>(DescType::Iec);
+inline constexpr uint8_t QI_WAIT = static_cast<uint8_t>(DescType::Wait);
+inline constexpr unsigned QI_G_SHIFT = field_lsb(qi::CC_LO, "G");
+inline constexpr unsigned QI_DID_SHIFT = field_lsb(qi::CC_LO, "DID");
+inline constexpr unsigned QI_CC_SID_SHIFT = field_lsb(qi::CC_LO, "SID");
+inline constexpr unsigned QI_CC_FM_SHIFT = field_lsb(qi::CC_LO, "FM");
+inline constexpr uint64_t QI_WAIT_IF = field_mask(qi::WAIT_LO, "IF");
+inline constexpr uint64_t QI_WAIT_SW = field_mask(qi::WAIT_LO, "SW");
+static_assert(field_lsb(qi::IOTLB_LO, "DID") == QI_DID_SHIFT);
+
+inline constexpr uint64_t RE_P = field_mask(root::LO, "P");
+inline constexpr uint64_t RE_CTP = field_mask(root::LO, "CTP");
+inline constexpr uint64_t CE_P = field_mask(ctx::LO, "P");
+inline constexpr uint64_t CE_FPD = field_mask(ctx::LO, "FPD");
+inline constexpr unsigned CE_TT_SHIFT = field_lsb(ctx::LO, "TT");
+inline constexpr unsigned CE_HI_DID_SHIFT = field_lsb(ctx::HI, "DID");
+inline constexpr uint8_t TT_ALL = static_cast<uint8_t>(TT::All);
+inline constexpr uint8_t TT_PASSTHROUGH = static_cast<uint8_t>(TT::Passthrough);
+inline constexpr uint64_t SL_R = field_mask(slpte::F, "R");
+inline constexpr uint64_t SL_W = field_mask(slpte::F, "W");
+inline constexpr uint64_t SL_PS = field_mask(slpte::F, "PS");
+inline constexpr uint64_t SL_SNP = field_mask(slpte::F, "SNP");
+
+inline constexpr FaultReason FR_ROOT_NOT_PRESENT = FaultReason::RootNotPresent;
+inline constexpr FaultReason FR_CONTEXT_NOT_PRESENT = FaultReason::ContextNotPresent;
+inline constexpr FaultReason FR_CONTEXT_INVALID = FaultReason::ContextInvalid;
+inline constexpr FaultReason FR_ADDRESS_BEYOND_AW = FaultReason::AddressBeyondAw;
+inline constexpr FaultReason FR_WRITE = FaultReason::Write;
+inline constexpr FaultReason FR_READ = FaultReason::Read;
+inline constexpr FaultReason FR_PAGE_TABLE = FaultReason::PageTable;
+inline constexpr FaultReason FR_ROOT_TABLE = FaultReason::RootTable;
+inline constexpr FaultReason FR_CONTEXT_TABLE = FaultReason::ContextTable;
+inline constexpr FaultReason FR_ROOT_RESERVED = FaultReason::RootReserved;
+inline constexpr FaultReason FR_CONTEXT_RESERVED = FaultReason::ContextReserved;
+inline constexpr FaultReason FR_PAGE_RESERVED = FaultReason::PageReserved;
+// The fault reason a fault-recording register holds.
+inline FaultReason record_reason(uint64_t frcd_hi)
+{
+    return static_cast<FaultReason>((frcd_hi >> FRCD_FR_SHIFT) & 0xff);
+}
+
 struct Recorder : Observer {
     void wait_done(uint64_t modelled, uint64_t achieved) override
     {
         waits.push_back({modelled, achieved});
     }
     std::vector<std::pair<uint64_t, uint64_t>> waits; // (modelled, achieved) per wait
-    void stale(uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now, uint8_t f) override
+    void stale(uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now, FaultReason f) override
     {
         stales.push_back({sid, iova, cached, now, f});
     }
     struct Stale {
         uint16_t sid;
         uint64_t iova, cached, now;
-        uint8_t fault;
+        FaultReason fault;
     };
     std::vector<Stale> stales;
 };

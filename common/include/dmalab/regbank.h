@@ -35,11 +35,25 @@ struct Field {
     FieldAccess access;
 
     constexpr uint64_t mask() const { return (width >= 64 ? ~0ull : (1ull << width) - 1) << lsb; }
+    // The field's value in a register value, and a value placed in the field.
+    constexpr uint64_t get(uint64_t reg) const { return (reg & mask()) >> lsb; }
+    constexpr uint64_t put(uint64_t value) const { return (value << lsb) & mask(); }
 };
+
+// The bits of a field table's fields: what a register, entry or descriptor defines (the rest
+// is reserved). Like the lookups below, evaluated where it is written, never at run time.
+template <size_t N> consteval uint64_t defined_bits(const Field (&fields)[N])
+{
+    uint64_t m = 0;
+    for (const Field& f : fields)
+        m |= f.mask();
+    return m;
+}
 
 namespace detail
 {
 // Not constexpr: reaching it in a constant expression (a name no field has) fails to compile.
+// The lookups are consteval, so a name is resolved where it is written, never at run time.
 [[noreturn]] inline void no_such_field()
 {
     std::abort();
@@ -49,7 +63,7 @@ namespace detail
 // The mask of the field called `name` in a register's field table, for the code that tests
 // or sets its bits: masks derive from the one declaration of each field. A name the table
 // lacks does not compile where the mask is a constant.
-template <size_t N> constexpr uint64_t field_mask(const Field (&fields)[N], std::string_view name)
+template <size_t N> consteval uint64_t field_mask(const Field (&fields)[N], std::string_view name)
 {
     for (const Field& f : fields)
         if (name == f.name)
@@ -58,12 +72,87 @@ template <size_t N> constexpr uint64_t field_mask(const Field (&fields)[N], std:
 }
 
 // The lowest bit of the field called `name` (for shifting a value into or out of it).
-template <size_t N> constexpr unsigned field_lsb(const Field (&fields)[N], std::string_view name)
+template <size_t N> consteval unsigned field_lsb(const Field (&fields)[N], std::string_view name)
 {
     for (const Field& f : fields)
         if (name == f.name)
             return f.lsb;
     detail::no_such_field();
+}
+
+// The field called `name`, for its get() and put().
+template <size_t N> consteval Field field(const Field (&fields)[N], std::string_view name)
+{
+    for (const Field& f : fields)
+        if (name == f.name)
+            return f;
+    detail::no_such_field();
+}
+
+// A device's register map, one row per register: the one place that declares a register.
+// Its bank's table (indices, offsets, widths, fields, reset values) derives from the map,
+// and the device attaches behaviour by name (RegHook, bank_table). A row with count > 1
+// declares `count` registers of the same layout, `stride` bytes apart (an array, such as
+// VT-d's fault-recording registers); they take consecutive indices.
+struct RegSpec {
+    const char* name;
+    uint32_t offset;
+    uint8_t width; // bytes: 1, 2, 4 or 8
+    uint64_t reset;
+    std::span<const Field> fields; // bits outside every field are reserved
+    unsigned count = 1;
+    uint32_t stride = 0;
+};
+
+// How many registers a map declares (arrays counted element by element).
+template <size_t N> consteval unsigned reg_count(const RegSpec (&map)[N])
+{
+    unsigned n = 0;
+    for (const RegSpec& r : map)
+        n += r.count;
+    return n;
+}
+
+namespace detail
+{
+[[noreturn]] inline void no_such_register()
+{
+    std::abort();
+}
+} // namespace detail
+
+// The bank index of register `name` (element `i` of an array). Immediate: a name the map
+// lacks, or an element beyond the array, does not compile.
+template <size_t N>
+consteval unsigned reg_index(const RegSpec (&map)[N], std::string_view name, unsigned i = 0)
+{
+    unsigned index = 0;
+    for (const RegSpec& r : map) {
+        if (name == r.name && i < r.count)
+            return index + i;
+        index += r.count;
+    }
+    detail::no_such_register();
+}
+
+// The offset of register `name` (element `i` of an array).
+template <size_t N>
+consteval uint32_t reg_offset(const RegSpec (&map)[N], std::string_view name, unsigned i = 0)
+{
+    for (const RegSpec& r : map)
+        if (name == r.name && i < r.count)
+            return r.offset + i * r.stride;
+    detail::no_such_register();
+}
+
+// The row of register `name`, for its fields and width.
+template <size_t N>
+consteval const RegSpec& reg_spec(const RegSpec (&map)[N], std::string_view name)
+{
+    for (const RegSpec& r : map)
+        if (name == r.name)
+            return r;
+    detail::no_such_register();
 }
 
 template <class Owner> struct RegDef {
@@ -111,6 +200,44 @@ template <class Owner> struct RegDef {
         return 0;
     }
 };
+
+// Behaviour a device gives a register of its map, named as the map names it (every element
+// of an array gets it).
+template <class Owner> struct RegHook {
+    const char* name;
+    uint64_t (Owner::*on_read)(uint64_t stored) = nullptr;
+    void (Owner::*on_write)(uint64_t old_value, uint64_t written, uint64_t bytes) = nullptr;
+};
+
+// The bank table of `map` with `hooks` attached: N rows, N = reg_count(map). A hook naming
+// no register of the map, or a register named by two hooks, does not compile.
+template <class Owner, unsigned N, size_t M, size_t H>
+consteval std::array<RegDef<Owner>, N> bank_table(const RegSpec (&map)[M],
+                                                  const RegHook<Owner> (&hooks)[H])
+{
+    std::array<RegDef<Owner>, N> t{};
+    unsigned index = 0;
+    for (const RegSpec& r : map)
+        for (unsigned i = 0; i < r.count; i++, index++)
+            t[index] = {index, r.name, r.offset + i * r.stride, r.width, r.reset, r.fields};
+    if (index != N)
+        detail::no_such_register(); // N is not the map's register count
+    for (size_t h = 0; h < H; h++) {
+        bool found = false;
+        for (size_t k = 0; k < h; k++)
+            if (std::string_view(hooks[k].name) == hooks[h].name)
+                detail::no_such_register(); // one register, two hooks
+        for (RegDef<Owner>& d : t)
+            if (std::string_view(d.name) == hooks[h].name) {
+                d.on_read = hooks[h].on_read;
+                d.on_write = hooks[h].on_write;
+                found = true;
+            }
+        if (!found)
+            detail::no_such_register();
+    }
+    return t;
+}
 
 // Compile-time check of a register table: ids match positions, widths are valid, registers
 // stay inside the window and do not overlap, fields stay inside their register and do not

@@ -13,36 +13,8 @@ namespace dmalab::vtd
 {
 
 inline constexpr uint32_t kRegWindow = 0x1000;
-
-// Offsets (10.4).
-inline constexpr uint32_t VER = 0x00;
-inline constexpr uint32_t CAP = 0x08;
-inline constexpr uint32_t ECAP = 0x10;
-inline constexpr uint32_t GCMD = 0x18;
-inline constexpr uint32_t GSTS = 0x1c;
-inline constexpr uint32_t RTADDR = 0x20;
-inline constexpr uint32_t CCMD = 0x28;
-inline constexpr uint32_t FSTS = 0x34;
-inline constexpr uint32_t FECTL = 0x38;
-inline constexpr uint32_t FEDATA = 0x3c;
-inline constexpr uint32_t FEADDR = 0x40;
-inline constexpr uint32_t FEUADDR = 0x44;
-inline constexpr uint32_t IQH = 0x80;
-inline constexpr uint32_t IQT = 0x88;
-inline constexpr uint32_t IQA = 0x90;
-inline constexpr uint32_t ICS = 0x9c;
-inline constexpr uint32_t IECTL = 0xa0;
-inline constexpr uint32_t IEDATA = 0xa4;
-inline constexpr uint32_t IEADDR = 0xa8;
-inline constexpr uint32_t IEUADDR = 0xac;
-// The IOTLB registers and the fault-recording registers sit where ECAP.IRO and CAP.FRO say
-// (in 16-byte units); these are this model's choices.
-inline constexpr uint32_t IVA = 0x200;
-inline constexpr uint32_t IOTLB = 0x208;
-inline constexpr uint32_t FRCD = 0x220; // record i: lower qword at FRCD + 16 i, upper at +8
-inline constexpr unsigned kFaultRecords = 8;
-
 inline constexpr uint32_t kVersion = 0x10; // 1.0
+inline constexpr unsigned kFaultRecords = 8;
 
 // Register fields, with the access each has (10.4). Bits outside every field are reserved.
 // FECTL and IECTL share CTL; the data and address registers of both events share DATA32 and
@@ -51,7 +23,26 @@ namespace fields
 {
 using A = FieldAccess;
 inline constexpr Field VER[] = {{"MIN", 0, 4, A::RO}, {"MAX", 4, 4, A::RO}};
-inline constexpr Field CAP[] = {{"CAP", 0, 64, A::RO}};
+// CAP (10.4.2) and ECAP (10.4.3): what the unit offers, set from its configuration.
+inline constexpr Field CAP[] = {
+    {"ND", 0, 3, A::RO},     {"AFL", 3, 1, A::RO},      {"RWBF", 4, 1, A::RO},
+    {"PLMR", 5, 1, A::RO},   {"PHMR", 6, 1, A::RO},     {"CM", 7, 1, A::RO},
+    {"SAGAW", 8, 5, A::RO},  {"MGAW", 16, 6, A::RO},    {"ZLR", 22, 1, A::RO},
+    {"FRO", 24, 10, A::RO},  {"SLLPS", 34, 4, A::RO},   {"PSI", 39, 1, A::RO},
+    {"NFR", 40, 8, A::RO},   {"MAMV", 48, 6, A::RO},    {"DWD", 54, 1, A::RO},
+    {"DRD", 55, 1, A::RO},   {"FL1GP", 56, 1, A::RO},   {"PI", 59, 1, A::RO},
+    {"FL5LP", 60, 1, A::RO}, {"ESIRTPS", 62, 1, A::RO}, {"ESRTPS", 63, 1, A::RO}};
+inline constexpr Field ECAP[] = {
+    {"C", 0, 1, A::RO},       {"QI", 1, 1, A::RO},     {"DT", 2, 1, A::RO},
+    {"IR", 3, 1, A::RO},      {"EIM", 4, 1, A::RO},    {"PT", 6, 1, A::RO},
+    {"SC", 7, 1, A::RO},      {"IRO", 8, 10, A::RO},   {"MHMV", 20, 4, A::RO},
+    {"NEST", 26, 1, A::RO},   {"PRS", 29, 1, A::RO},   {"ERS", 30, 1, A::RO},
+    {"SRS", 31, 1, A::RO},    {"NWFS", 33, 1, A::RO},  {"EAFS", 34, 1, A::RO},
+    {"PSS", 35, 5, A::RO},    {"PASID", 40, 1, A::RO}, {"DIT", 41, 1, A::RO},
+    {"PDS", 42, 1, A::RO},    {"SMTS", 43, 1, A::RO},  {"VCS", 44, 1, A::RO},
+    {"SLADS", 45, 1, A::RO},  {"SLTS", 46, 1, A::RO},  {"FLTS", 47, 1, A::RO},
+    {"SMPWCS", 48, 1, A::RO}, {"RPS", 49, 1, A::RO},   {"ADMS", 51, 1, A::RO},
+    {"RPRIVS", 52, 1, A::RO}};
 // GCMD and GSTS: the same bits, commands in GCMD and their status in GSTS.
 inline constexpr Field GCMD[] = {
     {"CFI", 23, 1, A::WO}, {"SIRTP", 24, 1, A::WO}, {"IRE", 25, 1, A::WO},
@@ -84,26 +75,59 @@ inline constexpr Field FRCD_HI[] = {
     {"SID", 0, 16, A::RO}, {"FR", 32, 8, A::RO}, {"T", 62, 1, A::RO}, {"F", 63, 1, A::W1C}};
 } // namespace fields
 
-// CAP (10.4.2).
-inline constexpr unsigned CAP_ND_SHIFT = 0; // 2: 256 domain ids
-inline constexpr unsigned CAP_SAGAW_SHIFT = 8;
-inline constexpr uint64_t CAP_SAGAW_39 = uint64_t{1} << 9;  // 3-level tables
-inline constexpr uint64_t CAP_SAGAW_48 = uint64_t{1} << 10; // 4-level tables
-inline constexpr unsigned CAP_MGAW_SHIFT = 16;
-inline constexpr unsigned CAP_FRO_SHIFT = 24;
-inline constexpr uint64_t CAP_SLLPS_2M = uint64_t{1} << 34;
-inline constexpr uint64_t CAP_SLLPS_1G = uint64_t{1} << 35;
-inline constexpr uint64_t CAP_PSI = uint64_t{1} << 39;
-inline constexpr unsigned CAP_NFR_SHIFT = 40;
-inline constexpr unsigned CAP_MAMV_SHIFT = 48;
-inline constexpr unsigned kMamv = 18; // page-selective invalidation of up to 2^18 pages (1 GiB)
+// The register map (10.4): the one declaration of each register. The unit's bank, every
+// register index (reg()) and offset (offset()) derive from it; unit.cc gives registers
+// their behaviour by name. IVA and IOTLB sit where ECAP.IRO says and the fault-recording
+// registers where CAP.FRO says (both in 16-byte units): those offsets are this model's.
+// CAP's and ECAP's reset values come from the configuration.
+// clang-format off
+inline constexpr RegSpec kRegisters[] = {
+    // name      offset width reset                              fields
+    {"VER",      0x000, 4,    kVersion,                          fields::VER},
+    {"CAP",      0x008, 8,    0,                                 fields::CAP},
+    {"ECAP",     0x010, 8,    0,                                 fields::ECAP},
+    {"GCMD",     0x018, 4,    0,                                 fields::GCMD},
+    {"GSTS",     0x01c, 4,    0,                                 fields::GSTS},
+    {"RTADDR",   0x020, 8,    0,                                 fields::RTADDR},
+    {"CCMD",     0x028, 8,    0,                                 fields::CCMD},
+    {"FSTS",     0x034, 4,    0,                                 fields::FSTS},
+    {"FECTL",    0x038, 4,    field_mask(fields::CTL, "IM"),     fields::CTL},
+    {"FEDATA",   0x03c, 4,    0,                                 fields::DATA32},
+    {"FEADDR",   0x040, 4,    0,                                 fields::ADDR},
+    {"FEUADDR",  0x044, 4,    0,                                 fields::DATA32},
+    {"IQH",      0x080, 8,    0,                                 fields::IQH},
+    {"IQT",      0x088, 8,    0,                                 fields::IQT},
+    {"IQA",      0x090, 8,    0,                                 fields::IQA},
+    {"ICS",      0x09c, 4,    0,                                 fields::ICS},
+    {"IECTL",    0x0a0, 4,    field_mask(fields::CTL, "IM"),     fields::CTL},
+    {"IEDATA",   0x0a4, 4,    0,                                 fields::DATA32},
+    {"IEADDR",   0x0a8, 4,    0,                                 fields::ADDR},
+    {"IEUADDR",  0x0ac, 4,    0,                                 fields::DATA32},
+    {"IVA",      0x200, 8,    0,                                 fields::IVA},
+    {"IOTLB",    0x208, 8,    0,                                 fields::IOTLB},
+    {"FRCD_LO",  0x220, 8,    0,                                 fields::FRCD_LO, kFaultRecords, 16},
+    {"FRCD_HI",  0x228, 8,    0,                                 fields::FRCD_HI, kFaultRecords, 16},
+};
+// clang-format on
+inline constexpr unsigned kRegCount = reg_count(kRegisters);
 
-// ECAP (10.4.3).
-inline constexpr uint64_t ECAP_C = uint64_t{1} << 0;
-inline constexpr uint64_t ECAP_QI = uint64_t{1} << 1;
-inline constexpr uint64_t ECAP_PT = uint64_t{1} << 6;
-inline constexpr unsigned ECAP_IRO_SHIFT = 8;
-inline constexpr unsigned ECAP_MHMV_SHIFT = 20;
+// Register `name`'s index in the unit's bank, and its offset (element i of an array).
+consteval unsigned reg(std::string_view name, unsigned i = 0)
+{
+    return reg_index(kRegisters, name, i);
+}
+consteval uint32_t offset(std::string_view name, unsigned i = 0)
+{
+    return reg_offset(kRegisters, name, i);
+}
+
+// CAP.SAGAW (10.4.2): the table depths the unit walks.
+inline constexpr uint64_t SAGAW_39 = 1u << 1; // 3-level tables
+inline constexpr uint64_t SAGAW_48 = 1u << 2; // 4-level tables
+// CAP.SLLPS: large pages.
+inline constexpr uint64_t SLLPS_2M = 1u << 0;
+inline constexpr uint64_t SLLPS_1G = 1u << 1;
+inline constexpr unsigned kMamv = 18; // page-selective invalidation of up to 2^18 pages (1 GiB)
 
 // GCMD / GSTS (10.4.4, 10.4.5): the same bit positions.
 inline constexpr uint32_t G_TE = field_mask(fields::GCMD, "TE");
@@ -116,25 +140,15 @@ inline constexpr uint32_t G_IRE = field_mask(fields::GCMD, "IRE");
 inline constexpr uint32_t G_SIRTP = field_mask(fields::GCMD, "SIRTP");
 inline constexpr uint32_t G_CFI = field_mask(fields::GCMD, "CFI");
 
-// RTADDR (10.4.6).
-inline constexpr uint64_t RTADDR_RTA = field_mask(fields::RTADDR, "RTA");
-inline constexpr unsigned RTADDR_TTM_SHIFT = field_lsb(fields::RTADDR, "TTM"); // 0: legacy mode
+// RTADDR (10.4.6). TTM 0 is legacy mode.
+inline constexpr Field RTADDR_RTA = field(fields::RTADDR, "RTA");
+inline constexpr Field RTADDR_TTM = field(fields::RTADDR, "TTM");
 
-// CCMD (10.4.7).
+// CCMD (10.4.7) and IOTLB / IVA (10.4.8).
 inline constexpr uint64_t CCMD_ICC = field_mask(fields::CCMD, "ICC");
-inline constexpr unsigned CCMD_CIRG_SHIFT = field_lsb(fields::CCMD, "CIRG");
-inline constexpr unsigned CCMD_CAIG_SHIFT = field_lsb(fields::CCMD, "CAIG");
-inline constexpr unsigned CCMD_FM_SHIFT = field_lsb(fields::CCMD, "FM");
-inline constexpr unsigned CCMD_SID_SHIFT = field_lsb(fields::CCMD, "SID");
-
-// IOTLB / IVA (10.4.8).
 inline constexpr uint64_t IOTLB_IVT = field_mask(fields::IOTLB, "IVT");
-inline constexpr unsigned IOTLB_IIRG_SHIFT = field_lsb(fields::IOTLB, "IIRG");
-inline constexpr unsigned IOTLB_IAIG_SHIFT = field_lsb(fields::IOTLB, "IAIG");
-inline constexpr unsigned IOTLB_DID_SHIFT = field_lsb(fields::IOTLB, "DID");
-inline constexpr uint64_t IVA_ADDR = field_mask(fields::IVA, "ADDR");
-inline constexpr uint64_t IVA_IH = field_mask(fields::IVA, "IH");
-inline constexpr uint64_t IVA_AM = field_mask(fields::IVA, "AM");
+inline constexpr Field IVA_ADDR = field(fields::IVA, "ADDR");
+inline constexpr Field IVA_AM = field(fields::IVA, "AM");
 
 // Invalidation granularities, as CIRG/IIRG and the descriptors' G fields encode them.
 enum class Gran : uint8_t { Reserved = 0, Global = 1, Domain = 2, Selective = 3 };
@@ -145,7 +159,7 @@ inline constexpr uint32_t FSTS_PPF = field_mask(fields::FSTS, "PPF");
 inline constexpr uint32_t FSTS_IQE = field_mask(fields::FSTS, "IQE");
 inline constexpr uint32_t FSTS_ICE = field_mask(fields::FSTS, "ICE");
 inline constexpr uint32_t FSTS_ITE = field_mask(fields::FSTS, "ITE");
-inline constexpr unsigned FSTS_FRI_SHIFT = field_lsb(fields::FSTS, "FRI");
+inline constexpr Field FSTS_FRI = field(fields::FSTS, "FRI");
 
 // FECTL / IECTL (10.4.10, 10.4.25): interrupt mask and pending.
 inline constexpr uint32_t CTL_IM = field_mask(fields::CTL, "IM");
@@ -157,73 +171,85 @@ inline constexpr uint32_t ICS_IWC = field_mask(fields::ICS, "IWC");
 // Fault recording register, upper qword (10.4.14).
 inline constexpr uint64_t FRCD_F = field_mask(fields::FRCD_HI, "F");
 inline constexpr uint64_t FRCD_T_READ = field_mask(fields::FRCD_HI, "T");
-inline constexpr unsigned FRCD_FR_SHIFT = field_lsb(fields::FRCD_HI, "FR");
 
-// Invalidation queue (10.4.22, 10.4.23): 128-bit descriptors, 256 per 4 KiB page.
-inline constexpr unsigned IQ_INDEX_SHIFT = field_lsb(fields::IQH, "QH");
-inline constexpr uint64_t IQ_INDEX_MASK = field_mask(fields::IQH, "QH") >> IQ_INDEX_SHIFT;
-inline constexpr uint64_t IQA_BASE = field_mask(fields::IQA, "IQA");
+// Invalidation queue (10.4.22, 10.4.23): 128-bit descriptors, 256 per 4 KiB page. IQH and
+// IQT hold a descriptor index in the same bits.
+inline constexpr Field IQ_INDEX = field(fields::IQH, "QH");
+inline constexpr Field IQA_BASE = field(fields::IQA, "IQA");
+inline constexpr Field IQA_QS = field(fields::IQA, "QS");
 inline constexpr uint64_t IQA_DW = uint64_t{1} << 11;
-inline constexpr uint64_t IQA_QS = field_mask(fields::IQA, "QS");
 
-// Descriptor types (6.5.2).
-inline constexpr uint8_t QI_CC = 0x1;
-inline constexpr uint8_t QI_IOTLB = 0x2;
-inline constexpr uint8_t QI_DEV_IOTLB = 0x3;
-inline constexpr uint8_t QI_IEC = 0x4;
-inline constexpr uint8_t QI_WAIT = 0x5;
-inline constexpr unsigned QI_G_SHIFT = 4; // granularity, bits 5:4 of cc and iotlb descriptors
-inline constexpr unsigned QI_DID_SHIFT = 16;
-inline constexpr unsigned QI_CC_SID_SHIFT = 32;
-inline constexpr unsigned QI_CC_FM_SHIFT = 48;
-inline constexpr uint64_t QI_IOTLB_DW = uint64_t{1} << 6;
-inline constexpr uint64_t QI_IOTLB_DR = uint64_t{1} << 7;
-inline constexpr uint64_t QI_WAIT_IF = uint64_t{1} << 4;
-inline constexpr uint64_t QI_WAIT_SW = uint64_t{1} << 5;
-inline constexpr uint64_t QI_WAIT_FN = uint64_t{1} << 6;
-inline constexpr uint64_t QI_WAIT_PD = uint64_t{1} << 7;
-// Bits each legacy descriptor defines in its lower and upper qword; the rest are reserved.
-inline constexpr uint64_t QI_CC_LO = 0x0003ffffffff003f;
-inline constexpr uint64_t QI_CC_HI = 0;
-inline constexpr uint64_t QI_IOTLB_LO = 0x00000000ffff00ff;
-inline constexpr uint64_t QI_IOTLB_HI = ~uint64_t{0xf80};
-inline constexpr uint64_t QI_WAIT_LO = 0xffffffff000000ff;
-inline constexpr uint64_t QI_WAIT_HI = ~uint64_t{0x3};
+// In-memory structures: their fields, declared once (bits outside them are reserved unless
+// a comment says otherwise); entries.h decodes them. Access kinds mean nothing here: RO.
 
-// Root entry, legacy mode (9.1).
-inline constexpr uint64_t RE_P = 1;
-inline constexpr uint64_t RE_CTP = ~uint64_t{0xfff};
+// Invalidation descriptors (6.5.2), legacy 128-bit form: each type's lower and upper qword.
+// Bits 11:9 (the type's upper bits in the 256-bit form) are reserved here.
+enum class DescType : uint8_t { Context = 0x1, Iotlb = 0x2, DevIotlb = 0x3, Iec = 0x4, Wait = 0x5 };
+namespace qi
+{
+using A = FieldAccess;
+inline constexpr Field TYPE = {"TYPE", 0, 4, A::RO};
+inline constexpr Field CC_LO[] = {{"TYPE", 0, 4, A::RO},
+                                  {"G", 4, 2, A::RO},
+                                  {"DID", 16, 16, A::RO},
+                                  {"SID", 32, 16, A::RO},
+                                  {"FM", 48, 2, A::RO}}; // its upper qword is all reserved
+inline constexpr Field IOTLB_LO[] = {{"TYPE", 0, 4, A::RO},
+                                     {"G", 4, 2, A::RO},
+                                     {"DW", 6, 1, A::RO},
+                                     {"DR", 7, 1, A::RO},
+                                     {"DID", 16, 16, A::RO}};
+inline constexpr Field IOTLB_HI[] = {
+    {"AM", 0, 6, A::RO}, {"IH", 6, 1, A::RO}, {"ADDR", 12, 52, A::RO}};
+inline constexpr Field WAIT_LO[] = {{"TYPE", 0, 4, A::RO}, {"IF", 4, 1, A::RO},
+                                    {"SW", 5, 1, A::RO},   {"FN", 6, 1, A::RO},
+                                    {"PD", 7, 1, A::RO},   {"SDATA", 32, 32, A::RO}};
+inline constexpr Field WAIT_HI[] = {{"SADDR", 2, 62, A::RO}};
+} // namespace qi
+
+// Root entry, legacy mode (9.1): its upper qword is all reserved.
+namespace root
+{
+using A = FieldAccess;
+inline constexpr Field LO[] = {{"P", 0, 1, A::RO}, {"CTP", 12, 52, A::RO}};
+} // namespace root
+
 // Context entry, legacy mode (9.3).
-inline constexpr uint64_t CE_P = 1;
-inline constexpr uint64_t CE_FPD = 2;
-inline constexpr unsigned CE_TT_SHIFT = 2;
-inline constexpr uint64_t CE_SLPTPTR = ~uint64_t{0xfff};
-inline constexpr uint64_t CE_LO_RESERVED = 0xff0; // bits 11:4
-inline constexpr uint64_t CE_HI_AW = 0x7;
-inline constexpr unsigned CE_HI_DID_SHIFT = 8;
-inline constexpr uint64_t CE_HI_RESERVED = ~uint64_t{0xffff7f}; // bit 7, bits 63:24
-enum : uint8_t { TT_UNTRANSLATED = 0, TT_ALL = 1, TT_PASSTHROUGH = 2 };
-// Second-level paging entry (9.8).
-inline constexpr uint64_t SL_R = 1;
-inline constexpr uint64_t SL_W = 2;
-inline constexpr uint64_t SL_PS = uint64_t{1} << 7;
-inline constexpr uint64_t SL_SNP = uint64_t{1} << 11;
-inline constexpr uint64_t SL_TM = uint64_t{1} << 62;
+namespace ctx
+{
+using A = FieldAccess;
+inline constexpr Field LO[] = {
+    {"P", 0, 1, A::RO}, {"FPD", 1, 1, A::RO}, {"TT", 2, 2, A::RO}, {"SLPTPTR", 12, 52, A::RO}};
+inline constexpr Field HI[] = {{"AW", 0, 3, A::RO}, {"AVAIL", 3, 4, A::RO}, {"DID", 8, 16, A::RO}};
+} // namespace ctx
+enum class TT : uint8_t { Untranslated = 0, All = 1, Passthrough = 2, Reserved = 3 };
+
+// Second-level paging entry (9.8). Bits 6:2, 10:8, 61:52 and 63 are ignored, not reserved;
+// SNP and TM need ECAP.SC and ECAP.DT, which the unit does not advertise, so they are
+// reserved here, as are address bits beyond the host width.
+namespace slpte
+{
+using A = FieldAccess;
+inline constexpr Field F[] = {{"R", 0, 1, A::RO},    {"W", 1, 1, A::RO},      {"PS", 7, 1, A::RO},
+                              {"SNP", 11, 1, A::RO}, {"ADDR", 12, 40, A::RO}, {"TM", 62, 1, A::RO}};
+inline constexpr uint64_t kReserved = field_mask(F, "SNP") | field_mask(F, "TM");
+} // namespace slpte
 
 // Fault reasons, legacy mode (7.1.3 / appendix A).
-enum FaultReason : uint8_t {
-    FR_ROOT_NOT_PRESENT = 0x1,
-    FR_CONTEXT_NOT_PRESENT = 0x2,
-    FR_CONTEXT_INVALID = 0x3,   // invalid programming of a context entry (AW, TT)
-    FR_ADDRESS_BEYOND_AW = 0x4, // input address above the domain's address width
-    FR_WRITE = 0x5,             // write to a page without write permission
-    FR_READ = 0x6,              // read of a page without read permission
-    FR_PAGE_TABLE = 0x7,        // a paging entry could not be read
-    FR_ROOT_TABLE = 0x8,        // the root table could not be read
-    FR_CONTEXT_TABLE = 0x9,     // a context table could not be read
-    FR_ROOT_RESERVED = 0xa,
-    FR_CONTEXT_RESERVED = 0xb,
-    FR_PAGE_RESERVED = 0xc,
+enum class FaultReason : uint8_t {
+    None = 0,
+    RootNotPresent = 0x1,
+    ContextNotPresent = 0x2,
+    ContextInvalid = 0x3,  // invalid programming of a context entry (AW, TT)
+    AddressBeyondAw = 0x4, // input address above the domain's address width
+    Write = 0x5,           // write to a page without write permission
+    Read = 0x6,            // read of a page without read permission
+    PageTable = 0x7,       // a paging entry could not be read
+    RootTable = 0x8,       // the root table could not be read
+    ContextTable = 0x9,    // a context table could not be read
+    RootReserved = 0xa,
+    ContextReserved = 0xb,
+    PageReserved = 0xc,
 };
 
 } // namespace dmalab::vtd

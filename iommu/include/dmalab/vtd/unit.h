@@ -3,6 +3,7 @@
 // translation through a context cache and a set-associative IOTLB, register-based and queued
 // invalidation that take modelled virtual time, fault recording and its events. Reaches the
 // world only through common/'s host interfaces; not thread-safe (the caller serialises).
+// The unit is made of parts named after the spec (iommu/src/parts.h); this is its face.
 #pragma once
 
 #include <cstdint>
@@ -90,7 +91,7 @@ struct Translation {
     uint64_t addr = 0;       // output address of that page
     uint64_t mask = 0;       // page size - 1
     bool read = false, write = false;
-    uint8_t fault_reason = 0; // with !ok
+    FaultReason fault_reason = FaultReason::None; // with !ok
 };
 
 // The invalidations the unit performs (6.5): of the context cache, of the IOTLB, and the
@@ -108,7 +109,7 @@ class Observer
 {
   public:
     virtual ~Observer() = default;
-    virtual void fault(uint16_t /*sid*/, uint64_t /*iova*/, bool /*write*/, uint8_t /*reason*/,
+    virtual void fault(uint16_t /*sid*/, uint64_t /*iova*/, bool /*write*/, FaultReason,
                        bool /*recorded*/)
     {
     }
@@ -119,8 +120,9 @@ class Observer
     }
     virtual void wait_done(uint64_t /*modelled_ns*/, uint64_t /*achieved_ns*/) {}
     // The audit found a hit on an IOTLB entry that no longer matches the tables.
+    // now_fault: why the tables refuse the page now (None: they map it elsewhere).
     virtual void stale(uint16_t /*sid*/, uint64_t /*iova*/, uint64_t /*cached*/, uint64_t /*now*/,
-                       uint8_t /*now_fault*/)
+                       FaultReason /*now_fault*/)
     {
     }
     virtual void queue_error(uint32_t /*head*/, uint64_t /*lo*/, uint64_t /*hi*/) {}
@@ -136,10 +138,11 @@ struct Host {
     Observer* observer = nullptr;
 };
 
-enum Timer : unsigned { kQueueTimer, kContextTimer, kIotlbTimer, kTimerCount };
+// The unit's timers, by number (Timers names a model's timers by small integers).
+enum class Timer : unsigned { Queue, Context, Iotlb };
+inline constexpr unsigned kTimerCount = 3;
 
-class Caches;
-struct TlbEntry;
+struct Parts;
 
 class Unit
 {
@@ -159,7 +162,7 @@ class Unit
     // entry disables it. perm = 0 is a query: what the tables say, with nothing recorded.
     static constexpr unsigned kRead = 1, kWrite = 2;
     Translation translate(uint16_t sid, uint64_t iova, unsigned perm);
-    bool translation_enabled() const { return te_; }
+    bool translation_enabled() const;
 
     // The pages of [iova, iova + len) translated one after another, each exactly as a
     // translate() call for it would be (IOTLB, context cache, counters, modelled costs,
@@ -180,12 +183,12 @@ class Unit
     // The modelled walk time requests from `sid` caused since the last call, and resets it.
     uint64_t take_cost(uint16_t sid);
 
-    const Counters& counters() const { return counters_; }
-    const Config& config() const { return config_; }
-    void set_audit(bool on) { config_.audit = on; }
+    const Counters& counters() const;
+    const Config& config() const;
+    void set_audit(bool on);
     // Fault injection (docs/faults.rst): invalidations and translations consult the
     // injector's plan from now on (nullptr: none). The unit does not own it.
-    void set_injector(faults::Injector* injector) { injector_ = injector; }
+    void set_injector(faults::Injector* injector);
 
     // Invalidation costs, changeable at run time (apply to operations started later).
     const char* set_costs(uint64_t desc_ns, uint64_t page_ns, uint64_t wait_ns);
@@ -194,141 +197,7 @@ class Unit
     bool load(StateReader& r);
 
   private:
-    friend struct Regs;
-    friend class Caches;
-    struct Context;
-    struct Walk;
-
-    // Register hooks.
-    uint64_t read_fsts(uint64_t stored);
-    void write_gcmd(uint64_t old, uint64_t written, uint64_t bytes);
-    void start_register_command(unsigned reg, InvKind kind, unsigned request_shift,
-                                unsigned actual_shift, unsigned timer_id, uint64_t& due,
-                                uint64_t old, uint64_t written, uint64_t bytes);
-    template <typename Perform>
-    void finish_register_command(unsigned reg, unsigned timer_id, uint64_t due, bool& drop,
-                                 unsigned request_shift, unsigned actual_shift, Perform perform);
-    void write_ccmd(uint64_t old, uint64_t written, uint64_t bytes);
-    void write_iotlb(uint64_t old, uint64_t written, uint64_t bytes);
-    void write_fsts(uint64_t old, uint64_t written, uint64_t bytes);
-    void write_fectl(uint64_t old, uint64_t written, uint64_t bytes);
-    void write_iqt(uint64_t old, uint64_t written, uint64_t bytes);
-    void write_ics(uint64_t old, uint64_t written, uint64_t bytes);
-    void write_iectl(uint64_t old, uint64_t written, uint64_t bytes);
-    void write_frcd(uint64_t old, uint64_t written, uint64_t bytes);
-
-    bool context_for(uint16_t sid, Context& out, uint8_t& reason);
-    bool walk(const Context& ctx, uint64_t iova, unsigned perm, Walk& out, uint8_t& reason,
-              bool count);
-    // One paging entry, from memory or (inside translate_run) from what the run has read.
-    DmaResult read_entry(uint64_t table, uint64_t idx, unsigned level, SlPte& pte);
-    template <class E> DmaResult read_entry128(uint64_t addr, E& out);
-    // translate_run's common case, 4 KiB pages under the leaf table the call already read:
-    // from iova on, at most max_pages that continue the run (at `out`, with permissions r0
-    // and w0), each as translate() would do it; how many. It stops at the first page it
-    // would not take, changing nothing for it.
-    uint64_t extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint64_t max_pages,
-                        uint64_t out, bool r0, bool w0);
-    // translate()'s last step: the answer for a page the IOTLB holds in `slot`.
-    Translation answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift, uint64_t page,
-                       bool r, bool w, bool fpd, TlbEntry* slot);
-    Translation refuse(uint16_t sid, uint64_t iova, unsigned perm, uint8_t reason, bool record);
-    void audit(uint16_t sid, const Context& ctx, uint64_t iova, uint64_t cached, bool r, bool w);
-    void record_fault(uint16_t sid, uint64_t iova, bool write, uint8_t reason);
-    void fault_event();
-    void inv_event();
-    void send(uint32_t ctl_reg, uint32_t data_reg, uint32_t addr_reg);
-
-    // Invalidation engine.
-    uint64_t cost(InvKind kind, Gran g, unsigned am) const;
-    uint64_t do_cc(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued);
-    uint64_t do_iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued);
-    // Lets the fault plan delay (`due`) or drop an invalidation as it starts; `addr` and
-    // `am` name a page-selective IOTLB invalidation's range.
-    void inject_invalidation(InvKind kind, bool selective, uint64_t addr, unsigned am,
-                             uint64_t& due, bool& drop);
-    void queue_kick();
-    void queue_run();
-    bool queue_fetch(InvDesc& d);
-    void queue_error(const InvDesc& d);
-    uint32_t queue_entries() const;
-
-    Config config_;
-    Host host_;
-    std::unique_ptr<Caches> caches_;
-    std::unique_ptr<RegBank<Unit>> regs_;
-    Counters counters_;
-    Prng prng_;
-    unsigned depth_ = 0; // nesting of host calls; register accesses inside one are refused
-
-    // The IOTLB entry the latest translation used, with what its context said: checked
-    // first, so a run of hits on one page costs no set lookup. Every invalidation,
-    // eviction and reset clears it; the audit bypasses it.
-    struct Front {
-        bool valid = false;
-        uint16_t sid = 0;
-        uint64_t base = 0, mask = 0, page = 0;
-        bool r = false, w = false, fpd = false;
-        TlbEntry* entry = nullptr;
-    };
-    Front front_;
-    // translate_run's reads: the entry last read at each level, and the whole last leaf
-    // table (a run's pages are mostly in one).
-    struct Memo {
-        bool on = false;
-        uint64_t at[5] = {};
-        SlPte value[5] = {};
-        bool have[5] = {};
-        uint64_t leaf = 0;
-        bool have_leaf = false;
-        uint8_t leaf_bytes[4096] = {};
-        // The levels above the last leaf table: which walk reached it, and the
-        // permissions it had gathered on the way.
-        bool have_upper = false;
-        uint64_t upper_root = 0, upper_region = 0, upper_table = 0;
-        unsigned upper_levels = 0;
-        bool upper_r = false, upper_w = false;
-    };
-    std::unique_ptr<Memo> memo_ = std::make_unique<Memo>();
-    Context* last_context_ = nullptr; // the context-cache entry used last
-    bool te_ = false;                 // GSTS.TES
-    // Walk time not yet taken, per requester: a small open-addressed table (a unit serves
-    // few requesters; beyond kCostSlots of them, costs are not tracked).
-    static constexpr unsigned kCostSlots = 64;
-    struct Cost {
-        uint32_t key = 0; // sid + 1, 0 for a free slot
-        uint64_t ns = 0;
-    };
-    Cost costs_[kCostSlots];
-    void charge(uint16_t sid, uint64_t ns);
-    // Drops the shortcuts above (after any change to the caches).
-    void forget()
-    {
-        front_.valid = false;
-        last_context_ = nullptr;
-    }
-
-    bool root_valid_ = false; // SRTP latched a usable root table
-    uint64_t root_ = 0;
-    unsigned next_record_ = 0; // the fault-recording register the next fault goes to
-
-    // The queue: the descriptor in progress, when it is due, and when the wait it belongs
-    // to was submitted.
-    bool q_busy_ = false;
-    InvDesc q_desc_;
-    uint64_t q_due_ = 0;
-    uint64_t q_submitted_ = 0;
-    // The modelled end of the descriptor before: the next one starts at the later of this
-    // and its own submission, never at the (late) moment the host's timer fired.
-    uint64_t q_end_ = 0;
-    // IQT writes not yet reached by the queue: (tail index, virtual time), oldest first.
-    std::vector<std::pair<uint32_t, uint64_t>> marks_;
-    // Register-based commands in progress and when they complete.
-    uint64_t cc_due_ = 0, iotlb_due_ = 0;
-    // Fault injection: the plan, and the invalidations in progress it dropped (they
-    // complete without invalidating anything).
-    faults::Injector* injector_ = nullptr;
-    bool q_drop_ = false, cc_drop_ = false, iotlb_drop_ = false;
+    std::unique_ptr<Parts> p_;
 };
 
 } // namespace dmalab::vtd

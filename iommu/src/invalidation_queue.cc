@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Queued invalidation (6.5.2): the queue in guest memory (IQA, IQH, IQT), its descriptors in
+// modelled time, the wait descriptor's status write and completion event, and IQE.
+
+#include <algorithm>
+#include <utility>
+
+#include "dmalab/le.h"
+#include "parts.h"
+
+namespace dmalab::vtd
+{
+
+uint32_t InvalidationQueue::entries() const
+{
+    return 256u << IQA_QS.get(s_.reg(reg("IQA")));
+}
+
+void InvalidationQueue::enable()
+{
+    s_.set(reg("IQH"), 0); // 10.4.22: the head starts at 0
+}
+
+void InvalidationQueue::disable()
+{
+    if (busy_ || head() != tail())
+        logf(s_.host.log, LogKind::GuestError,
+             "vtd: queued invalidation disabled with descriptors pending; they are dropped");
+    s_.host.timers.cancel(static_cast<unsigned>(Timer::Queue));
+    busy_ = false;
+    marks_.clear();
+    s_.set(reg("IQH"), 0);
+}
+
+void InvalidationQueue::write_iqt()
+{
+    uint32_t t = tail();
+    if (marks_.size() >= 64)
+        marks_.erase(marks_.begin()); // a later mark then stands for the oldest writes
+    marks_.emplace_back(t, s_.now());
+    if (!s_.queue_on())
+        return;
+    if (t >= entries()) {
+        logf(s_.host.log, LogKind::GuestError, "vtd: IQT %u beyond the %u-entry queue", t,
+             entries());
+        error({});
+        return;
+    }
+    kick();
+}
+
+void InvalidationQueue::write_ics()
+{
+    if (!(s_.reg(reg("ICS")) & ICS_IWC))
+        events_.clear_pending(Event::Invalidation);
+}
+
+void InvalidationQueue::kick()
+{
+    if (!busy_)
+        run();
+}
+
+bool InvalidationQueue::fetch(InvDesc& d)
+{
+    // IQA bits at and above the host address width are ignored (VT-d 10.4.23), so the base
+    // is below 2^aw_bits and base + head * 16 (head < 2^15) cannot pass 2^64.
+    uint64_t base = s_.reg(reg("IQA")) & IQA_BASE.mask() & (pow2(s_.config.aw_bits) - 1);
+    uint64_t addr = base + uint64_t{head()} * InvDesc::kSize;
+    uint8_t raw[InvDesc::kSize] = {};
+    DmaResult r = s_.call_out([&] { return s_.host.memory.read(addr, raw, sizeof raw, {}); });
+    d = InvDesc::from(raw);
+    return r.ok();
+}
+
+void InvalidationQueue::error(const InvDesc& d)
+{
+    busy_ = false;
+    s_.host.timers.cancel(static_cast<unsigned>(Timer::Queue));
+    s_.counters.queue_errors++;
+    if (s_.host.observer)
+        s_.host.observer->queue_error(head(), d.lo, d.hi);
+    faults_.queue_error();
+}
+
+void InvalidationQueue::wait_done(const WaitInv& w, uint64_t now)
+{
+    if (w.status_write) {
+        uint8_t data[4];
+        store_le(data, w.status_data, 4);
+        DmaResult r = s_.call_out(
+            [&] { return s_.host.memory.write(w.status_address, data, sizeof data, {}); });
+        if (!r.ok()) {
+            s_.counters.wait_status_failed++;
+            logf(s_.host.log, LogKind::GuestError, "vtd: wait status write to 0x%llx failed (%s)",
+                 static_cast<unsigned long long>(w.status_address), to_string(r.error));
+        }
+    }
+    if (w.intr) {
+        uint64_t ics = s_.reg(reg("ICS"));
+        s_.set(reg("ICS"), ics | ICS_IWC);
+        if (!(ics & ICS_IWC))
+            events_.raise(Event::Invalidation);
+    }
+    uint64_t modelled = due_ - submitted_;
+    uint64_t achieved = now - submitted_;
+    Counters& c = s_.counters;
+    c.waits++;
+    c.wait_modelled_ns += modelled;
+    c.wait_achieved_ns += achieved;
+    c.wait_max_achieved_ns = std::max(c.wait_max_achieved_ns, achieved);
+    if (s_.host.observer)
+        s_.host.observer->wait_done(modelled, achieved);
+}
+
+void InvalidationQueue::perform(uint64_t now)
+{
+    bool dropped = std::exchange(drop_, false);
+    Decoded d = decode(desc_, kMamv); // it was valid when fetched
+    if (const auto* cc = std::get_if<CcInv>(&d); cc && !dropped)
+        inv_.context(cc->g, cc->did, cc->sid, cc->fm, true);
+    else if (const auto* it = std::get_if<IotlbInv>(&d); it && !dropped)
+        inv_.iotlb(it->g, it->did, it->addr, it->am, true);
+    else if (const auto* w = std::get_if<WaitInv>(&d))
+        wait_done(*w, now);
+}
+
+void InvalidationQueue::run()
+{
+    unsigned budget = s_.config.queue_step;
+    for (;;) {
+        uint64_t now = s_.now();
+        if (busy_) {
+            if (due_ > now) {
+                s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), due_);
+                return;
+            }
+            perform(now);
+            busy_ = false;
+            end_ = due_;
+            if (!s_.queue_on())
+                return; // the status write or the event turned the queue off
+            uint32_t h = (head() + 1) % entries();
+            s_.set(reg("IQH"), IQ_INDEX.put(h));
+            if (--budget == 0) {
+                if (h != tail())
+                    s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), sat_add(now, 1));
+                return;
+            }
+        }
+        if (!s_.queue_on() || (s_.reg(reg("FSTS")) & FSTS_IQE))
+            return;
+        uint32_t h = head(), t = tail();
+        if (h == t)
+            return;
+        if (h >= entries() || t >= entries()) {
+            error({});
+            return;
+        }
+        InvDesc raw;
+        if (!fetch(raw)) {
+            logf(s_.host.log, LogKind::GuestError, "vtd: invalidation descriptor %u unreadable", h);
+            error({});
+            return;
+        }
+        Decoded d = decode(raw, kMamv);
+        if (const auto* e = std::get_if<DescError>(&d)) {
+            logf(s_.host.log, LogKind::GuestError,
+                 "vtd: invalid invalidation descriptor %u: 0x%016llx 0x%016llx (%s; bits "
+                 "0x%llx 0x%llx)",
+                 h, static_cast<unsigned long long>(raw.hi),
+                 static_cast<unsigned long long>(raw.lo), e->why,
+                 static_cast<unsigned long long>(e->hi_bits),
+                 static_cast<unsigned long long>(e->lo_bits));
+            error(raw);
+            return;
+        }
+        InvRequest req{InvKind::Wait, Gran::Reserved, raw.hi & IVA_ADDR.mask(), 0};
+        if (const auto* cc = std::get_if<CcInv>(&d)) {
+            req.kind = InvKind::Context;
+            req.g = cc->g;
+        } else if (const auto* it = std::get_if<IotlbInv>(&d)) {
+            req.kind = InvKind::Iotlb;
+            req.g = it->g;
+            req.am = it->am;
+        }
+        // When was this descriptor made visible: the first IQT write that covered it.
+        submitted_ = now;
+        while (!marks_.empty()) {
+            auto [mark_tail, at] = marks_.front();
+            uint32_t n = entries();
+            // Descriptors head .. mark_tail-1 were covered by this write.
+            uint32_t ahead = (mark_tail + n - h) % n;
+            if (ahead == 0 || mark_tail >= n) {
+                marks_.erase(marks_.begin()); // already passed
+                continue;
+            }
+            submitted_ = at;
+            break;
+        }
+        desc_ = raw;
+        // The model's own timeline: a host timer that fired late for the descriptor before
+        // delays this one only if that one's modelled end is still ahead of it (it never
+        // is), so lateness shows once, in the achieved time, and does not add up.
+        due_ = sat_add(std::max(submitted_, end_), inv_.cost(req));
+        drop_ = inv_.inject(req, due_);
+        busy_ = true;
+    }
+}
+
+void InvalidationQueue::reset()
+{
+    busy_ = false;
+    desc_ = {};
+    due_ = submitted_ = end_ = 0;
+    drop_ = false;
+    marks_.clear();
+}
+
+void InvalidationQueue::save(StateWriter& w) const
+{
+    w.boolean(busy_);
+    w.u64(desc_.lo);
+    w.u64(desc_.hi);
+    w.u64(due_);
+    w.u64(submitted_);
+    w.boolean(drop_);
+    w.u64(end_);
+}
+
+bool InvalidationQueue::load(StateReader& r)
+{
+    busy_ = r.boolean();
+    desc_ = {r.u64(), r.u64()};
+    due_ = r.u64();
+    submitted_ = r.u64();
+    drop_ = r.boolean();
+    end_ = r.u64();
+    if (!r.ok() || due_ > kTimeLimit || end_ > kTimeLimit)
+        return false;
+    // A stream cannot put in progress a descriptor the queue would have refused.
+    if (busy_ && std::holds_alternative<DescError>(decode(desc_, kMamv)))
+        return false;
+    if (busy_)
+        s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), due_);
+    return true;
+}
+
+} // namespace dmalab::vtd

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// What an invalidation does, however it arrived (a register command, 6.5.1, or a queued
+// descriptor, 6.5.2): its modelled cost, the fault plan's say, and the entries it drops.
+
+#include <algorithm>
+
+#include "dmalab/vtd/faults.h"
+#include "parts.h"
+
+namespace dmalab::vtd
+{
+
+uint64_t Invalidations::cost(const InvRequest& r) const
+{
+    const Config& c = s_.config;
+    if (r.kind == InvKind::Wait)
+        return c.wait_ns;
+    uint64_t ns = c.inv_desc_ns;
+    if (r.kind == InvKind::Iotlb) {
+        uint64_t pages;
+        if (r.g == Gran::Selective)
+            pages = pow2(std::min(r.am, kMamv));
+        else
+            pages = t_.caches().iotlb.valid(); // entries a wider invalidation may drop
+        ns = sat_add(ns,
+                     pages > kTimeLimit / (c.inv_page_ns + 1) ? kTimeLimit : pages * c.inv_page_ns);
+    }
+    return ns;
+}
+
+bool Invalidations::inject(const InvRequest& r, uint64_t& due)
+{
+    if (!s_.injector)
+        return false;
+    using faults::Kind;
+    faults::Occasion o{};
+    o.kinds = 1u << static_cast<unsigned>(Kind::DelayInvalidation);
+    // A wait is never dropped: Linux would wait for its status write forever.
+    if (r.kind != InvKind::Wait)
+        o.kinds |= 1u << static_cast<unsigned>(Kind::DropInvalidation);
+    o.unit = ~0u;
+    o.op = r.kind == InvKind::Context ? kFaultOpContext
+           : r.kind == InvKind::Iotlb ? kFaultOpIotlb
+                                      : kFaultOpWait;
+    o.key = r.addr;
+    if (r.kind == InvKind::Iotlb && r.g == Gran::Selective) {
+        uint64_t size = pow2(12 + std::min(r.am, kMamv));
+        o.start[0] = r.addr & ~(size - 1);
+        o.end[0] = o.start[0] + std::min(size, ~uint64_t{0} - o.start[0]);
+    }
+    bool drop = false;
+    s_.injector->decide(o, s_.now(), [&](const faults::Rule& rule) {
+        if (rule.kind == Kind::DelayInvalidation)
+            due = sat_add(due, rule.ns);
+        else
+            drop = true;
+    });
+    due = std::min(due, kTimeLimit);
+    return drop;
+}
+
+uint64_t Invalidations::context(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued)
+{
+    uint16_t fmask = static_cast<uint16_t>((0x7u << (3 - fm)) & 0x7u); // 6.5.1.1, FM
+    t_.forget();
+    // Each granularity costs what it names, not the cache's size: a domain's entries are on
+    // its list, and a device-selective one names at most 8 source ids (FM masks 3 bits).
+    uint64_t n = 0;
+    Caches& caches = t_.caches();
+    auto& cc = caches.context;
+    if (g == Gran::Global) {
+        n = cc.drop_all();
+    } else if (g == Gran::Domain) {
+        n = cc.drop_group_if(did, [](const ContextInfo&) { return true; });
+    } else if (g == Gran::Selective) {
+        uint16_t first = static_cast<uint16_t>(sid & ~fmask);
+        for (uint16_t f = 0; f <= fmask; f++)
+            if (!(f & ~fmask)) {
+                uint16_t one = static_cast<uint16_t>(first | f);
+                n += cc.drop(caches.context_set(one), Caches::context_tag(one));
+            }
+    }
+    s_.counters.cc_inv[static_cast<unsigned>(g)]++;
+    (queued ? s_.counters.inv_queued : s_.counters.inv_register)++;
+    if (s_.host.observer)
+        s_.host.observer->invalidated(InvKind::Context, g, did, sid, fm, n, queued);
+    return n;
+}
+
+uint64_t Invalidations::iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued)
+{
+    uint64_t size = pow2(12 + am);
+    uint64_t first = addr & ~(size - 1);
+    uint64_t last = first + (size - 1);
+    t_.forget();
+    Caches& caches = t_.caches();
+    auto& tlb = caches.iotlb;
+    uint64_t n = 0;
+    if (g == Gran::Global) {
+        n = tlb.drop_all();
+    } else if (g == Gran::Domain) {
+        n = tlb.drop_group_if(did, [](const TlbEntry&) { return true; });
+    } else if (g == Gran::Selective && !(first >> 48)) {
+        // No entry maps an address at or above 2^48 (translate refuses those).
+        last = std::min(last, pow2(48) - 1);
+        // An entry of any page size that overlaps [first, last] is one of these tags. Look
+        // them up when there are fewer of them than the domain has entries, else walk the
+        // domain's list: the cost is the smaller of the two, whatever the IOTLB's size.
+        static constexpr unsigned kShifts[] = {12, 21, 30};
+        uint64_t probes = 0;
+        for (unsigned shift : kShifts)
+            probes += (last >> shift) - (first >> shift) + 1;
+        if (probes <= tlb.group_size(did)) {
+            for (unsigned shift : kShifts)
+                for (uint64_t vpn = first >> shift; vpn <= last >> shift; vpn++) {
+                    uint64_t tag = Caches::iotlb_tag(did, vpn, shift);
+                    n += tlb.drop(caches.iotlb_set(tag), tag);
+                }
+        } else {
+            n = tlb.drop_group_if(did, [&](const TlbEntry& e) {
+                uint64_t lo = e.vpn << e.shift;
+                uint64_t hi = lo + (pow2(e.shift) - 1);
+                return lo <= last && first <= hi;
+            });
+        }
+    }
+    s_.counters.iotlb_inv[static_cast<unsigned>(g)]++;
+    s_.counters.iotlb_dropped += n;
+    (queued ? s_.counters.inv_queued : s_.counters.inv_register)++;
+    if (s_.host.observer)
+        s_.host.observer->invalidated(InvKind::Iotlb, g, did, first, am, n, queued);
+    return n;
+}
+
+} // namespace dmalab::vtd

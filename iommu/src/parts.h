@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The parts of the VT-d unit, named after the spec, and what they share. Unit (unit.h) is
+// their face; Parts (unit.cc) composes them and owns the register bank:
+//   Events            the fault and invalidation-completion event messages (7.3, 6.5.2.9)
+//   FaultRecording    fault-recording registers and FSTS (7.2, 10.4.9-14)
+//   Translator        context cache, walks, IOTLB, runs, walk costs (3.6, 9; translation.cc,
+//                     translation_run.cc)
+//   Invalidations     what an invalidation costs and drops, and the fault plan's say (6.5)
+//   InvalidationQueue queued invalidation and its wait descriptors (6.5.2)
+//   RegisterCommands  the global command register and register-based invalidation (6.5.1)
+// Each saves and restores its own state; none holds a lock or calls out other than through
+// Shared::call_out.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "cache.h"
+#include "dmalab/vtd/unit.h"
+
+namespace dmalab::vtd
+{
+
+// CAP.ND = 2: the domain ids the unit supports. A context entry naming a larger one is
+// invalid (reserved), so nothing is ever cached under one.
+inline constexpr unsigned kDomainIds = 256;
+
+inline uint64_t pow2(unsigned n)
+{
+    return n >= 64 ? 0 : uint64_t{1} << n;
+}
+
+// What every part reaches: the configuration, the host, the registers, the counters and the
+// fault plan.
+struct Shared {
+    Shared(const Config& c, const Host& h) : config(c), host(h) {}
+
+    Config config;
+    Host host;
+    Counters counters;
+    faults::Injector* injector = nullptr;
+    RegBank<Parts>* regs = nullptr;
+    unsigned depth = 0; // nesting of calls out; register accesses inside one are refused
+
+    uint64_t now() const { return host.timers.now_ns(); }
+    uint64_t reg(unsigned index) const { return regs->get(index); }
+    void set(unsigned index, uint64_t v) { regs->set(index, v); }
+    bool queue_on() const { return reg(vtd::reg("GSTS")) & G_QIE; }
+    // A call out of the model (guest memory, an interrupt message): while it runs, the unit
+    // refuses register accesses that come back to it (its own DMA or message aimed at it).
+    template <class F> auto call_out(F&& f)
+    {
+        depth++;
+        auto r = f();
+        depth--;
+        return r;
+    }
+};
+
+enum class Event : uint8_t { Fault, Invalidation };
+
+class Events
+{
+  public:
+    explicit Events(Shared& s) : s_(s) {}
+    // The event's condition arose: a message, or IP set while the event is masked (IM).
+    void raise(Event e);
+    // FECTL / IECTL written: a pending event goes out once unmasked.
+    void write_ctl(Event e);
+    // The condition is gone: nothing pending any more.
+    void clear_pending(Event e);
+
+  private:
+    void send(Event e);
+    Shared& s_;
+};
+
+class FaultRecording
+{
+  public:
+    FaultRecording(Shared& s, Events& events) : s_(s), events_(events) {}
+    void record(uint16_t sid, uint64_t iova, bool write, FaultReason reason);
+    // The queue refused a descriptor: FSTS.IQE, and the fault event if it was clear.
+    void queue_error();
+    uint64_t read_fsts(uint64_t stored);
+    // FSTS or a record written: true when IQE went from set to clear (the queue resumes).
+    bool status_written(uint64_t old_fsts);
+    void reset() { next_record_ = 0; }
+    void save(StateWriter& w) const { w.u8(static_cast<uint8_t>(next_record_)); }
+    bool load(StateReader& r);
+
+  private:
+    Shared& s_;
+    Events& events_;
+    unsigned next_record_ = 0; // the fault-recording register the next fault goes to
+};
+
+struct ContextInfo {
+    uint16_t sid = 0;
+    uint16_t did = 0;
+    TT tt = TT::Untranslated;
+    uint8_t aw = 0; // 1: 39-bit 3-level, 2: 48-bit 4-level
+    bool fpd = false;
+    uint64_t slptptr = 0;
+};
+
+struct TlbEntry {
+    uint16_t did;
+    uint8_t shift;
+    bool r, w;
+    uint64_t vpn;  // iova >> shift
+    uint64_t page; // output address
+};
+
+class Caches
+{
+  public:
+    Caches(const Config& c, Prng& prng)
+        : context(c.context_entries, 4, kDomainIds, c.replacement, prng),
+          iotlb(c.iotlb_entries, c.iotlb_ways, kDomainIds, c.replacement, prng)
+    {
+    }
+    static uint64_t context_tag(uint16_t sid) { return uint64_t{1} << 63 | sid; }
+    // vpn < 2^36 (input addresses below 2^48), did 16 bits, the page size in 2 bits.
+    static uint64_t iotlb_tag(uint16_t did, uint64_t vpn, unsigned shift)
+    {
+        return uint64_t{1} << 63 | vpn << 20 | uint64_t{did} << 4 | (shift - 12) / 9;
+    }
+    unsigned context_set(uint16_t sid) const { return context.set_of(sid); }
+    unsigned iotlb_set(uint64_t tag) const { return iotlb.set_of(tag); }
+    void clear()
+    {
+        context.drop_all();
+        iotlb.drop_all();
+    }
+
+    SetAssoc<ContextInfo> context;
+    SetAssoc<TlbEntry> iotlb;
+};
+
+class Translator
+{
+  public:
+    Translator(Shared& s, FaultRecording& faults);
+    ~Translator();
+
+    Translation translate(uint16_t sid, uint64_t iova, unsigned perm);
+    Unit::Run translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigned perm);
+    uint64_t take_cost(uint16_t sid);
+
+    bool enabled() const { return te_; }
+    void set_enabled(bool on) { te_ = on; }
+    bool has_root() const { return root_valid_; }
+    // SRTP latched RTADDR: a usable root table, or none (DMA then faults).
+    void set_root(bool valid, uint64_t root)
+    {
+        root_valid_ = valid;
+        root_ = root;
+    }
+    Caches& caches() { return caches_; }
+    // Drops the shortcuts into the caches (after any change to them).
+    void forget()
+    {
+        front_.valid = false;
+        last_context_ = nullptr;
+    }
+    void reset();
+    void save(StateWriter& w) const;
+    bool load(StateReader& r);
+
+  private:
+    struct Walk {
+        uint64_t page = 0; // output address of the page
+        unsigned shift = 12;
+        bool r = false, w = false;
+    };
+    // The context entry for sid, from the cache or the tables; None when it is usable.
+    FaultReason context_for(uint16_t sid, ContextInfo& out);
+    FaultReason walk(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out, bool count);
+    // One paging entry, from memory or (inside translate_run) from what the run has read.
+    DmaResult read_entry(uint64_t table, uint64_t idx, unsigned level, SlPte& pte);
+    template <class E> DmaResult read_entry128(uint64_t addr, E& out);
+    // translate_run's common case, 4 KiB pages under the leaf table the call already read:
+    // from iova on, at most max_pages that continue the run (at `out`, with permissions r0
+    // and w0), each as translate() would do it; how many. It stops at the first page it
+    // would not take, changing nothing for it.
+    uint64_t extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint64_t max_pages,
+                        uint64_t out, bool r0, bool w0);
+    // translate()'s last step: the answer for a page the IOTLB holds in `slot`.
+    Translation answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift, uint64_t page,
+                       bool r, bool w, bool fpd, TlbEntry* slot);
+    Translation refuse(uint16_t sid, uint64_t iova, unsigned perm, FaultReason reason, bool record);
+    void audit(uint16_t sid, const ContextInfo& ctx, uint64_t iova, uint64_t cached, bool r,
+               bool w);
+    void charge(uint16_t sid, uint64_t ns);
+
+    Shared& s_;
+    FaultRecording& faults_;
+    Prng prng_; // random replacement
+    Caches caches_;
+    bool te_ = false; // GSTS.TES
+    bool root_valid_ = false;
+    uint64_t root_ = 0;
+
+    // The IOTLB entry the latest translation used, with what its context said: checked
+    // first, so a run of hits on one page costs no set lookup. Every invalidation,
+    // eviction and reset clears it; the audit bypasses it.
+    struct Front {
+        bool valid = false;
+        uint16_t sid = 0;
+        uint64_t base = 0, mask = 0, page = 0;
+        bool r = false, w = false, fpd = false;
+        TlbEntry* entry = nullptr;
+    };
+    Front front_;
+    ContextInfo* last_context_ = nullptr; // the context-cache entry used last
+    // translate_run's reads: the entry last read at each level, and the whole last leaf
+    // table (a run's pages are mostly in one).
+    struct Memo {
+        bool on = false;
+        uint64_t at[5] = {};
+        SlPte value[5] = {};
+        bool have[5] = {};
+        uint64_t leaf = 0;
+        bool have_leaf = false;
+        uint8_t leaf_bytes[4096] = {};
+        // The levels above the last leaf table: which walk reached it, and the
+        // permissions it had gathered on the way.
+        bool have_upper = false;
+        uint64_t upper_root = 0, upper_region = 0, upper_table = 0;
+        unsigned upper_levels = 0;
+        bool upper_r = false, upper_w = false;
+    };
+    std::unique_ptr<Memo> memo_ = std::make_unique<Memo>();
+    // Walk time not yet taken, per requester: a small open-addressed table (a unit serves
+    // few requesters; beyond kCostSlots of them, costs are not tracked).
+    static constexpr unsigned kCostSlots = 64;
+    struct Cost {
+        uint32_t key = 0; // sid + 1, 0 for a free slot
+        uint64_t ns = 0;
+    };
+    Cost costs_[kCostSlots];
+};
+
+// An invalidation as the parts that start one describe it to Invalidations.
+struct InvRequest {
+    InvKind kind;
+    Gran g;
+    uint64_t addr = 0; // IOTLB, page-selective: the address and mask (pages 2^am)
+    unsigned am = 0;
+};
+
+class Invalidations
+{
+  public:
+    Invalidations(Shared& s, Translator& t) : s_(s), t_(t) {}
+    // Its modelled cost (Config's inv_* and wait costs).
+    uint64_t cost(const InvRequest& r) const;
+    // Lets the fault plan delay (`due`) or drop it as it starts; true when dropped.
+    bool inject(const InvRequest& r, uint64_t& due);
+    // Takes effect now: the entries it names leave the caches. How many did.
+    uint64_t context(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued);
+    uint64_t iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued);
+
+  private:
+    Shared& s_;
+    Translator& t_;
+};
+
+class InvalidationQueue
+{
+  public:
+    InvalidationQueue(Shared& s, Invalidations& inv, FaultRecording& faults, Events& events)
+        : s_(s), inv_(inv), faults_(faults), events_(events)
+    {
+    }
+    void write_iqt();
+    void write_ics();
+    // GCMD.QIE set (the head starts at 0) or cleared (pending descriptors are dropped).
+    void enable();
+    void disable();
+    // Goes on if idle (after QIE, IQT, or IQE cleared).
+    void kick();
+    void run(); // the queue's timer
+    void reset();
+    void save(StateWriter& w) const;
+    bool load(StateReader& r);
+
+  private:
+    uint32_t entries() const;
+    uint32_t head() const { return static_cast<uint32_t>(IQ_INDEX.get(s_.reg(reg("IQH")))); }
+    uint32_t tail() const { return static_cast<uint32_t>(IQ_INDEX.get(s_.reg(reg("IQT")))); }
+    bool fetch(InvDesc& d);
+    void error(const InvDesc& d);
+    // The descriptor in progress takes effect (its time has come).
+    void perform(uint64_t now);
+    void wait_done(const WaitInv& w, uint64_t now);
+
+    Shared& s_;
+    Invalidations& inv_;
+    FaultRecording& faults_;
+    Events& events_;
+    // The descriptor in progress, when it is due, and when the wait it belongs to was
+    // submitted.
+    bool busy_ = false;
+    InvDesc desc_;
+    uint64_t due_ = 0;
+    uint64_t submitted_ = 0;
+    bool drop_ = false; // the fault plan dropped it: it completes without invalidating
+    // The modelled end of the descriptor before: the next one starts at the later of this
+    // and its own submission, never at the (late) moment the host's timer fired.
+    uint64_t end_ = 0;
+    // IQT writes not yet reached by the queue: (tail index, virtual time), oldest first.
+    std::vector<std::pair<uint32_t, uint64_t>> marks_;
+};
+
+class RegisterCommands
+{
+  public:
+    RegisterCommands(Shared& s, Invalidations& inv, Translator& t, InvalidationQueue& q)
+        : s_(s), inv_(inv), t_(t), queue_(q)
+    {
+    }
+    void write_gcmd(uint64_t written, uint64_t bytes);
+    void write_ccmd(uint64_t old, uint64_t written, uint64_t bytes);
+    void write_iotlb(uint64_t old, uint64_t written, uint64_t bytes);
+    void timer(Timer t); // Context or Iotlb
+    void reset();
+    void save(StateWriter& w) const;
+    bool load(StateReader& r);
+
+  private:
+    // One of the two register-based invalidations (CCMD, IOTLB registers): its register,
+    // what it invalidates, its request and actual granularity fields, its timer, and its
+    // state while it runs.
+    struct Command {
+        unsigned reg;
+        InvKind kind;
+        Field request, actual;
+        Timer timer;
+        uint64_t due = 0;
+        bool drop = false;
+    };
+    void start(Command& c, uint64_t old, uint64_t written, uint64_t bytes);
+    void finish(Command& c);
+    // Performs it; the granularity it actually did.
+    Gran perform(const Command& c, Gran g, uint64_t v);
+
+    Shared& s_;
+    Invalidations& inv_;
+    Translator& t_;
+    InvalidationQueue& queue_;
+    Command cc_{reg("CCMD"), InvKind::Context, field(fields::CCMD, "CIRG"),
+                field(fields::CCMD, "CAIG"), Timer::Context};
+    Command iotlb_{reg("IOTLB"), InvKind::Iotlb, field(fields::IOTLB, "IIRG"),
+                   field(fields::IOTLB, "IAIG"), Timer::Iotlb};
+};
+
+} // namespace dmalab::vtd
