@@ -74,11 +74,13 @@ void dlx_mode_uaf(unsigned int n)
 		goto after;
 	}
 	/*
-	 * Unmap, reuse and release with interrupts off: the lazy flush
-	 * queue's timer (armed by this unmap on this CPU, 10 ms) cannot run
-	 * before the copy moves, however long the host keeps this vCPU from
-	 * running; with dmalab-ioat's sync-start the copy moves inside the
-	 * release.
+	 * Unmap, reuse and release with interrupts off: no flush of the
+	 * IOTLB (the lazy flush queue's timer, 10 ms) can come before the
+	 * copy moves, however long the host keeps this vCPU from running,
+	 * and on the one-CPU guest the scenarios boot no other CPU can run
+	 * it either (race-uaf-lazy-6.12 on two CPUs once lost its stale
+	 * entry to a flush in this window, on a loaded host).  With
+	 * dmalab-ioat's sync-start the copy moves inside the release.
 	 */
 	local_irq_save(flags);
 	dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
