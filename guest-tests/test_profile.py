@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Unit tests of guest-tests/profile.py (instruction profiles: the plugin's
-output, /proc/kallsyms, instructions per symbol and per operation, the tables)
-and of the runner's part (harness/insn_profile.py), on synthetic profiles and
-symbols.  No QEMU."""
+output, /proc/kallsyms, instructions per symbol and per operation, the tables),
+of profile_bench.py's checks and of the runner's part (harness/insn_profile.py),
+on synthetic profiles and symbols.  No QEMU."""
 
 import importlib.util
 import os
@@ -15,6 +15,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from harness import insn_profile  # noqa: E402
+import profile_bench  # noqa: E402
 
 # guest-tests/profile.py, under a name that is not the standard library's profile
 _spec = importlib.util.spec_from_file_location("dmalab_profile",
@@ -77,6 +78,10 @@ def strict():
          (COPY4K, 0xffffffff81002004, 2000, 25000),
          (COPY4K, 0xffffffff81002100, 500, 5000),
          (COPY4K, 0xffffffff81001000, 1000, 10000)]))
+
+
+LOG = ["# bench-copy size=4096 rate=1000 copies=100 slept=100 per_s=999",
+       "ok 1 copy-4096", "# dmalab-profile windows=2 source=copycost"]
 
 
 class ProfileParsing(unittest.TestCase):
@@ -167,6 +172,63 @@ class PerSymbol(unittest.TestCase):
         self.assertIn("strict, window copy-4096: 900 instructions per op", text)
         # the pacing windows are the same in both: no difference anywhere
         self.assertRegex(text, r"window pace-4096: 200 - 200 = \+0 ")
+
+
+class BenchChecks(unittest.TestCase):
+    """profile_bench.py's checks pass on a consistent run and fail on each
+    kind of broken input."""
+
+    def configs(self, base=None, other=None):
+        s = symbols()
+        return [("no-iommu", base or baseline(), s), ("vtd-strict", other or strict(), s)]
+
+    def test_a_consistent_run_passes(self):
+        _, failed = profile_bench.judge(self.configs(), [LOG, LOG], top=10)
+        self.assertEqual(failed, [])
+
+    def reasons(self, configs, logs=(LOG, LOG), top=10):
+        _, failed = profile_bench.judge(configs, list(logs), top)
+        return " | ".join(r for _, why in failed for r in why)
+
+    def test_window_count_differs_from_the_guests(self):
+        log = LOG[:-1] + ["# dmalab-profile windows=3 source=copycost"]
+        self.assertIn("the plugin saw 2 windows, the guest opened 3", self.reasons(
+            self.configs(), [log, LOG]))
+        self.assertIn("no '# dmalab-profile windows=' line", self.reasons(
+            self.configs(), [LOG[:-1], LOG]))
+
+    def test_marker_trouble_and_empty_windows(self):
+        p = prof.parse_profile(profile_text([(PACE4K, 100, 0), (COPY4K, 100, 50000)], [],
+                                            stray=1))
+        why = self.reasons(self.configs(base=p))
+        self.assertIn("stray=1", why)
+        self.assertIn("window(s) 1 ran no instructions", why)
+
+    def test_operations_must_be_the_guests(self):
+        log = ["# bench-copy size=4096 rate=1000 copies=99 slept=99"] + LOG[1:]
+        self.assertIn("copy-4096: 100 operations recorded, the guest reports copies=99",
+                      self.reasons(self.configs(), [log, LOG]))
+        log = LOG + ["# bench-copy size=65536 copies=100"]
+        self.assertIn("no copy-65536 window", self.reasons(self.configs(), [log, LOG]))
+
+    def test_strict_must_cost_more_and_show_the_unmap_path(self):
+        # the configurations swapped: "strict" is the baseline's profile
+        why = self.reasons(self.configs(base=strict(), other=baseline()))
+        self.assertIn("500 instructions per copy in copy-4096, not more than no-iommu's 900",
+                      why)
+        self.assertIn("is on the strict unmap path", why)
+        # more instructions than the baseline, but the strict-only work elsewhere
+        # (startup_64 stands for a function off the path) and the path below the top 1
+        moved = prof.parse_profile(profile_text(
+            [(PACE4K, 100, 20000), (COPY4K, 100, 90000)],
+            [(COPY4K, 0xffffffff81003010, 3000, 30000),
+             (COPY4K, 0xffffffff81000010, 3000, 40000),
+             (COPY4K, 0xffffffff81001000, 1000, 20000)]))
+        why = self.reasons(self.configs(other=moved), top=1)
+        self.assertNotIn("not more than", why)
+        self.assertIn("none of the top 1 symbols no-iommu never ran in copy-4096 (startup_64) "
+                      "is on the strict unmap path", why)
+        self.assertEqual(self.reasons(self.configs(other=moved), top=2), "")
 
 
 class RunnerPart(unittest.TestCase):
