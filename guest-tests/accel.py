@@ -68,7 +68,7 @@ def kvm_usable(dev="/dev/kvm", cpuinfo="/proc/cpuinfo"):
 def tcg_reason(qemu_args, plugin=False):
     """Why a command line needs TCG, or None."""
     if plugin or "-plugin" in qemu_args:
-        return "TCG plugins (the race detector) need TCG"
+        return "TCG plugins (the race detector, the instruction profiler) need TCG"
     if "-icount" in qemu_args:
         return "-icount needs TCG"
     return None

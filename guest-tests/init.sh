@@ -31,6 +31,7 @@ PKTGEN=""
 PKTGEN_RATE=1000
 PKTGEN_COUNT=2000
 SWIOTLB_STATS=""
+PROFILE=""
 EX_PARAMS=""
 for w in $(cat /proc/cmdline); do
 	case "$w" in
@@ -41,6 +42,7 @@ for w in $(cat /proc/cmdline); do
 	dmalab.pktgen_rate=*)	PKTGEN_RATE=${w#*=} ;;
 	dmalab.pktgen_count=*)	PKTGEN_COUNT=${w#*=} ;;
 	dmalab.swiotlb_stats=1)	SWIOTLB_STATS=1 ;;
+	dmalab.profile=1)	PROFILE=1 ;;
 	dmalab.iterations=*|dmalab.max_len=*|dmalab.seed=*|\
 	dmalab.timeout_ms=*|dmalab.max_channels=*)
 				EX_PARAMS="$EX_PARAMS ${w#dmalab.}" ;;
@@ -213,12 +215,26 @@ nic_pktgen() {
 	cpu_time; b0=$BUSY; t0=$NOW
 	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
 	cpu_time; idle_busy=$((BUSY - b0)); idle_cs=$((NOW - t0))
+	windows=0
+	# dmalab.profile=1: an empty window first, what the two dmalab-mark
+	# processes themselves add to each window (the first one's exit, the
+	# second one's fork and exec)
+	if [ -n "$PROFILE" ]; then
+		dmalab-mark open $((0x08000000)) && windows=$((windows + 1))
+		dmalab-mark close 1
+	fi
 	for size in $PKTGEN; do
 		echo "pkt_size $size" > $pg/eth0
 		read -r rx0 < /sys/class/net/eth1/statistics/rx_packets
+		# dmalab.profile=1: an instruction-profile window (docs/profile.rst)
+		# around what is measured, opened and closed outside it
+		if [ -n "$PROFILE" ]; then
+			dmalab-mark open $((0x07000000 + size)) && windows=$((windows + 1))
+		fi
 		cpu_time; b0=$BUSY; t0=$NOW
 		echo start > $pg/pgctrl
 		cpu_time; busy=$((BUSY - b0)); wall=$((NOW - t0))
+		[ -n "$PROFILE" ] && dmalab-mark close "$PKTGEN_COUNT"
 		read -r rx < /sys/class/net/eth1/statistics/rx_packets
 		rx=$((rx - rx0))
 		sent=$(awk '/pkts-sofar/ { print $2; exit }' $pg/eth0)
@@ -231,6 +247,7 @@ nic_pktgen() {
 		net=$((busy > base ? busy - base : 0))
 		echo "# bench-nic size=$size rate=$PKTGEN_RATE sent=$sent received=$rx per_s=${pps:-0} wall_ms=$((wall * 10)) busy_ms=$((busy * 10)) idle_busy_ms=$((base * 10)) busy_ns_per_packet=$((busy * 10000000 / sent)) net_ns_per_packet=$((net * 10000000 / sent))"
 	done
+	[ -n "$PROFILE" ] && echo "# dmalab-profile windows=$windows source=nic"
 	return 0
 }
 
@@ -305,6 +322,21 @@ report_irqs
 
 if [ -n "$PKTGEN" ]; then
 	nic_pktgen || say "error: the pktgen workload failed"
+fi
+
+# dmalab.profile=1 (the instruction profiler, docs/profile.rst): the functions
+# of the kernel and its modules, from /proc/kallsyms, for guest-tests/profile.py
+# to name the code the profile counted.  Debian's System.map is a placeholder
+# (the real one is in the -dbg package), and the full list is too long for the
+# console: it goes to the second serial port, which the runner writes to a file
+# beside the log.  Printed after every window closed; closing the tty waits for
+# its output to drain.
+if [ -n "$PROFILE" ]; then
+	if [ -c /dev/ttyS1 ] && grep ' [tTwW] ' /proc/kallsyms > /dev/ttyS1; then
+		say "kallsyms written to ttyS1"
+	else
+		say "error: cannot write /proc/kallsyms to ttyS1"
+	fi
 fi
 
 # dmalab.ksyms=1 (the race detector): our module's symbols, for the runner to

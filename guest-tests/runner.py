@@ -42,6 +42,10 @@ from harness.judge import (  # noqa: E402
 from harness.report import (  # noqa: E402
     report_run,
     verdict)
+from harness.insn_profile import (  # noqa: E402
+    profile_out,
+    summary_lines,
+    with_profiler)
 from harness.races import (  # noqa: E402
     judge_races,
     race_files,
@@ -76,6 +80,9 @@ def run_once(args, seed=None, announce=True):
     if args.race_plugin:
         args.race_files = race_files(args)
     cmd = build_cmdline(args, seed)
+    if args.profile_plugin:
+        args.profile_out = profile_out(args)
+        cmd = with_profiler(cmd, args.profile_plugin, args.profile_out)
     if announce:
         print("runner: %s" % " ".join(
             "'%s'" % c if (" " in c or not c) else c for c in cmd),
@@ -103,6 +110,11 @@ def run_once(args, seed=None, announce=True):
         for line in boot.races:
             print("  " + line)
         run_reasons = run_reasons + judge_races(boot.races, args)
+    if args.profile_plugin:
+        boot.profile = args.profile_out
+        print("---- instruction profile ----")
+        for line in summary_lines(boot.profile):
+            print("  " + line)
     return boot, results, run_reasons
 
 
@@ -206,6 +218,13 @@ def make_parser():
                     help="load the DMA race detector (libdmalab-race.so) with a "
                          "table shared with dmalab-ioat; its reports are "
                          "printed with the kernel symbol of each PC")
+    ap.add_argument("--profile-plugin", metavar="SO[,ARG=VALUE...]",
+                    help="load the instruction profiler (libdmalab-profile.so, TCG; "
+                         "SO,count=insn for its exact count): "
+                         "guest instructions per translation block inside the windows "
+                         "the guest marks; the profile goes beside --log (NAME.profile) "
+                         "or to a temporary file, and the kernel gets dmalab.profile=1 "
+                         "(docs/profile.rst)")
     ap.add_argument("--expect-race", action="append", default=[],
                     metavar="REGEX",
                     help="a race report (symbolized) must match REGEX")
@@ -276,7 +295,8 @@ def check_args(ap, args):
         if not args.judge_log:
             args.accel_used, args.accel_why = accel.choose(
                 args.accel,
-                accel.tcg_reason(args.qemu_arg, bool(args.race_plugin)))
+                accel.tcg_reason(args.qemu_arg,
+                                 bool(args.race_plugin or args.profile_plugin)))
     except accel.AccelError as e:
         ap.error(str(e))
 

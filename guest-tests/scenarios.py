@@ -36,7 +36,7 @@ EXPECT = {"channels": "--expect-channels", "min_ops": "--min-ops",
           "device_errors": "--expect-device-errors", "irq": "--expect-irq",
           "lines": "--expect-line", "vtd": "--expect-vtd",
           "races": "--expect-race", "race_count": "--expect-race-count"}
-NEEDS = {"race_plugin", "ioatdma_patched"}
+NEEDS = {"race_plugin", "profile_plugin", "ioatdma_patched"}
 BENCH_FIELDS = {"doc", "program", "args", "needs", "meson_timeout", "suite"}
 
 

@@ -45,6 +45,9 @@ MODULE_PARM_DESC(copycost_ms, "copycost: how long each size runs (default 2000 m
 
 static const size_t dlx_copycost_sizes[] = { 4096, 65536 };
 
+/* instruction-profile windows opened (dlx_profile_mark) */
+static unsigned int dlx_copycost_windows;
+
 /*
  * Idle or (iowait) iowait time of all online CPUs in us, or U64_MAX where the
  * kernel keeps none.
@@ -85,6 +88,9 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, boo
 	u64 idle0, idle1, io0, io1, t0, next, now, wall_us;
 	struct dlx_window w = { .ok = true };
 
+	/* an instruction-profile window around what is measured (docs/profile.rst) */
+	dlx_profile_mark(true, DLX_PROF_ID(copy ? DLX_PROF_COPY : DLX_PROF_PACE, len));
+	dlx_copycost_windows++;
 	idle0 = dlx_idle_us(false);
 	io0 = dlx_idle_us(true);
 	t0 = ktime_get_ns();
@@ -135,6 +141,7 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, boo
 	w.wall_ns = ktime_get_ns() - t0;
 	idle1 = dlx_idle_us(false);
 	io1 = dlx_idle_us(true);
+	dlx_profile_mark(false, w.copies);
 	if (idle0 == U64_MAX || idle1 == U64_MAX) {
 		w.ok = false;
 		return w;
@@ -195,6 +202,7 @@ void dlx_mode_copycost(unsigned int n)
 
 		pr_info("%sok %u copy-%zu\n", ok ? "" : "not ", i + 1, dlx_copycost_sizes[i]);
 	}
+	pr_info("# dmalab-profile windows=%u source=copycost\n", dlx_copycost_windows);
 	if (!c->abandoned)
 		dlx_free_buffers(c);
 }

@@ -143,6 +143,36 @@ void dlx_mode_copycost(unsigned int n);
 void dlx_mode_offload(unsigned int n);
 void dlx_mode_bar_race(unsigned int n);
 
+/*
+ * Instruction-profile windows (docs/profile.rst).  dlx_profile_mark(true, id)
+ * opens a window and dlx_profile_mark(false, ops) closes it; the TCG plugin
+ * libdmalab-profile.so counts the guest instructions run in between, keyed by
+ * the window's id, and records the operations the window covered.  The markers
+ * are xchg %bx,%bx (66 87 db) and xchg %cx,%cx (66 87 c9): each exchanges a
+ * register with itself, so no register, flag or memory changes, and without
+ * the plugin (or on hardware) they do nothing.  %rax carries the argument.
+ * The "memory" clobber keeps the compiler from moving memory accesses across
+ * a marker.  A window's id is DLX_PROF_ID(kind, size); guest-tests/profile.py
+ * names the kinds (and checks its table against this one).
+ */
+#define DLX_PROF_ID(kind, size)	(((u32)(kind) << 24) | ((u32)(size) & 0xffffff))
+#define DLX_PROF_COPY		1	/* copycost: mapped copies; ops: copies */
+#define DLX_PROF_PACE		2	/* copycost: the pacing alone; ops: slots */
+#define DLX_PROF_MAP		3	/* mapcost: one dma_map_single() */
+#define DLX_PROF_UNMAP		4	/* mapcost: one dma_unmap_single() */
+#define DLX_PROF_SYNC		5	/* mapcost: one sync for the CPU and the device */
+#define DLX_PROF_MEMCPY		6	/* mapcost: one memcpy() of the buffer */
+#define DLX_PROF_NIC		7	/* init.sh: pktgen's packets; ops: packets */
+#define DLX_PROF_MARKS		8	/* init.sh: an empty window, dmalab-mark's own cost */
+
+static inline void dlx_profile_mark(bool open, u64 arg)
+{
+	if (open)
+		asm volatile("xchg %%bx, %%bx" : : "a"(arg) : "memory");
+	else
+		asm volatile("xchg %%cx, %%cx" : : "a"(arg) : "memory");
+}
+
 /* Nanoseconds since t0 (ktime_get_ns), saturated to 32 bits. */
 static inline u32 dlx_elapsed(u64 t0)
 {

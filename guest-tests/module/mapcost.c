@@ -36,6 +36,23 @@ MODULE_PARM_DESC(mapcost_calls, "mapcost: calls timed per operation and size (de
 
 static const size_t dlx_mapcost_sizes[] = { 4096, 65536 };
 
+/*
+ * Instruction-profile windows (docs/profile.rst), one per call, opened before
+ * and closed after the call's timing so that the figures do not change.
+ */
+static unsigned int dlx_mapcost_windows;
+
+static void dlx_mapcost_open(unsigned int kind, size_t size)
+{
+	dlx_profile_mark(true, DLX_PROF_ID(kind, size));
+	dlx_mapcost_windows++;
+}
+
+static void dlx_mapcost_close(void)
+{
+	dlx_profile_mark(false, 1);
+}
+
 static int dlx_cmp_u32(const void *a, const void *b)
 {
 	u32 x = *(const u32 *)a, y = *(const u32 *)b;
@@ -82,25 +99,31 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 	}
 	memset(buf, 0x5a, size);
 	for (i = 0; i < n; i++) {
+		dlx_mapcost_open(DLX_PROF_MEMCPY, size);
 		t0 = ktime_get_ns();
 		memcpy(copy, buf, size);
 		a[i] = dlx_elapsed(t0);
+		dlx_mapcost_close();
 	}
 	dlx_mapcost_report("memcpy", size, a, n);
 	kfree(copy);
 	for (i = 0; i < n; i++) {
+		dlx_mapcost_open(DLX_PROF_MAP, size);
 		t0 = ktime_get_ns();
 		dma = dma_map_single(dev, buf, size, DMA_BIDIRECTIONAL);
 		a[i] = dlx_elapsed(t0);
+		dlx_mapcost_close();
 		if (dma_mapping_error(dev, dma)) {
 			pr_info("# %s: mapcost: mapping %zu bytes failed after %u calls\n",
 				DLX_NAME, size, i);
 			kfree(buf);
 			return false;
 		}
+		dlx_mapcost_open(DLX_PROF_UNMAP, size);
 		t0 = ktime_get_ns();
 		dma_unmap_single(dev, dma, size, DMA_BIDIRECTIONAL);
 		b[i] = dlx_elapsed(t0);
+		dlx_mapcost_close();
 	}
 	dlx_mapcost_report("map", size, a, n);
 	dlx_mapcost_report("unmap", size, b, n);
@@ -111,10 +134,12 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 		return false;
 	}
 	for (i = 0; i < n; i++) {
+		dlx_mapcost_open(DLX_PROF_SYNC, size);
 		t0 = ktime_get_ns();
 		dma_sync_single_for_cpu(dev, dma, size, DMA_BIDIRECTIONAL);
 		dma_sync_single_for_device(dev, dma, size, DMA_BIDIRECTIONAL);
 		a[i] = dlx_elapsed(t0);
+		dlx_mapcost_close();
 	}
 	dma_unmap_single(dev, dma, size, DMA_BIDIRECTIONAL);
 	dlx_mapcost_report("sync", size, a, n);
@@ -142,6 +167,7 @@ void dlx_mode_mapcost(unsigned int n)
 		pr_info("%sok %u map-%zu%s\n", done ? "" : "not ", i + 1, size,
 			ok ? "" : " # no memory for the samples");
 	}
+	pr_info("# dmalab-profile windows=%u source=mapcost\n", dlx_mapcost_windows);
 	vfree(a);
 	vfree(b);
 }
