@@ -286,9 +286,9 @@ def make_parser():
                     help="fewer calls, shorter windows, and one boot per configuration "
                     "unless --repeat says otherwise: a smoke run, not a measurement")
     ap.add_argument("--same-counts", action="store_true",
-                    help="modelled clock: fail unless every boot of a configuration ends "
-                    "with the same device counters (QMP); the guest's figures that "
-                    "differ between boots are listed either way")
+                    help="modelled clock, --repeat 2 or more: fail unless every boot of a "
+                    "configuration ends with the same device counters (QMP); the guest's "
+                    "figures that differ between boots are listed either way")
     ap.add_argument("--set", action="append", default=[], metavar="PROP=VALUE",
                     help="a dmalab-vtd property for every configuration with dmalab-vtd, "
                     "e.g. wait-ns=5000 or iotlb-entries=64 (repeatable)")
@@ -343,6 +343,11 @@ def main(argv=None):
         params.update(study.quick)
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
+    if args.same_counts and args.repeat < 2:
+        # one boot per configuration has nothing to compare with
+        print("measure.py: --same-counts compares the boots of each configuration: it "
+              "needs --repeat 2 or more (--quick's default is 1)", file=sys.stderr)
+        return 2
     clock = ["--append", " ".join("%s=%d" % kv for kv in params.items())]
     if study.smp:
         clock += ["--smp", str(study.smp)]
@@ -396,6 +401,12 @@ def main(argv=None):
         if args.same_counts and devices:
             failed.append(("same-counts", ["device counters differ between boots: " +
                                            "; ".join(devices)]))
+    if args.same_counts:
+        unread = sorted({label for label in labels for c in counters[label] if not c})
+        if unread:
+            # no counters compare equal to no counters: that is not the same counts
+            failed.append(("same-counts", ["no device counters were read in a boot of: " +
+                                           ", ".join(unread)]))
     if args.log_dir:
         stem = os.path.join(args.log_dir, args.name)
         meta = {"study": args.study, "repeat": max(args.repeat, 1),
