@@ -228,6 +228,9 @@ def make_parser():
                     help="kvm, tcg, or auto: KVM when /dev/kvm is usable, "
                          "else TCG (default $DMALAB_ACCEL, else auto); runs "
                          "that need TCG (race detector, -icount) use it")
+    ap.add_argument("--needs-tcg", metavar="REASON",
+                    help="this run needs TCG, for REASON: it boots under TCG "
+                         "and says why, and --accel kvm is refused")
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="stream the serial console while it runs")
     return ap
@@ -276,7 +279,8 @@ def check_args(ap, args):
         if not args.judge_log:
             args.accel_used, args.accel_why = accel.choose(
                 args.accel,
-                accel.tcg_reason(args.qemu_arg, bool(args.race_plugin)))
+                accel.tcg_reason(args.qemu_arg, bool(args.race_plugin))
+                or args.needs_tcg)
     except accel.AccelError as e:
         ap.error(str(e))
 
