@@ -54,6 +54,14 @@ class CheckTests(unittest.TestCase):
         self.assertEqual(len(wrong), 1)
         self.assertIn("not because", wrong[0])
 
+    def test_the_plots_may_not_skip(self):
+        # ./dmalab test installs matplotlib: plots-selftest skipping there is a failure
+        skipped = [("p:guest-unit / plots-selftest", "SKIP",
+                    "test_plots.py: SKIP: python3-matplotlib is not installed")]
+        wrong = testresults.check_results(["p:guest-unit / plots-selftest"], skipped)
+        self.assertEqual(len(wrong), 1)
+        self.assertIn("plots-selftest skipped, and it is not on the allowed list", wrong[0])
+
     def test_every_allowed_skip_has_a_reason(self):
         for name, (pattern, why) in testresults.ALLOWED_SKIPS.items():
             self.assertTrue(pattern and len(why) > 20, name)
