@@ -61,8 +61,16 @@ host's, so a figure is what this host took to emulate the work, not what
 hardware takes; with --icount SHIFT (TCG only) guest time counts guest
 instructions (-icount shift=SHIFT,sleep=off, with QEMU's guest random numbers
 seeded and the RTC on virtual time) and the figures are modelled ones, which
-do not depend on the host: boots of one configuration agree.  The figures are reported, never asserted; the last line is
-"guest <name>: PASS" or "guest <name>: FAIL: <reason>".
+do not depend on the host: boots of one configuration agree.
+
+What each boot must show for its figures to mean what they say is checked
+(measure_checks.py): where a mapped page lands (translated, identity or
+bounced), the device's IOMMU domain and the kernel's flush policy line per
+configuration; that every copy slept (modelled clock), that every packet sent
+was received or counted lost, that swiotlb bounced under swiotlb=force and
+not without.  The figures themselves are reported, not asserted, except with
+--expect-order.  The last line is "guest <name>: PASS" or "guest <name>:
+FAIL: <reason>".
 """
 
 import argparse
@@ -74,6 +82,7 @@ import sys
 sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import runner  # noqa: E402
+import measure_checks as checks  # noqa: E402
 import plots  # noqa: E402
 from measure_tables import (  # noqa: E402,F401  (tests and bench scripts use them here)
     BENCH_MAP,
@@ -96,13 +105,20 @@ def configs(mode, pt=True, ioat="dmalab-ioat"):
     mode = "dmalab_exercise.mode=" + mode
     vtd = ["--device", "dmalab-vtd", "--device", ioat, "--append"]
     intel = ["--device", "intel-iommu", "--device", ioat, "--append"]
-    out = [("no-iommu", ["--device", ioat, "--append", mode])]
+    # What each one's boots must show (measure_checks.premise): the page mapped, the
+    # device's domain and the kernel's line for the mode
+    lazy = checks.premise("translated", "DMA-FQ", checks.policy("lazy"))
+    strict = checks.premise("translated", "DMA", checks.policy("strict"))
+    out = [("no-iommu", ["--device", ioat, "--append", mode] +
+            checks.premise("identity", "none"))]
     if pt:
-        out.append(("vtd-pt", vtd + ["intel_iommu=on iommu=pt " + mode]))
-    return out + [("vtd-lazy", vtd + ["intel_iommu=on iommu.strict=0 " + mode]),
-                  ("vtd-strict", vtd + ["intel_iommu=on iommu.strict=1 " + mode]),
-                  ("intel-lazy", intel + ["intel_iommu=on iommu.strict=0 " + mode]),
-                  ("intel-strict", intel + ["intel_iommu=on iommu.strict=1 " + mode])]
+        out.append(("vtd-pt", vtd + ["intel_iommu=on iommu=pt " + mode] + checks.premise(
+            "identity", "identity", r"^iommu: Default domain type: Passthrough")))
+    return out + [("vtd-lazy", vtd + ["intel_iommu=on iommu.strict=0 " + mode] + lazy),
+                  ("vtd-strict", vtd + ["intel_iommu=on iommu.strict=1 " + mode] + strict),
+                  ("intel-lazy", intel + ["intel_iommu=on iommu.strict=0 " + mode] + lazy),
+                  ("intel-strict", intel + ["intel_iommu=on iommu.strict=1 " + mode] +
+                   strict)]
 
 
 def vtd_variants(configs, sets=(), sweep=None):
@@ -181,7 +197,7 @@ def offload_configs(mode, ioat):
     for label, shift, engine in OFFLOAD_CPUS:
         dev = "dmalab-ioat," + engine if engine else ioat
         out.append((label, ["--device", dev, "--append", "dmalab_exercise.mode=" + mode]
-                     + modelled_clock(shift)))
+                     + modelled_clock(shift) + checks.premise("identity", "none")))
     return out
 
 
@@ -190,8 +206,10 @@ def swiotlb_configs(mode, ioat):
     mapping through its pool; it applies only where no IOMMU translates, hence
     intel_iommu=off in both)."""
     words = "intel_iommu=off dmalab.swiotlb_stats=1 dmalab_exercise.mode=" + mode
-    return [("no-bounce", ["--device", ioat, "--append", words]),
-            ("swiotlb", ["--device", ioat, "--append", "swiotlb=force " + words])]
+    return [("no-bounce", ["--device", ioat, "--append", words] +
+             checks.premise("identity", "none")),
+            ("swiotlb", ["--device", ioat, "--append", "swiotlb=force " + words] +
+             checks.premise("bounced", "none", r"^software IO TLB: area num"))]
 
 
 # The copy study's engine: every copy completes latency-ns after its data
@@ -228,10 +246,12 @@ STUDIES = {
     "iommu-flush": Study("copycost", False, COPY_ENGINE, [
         Table("bench-copy", ("size", "rate"), "net_ns_per_copy",
               ["per_s", "slept", "busy_ns_per_copy", "pacing_ns_per_slot"],
-              "guest CPU ns per copy beyond the pacing's"),
+              "guest CPU ns per copy beyond the pacing's", check=checks.copy_row,
+              bound=checks.copy_bound),
         Table("bench-nic", ("size", "rate"), "busy_ns_per_packet",
               ["per_s", "sent", "received", "net_ns_per_packet", "idle_busy_ms"],
-              "guest CPU ns per packet sent and received")],
+              "guest CPU ns per packet sent and received", check=checks.nic_row,
+              bound=checks.nic_bound)],
         smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab.pktgen_count": 300},
         icount=5, extra=NIC),
     # Needs the patched ioatdma (guest-tests/ioatdma_patched.py): Debian's refuses
@@ -241,7 +261,8 @@ STUDIES = {
               derived=lambda s, labels: in_copies(s, labels)),
         Table("bench-swiotlb", (), "bounced_bytes",
               ["bounced_maps", "slabs", "used_slabs", "hiwater_slabs"],
-              "bytes in mappings swiotlb bounced while the exerciser ran")],
+              "bytes in mappings swiotlb bounced while the exerciser ran",
+              check=checks.swiotlb_row)],
         smp=1, quick={"dmalab_exercise.mapcost_calls": 200}, matrix=swiotlb_configs,
         extra=["--allow", "ioatdma: module verification failed"]),
     # Each configuration sets its own modelled clock (offload_configs).
@@ -289,6 +310,11 @@ def make_parser():
                     help="modelled clock, --repeat 2 or more: fail unless every boot of a "
                     "configuration ends with the same device counters (QMP); the guest's "
                     "figures that differ between boots are listed either way")
+    ap.add_argument("--expect-order", action="store_true",
+                    help="iommu-flush, modelled clock: fail unless every boot of each "
+                    "strict configuration costs more than every boot of its lazy twin, "
+                    "and that more than no IOMMU, per workload and size, by more than the "
+                    "figures' resolution")
     ap.add_argument("--set", action="append", default=[], metavar="PROP=VALUE",
                     help="a dmalab-vtd property for every configuration with dmalab-vtd, "
                     "e.g. wait-ns=5000 or iotlb-entries=64 (repeatable)")
@@ -348,6 +374,11 @@ def main(argv=None):
         print("measure.py: --same-counts compares the boots of each configuration: it "
               "needs --repeat 2 or more (--quick's default is 1)", file=sys.stderr)
         return 2
+    modelled = args.icount is not None or study.own_clock
+    if args.expect_order and not (modelled and any(t.bound for t in study.tables)):
+        print("measure.py: --expect-order needs the modelled clock and a study whose "
+              "figures come in that order (iommu-flush)", file=sys.stderr)
+        return 2
     clock = ["--append", " ".join("%s=%d" % kv for kv in params.items())]
     if study.smp:
         clock += ["--smp", str(study.smp)]
@@ -373,6 +404,9 @@ def main(argv=None):
         for t in study.tables:
             if not bad and not any(tag == t.tag for tag, _ in rows):
                 failed.append((label, ["no '# %s' lines from the guest" % t.tag]))
+            for tag, f in rows:
+                wrong = t.check(label, f, modelled) if t.check and tag == t.tag else []
+                failed += [(label, [w]) for w in wrong]
         runs[label].append(rows)
         counters[label].append(unit_counters(boot))
     labels = list(dict.fromkeys(label for label, _ in configs))
@@ -394,6 +428,10 @@ def main(argv=None):
             rows += extra
     for line in counter_lines(counters, labels):
         print(line)
+    if args.expect_order:
+        lines, wrong = checks.expect_order(runs, labels, study.tables)
+        print("\n".join(lines))
+        failed += [("expect-order", [w]) for w in wrong]
     if max(args.repeat, 1) > 1:
         devices, figures = repeat_differences(runs, counters, labels)
         print("between boots of each configuration: %s" % (

@@ -12,12 +12,15 @@ class Table:
     value of `keys`, the median over boots of `primary` (with its range and
     ratio to the baseline) and of each of `others`; `derived`, if given, turns
     the table's summaries into more lines and rows (derived(summaries, labels)
-    -> (lines, rows))."""
+    -> (lines, rows)); `check(label, fields, modelled)` lists what is wrong
+    with one row of a boot (measure_checks.py); `bound(fields)` is the most
+    a row's primary figure can be off by the clocks it was read from."""
 
-    def __init__(self, tag, keys, primary, others, unit, derived=None):
+    def __init__(self, tag, keys, primary, others, unit, derived=None, check=None,
+                 bound=None):
         self.tag, self.keys = tag, keys
         self.primary, self.others, self.unit = primary, others, unit
-        self.derived = derived
+        self.derived, self.check, self.bound = derived, check, bound
 
 # dma-api's table, and what summarise() and table() take by default.
 BENCH_MAP = Table("bench-map", ("op", "size"), "p50_ns", ["p99_ns"], "ns per call")
