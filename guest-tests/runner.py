@@ -178,6 +178,9 @@ def make_parser():
     ap.add_argument("--min-device-descriptors", type=int, default=0,
                     metavar="N", help="dmalab-ioat must count at least N "
                                       "completed descriptors (QMP)")
+    ap.add_argument("--min-device-bytes", type=int, default=0, metavar="N",
+                    help="dmalab-ioat must count at least N bytes moved (QMP): "
+                         "descriptors that complete without moving data do not")
     ap.add_argument("--expect-device-errors", default="0", metavar="N[+]",
                     help="channel errors dmalab-ioat must count (QMP): N "
                          "exactly, N+ at least N (default 0)")

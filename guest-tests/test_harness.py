@@ -111,6 +111,19 @@ class ResetTests(unittest.TestCase):
         self.assertEqual((boot.boot_stats, boot.reset_ends), ({}, {0, 1}))
         self.assertEqual([r for _, _, r in results], [[], []])
 
+    def test_cmdline(self):
+        def cmd(*extra):
+            ap = runner.make_parser()
+            args = ap.parse_args(
+                ["--qemu", "q", "--kernel", "k", "--initrd", "i"] +
+                list(extra))
+            runner.check_args(ap, args)
+            return runner.build_cmdline(args)
+        self.assertIn("-no-reboot", cmd())
+        self.assertNotIn("-no-reboot", cmd("--boots", "3"))
+        # with -no-reboot QEMU would turn system_reset into a shutdown
+        self.assertNotIn("-no-reboot", cmd("--reset-on", "DMALAB: reset-me"))
+
 
 class AccelTests(unittest.TestCase):
     """guest-tests/accel.py: KVM where usable, TCG otherwise or when needed."""
