@@ -110,6 +110,23 @@ class RegistryTests(unittest.TestCase):
                     runner.check_args(ap, args)
                 self.assertIn("KVM was asked for, but the race is in TCG's", err.getvalue())
 
+    def test_a_paced_result_comes_with_its_parameters_and_back(self):
+        # The exerciser checks pacing, and prints 'ok N paced', only with pace_
+        # parameters: an entry with them must expect that result, and one expecting it
+        # must give them, or dropping either drops the check without a word.
+        import scenarios
+        paced = 0
+        for name, e in scenarios.load().items():
+            params = {k for k in e.get("params", {}) if k.startswith("pace_")}
+            wants = any(l.startswith("^ok ") and l.endswith(" paced$")
+                        for l in e.get("expect", {}).get("lines", []))
+            with self.subTest(scenario=name):
+                self.assertEqual(bool(params), wants)
+                if wants:
+                    self.assertEqual(params, {"pace_bandwidth", "pace_latency_ns"})
+            paced += wants
+        self.assertGreaterEqual(paced, 1)   # memcpy-paced
+
     def test_a_bench_with_an_unknown_field_is_refused(self):
         import scenarios
         with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
