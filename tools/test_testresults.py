@@ -111,6 +111,25 @@ class MesonTests(unittest.TestCase):
         rule = {"skipper": ("no tool here", "the test says why")}
         self.assertEqual(self.run_checked(["a", "c"], allowed=rule)[2], [])
 
+    def test_a_build_with_one_suite_names_its_tests_bare(self):
+        # meson drops 'project:suite / ' from the names when the build has one suite
+        # (the sanitizer build: unit only), in --list and in testlog.json alike
+        src = Path(self.tmp.name) / "one"
+        src.mkdir()
+        (src / "meson.build").write_text(
+            "project('q', meson_version: '>=1.0.0')\n"
+            "sh = find_program('sh')\n"
+            "test('alone', sh, args: ['-c', 'exit 0'], suite: 'unit')\n"
+            "test('also', sh, args: ['-c', 'exit 0'], suite: 'unit')\n")
+        build = Path(self.tmp.name) / "one-build"
+        subprocess.run(["meson", "setup", str(build), str(src)], check=True,
+                       stdout=subprocess.DEVNULL)
+        self.assertEqual(sorted(testresults.listed_tests(build, ["unit"])),
+                         ["alone", "also"])
+        with contextlib.redirect_stdout(io.StringIO()):
+            rc, results, problems = testresults.run_checked(build, ["unit"])
+        self.assertEqual((rc, problems, len(results)), (0, [], 2))
+
     def test_the_last_runs_results_do_not_count(self):
         self.assertEqual(self.run_checked(["a"])[2], [])
         # a "run" that runs nothing and exits 0 leaves the last results behind

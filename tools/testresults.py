@@ -36,15 +36,17 @@ def test_name(full):
 
 
 def listed_tests(folder, suites, meson="meson"):
-    """The tests `meson test --list` names for these suites in folder (full names, a name
-    once per test: two tests may share one)."""
+    """The tests `meson test --list` names for these suites in folder, a name once per
+    test (two tests may share one), as testlog.json names them: 'project:suite / name',
+    or the bare name where the build has one suite only."""
     cmd = [meson, "test", "-C", str(folder), "--list"]
     for s in suites:
         cmd += ["--suite", s]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         return []   # "No suitable tests defined."
-    return [l.strip() for l in res.stdout.splitlines() if " / " in l]
+    return [l.strip() for l in res.stdout.splitlines()
+            if l.strip() and not l.startswith("ninja: ")]
 
 
 def read_results(log):
