@@ -90,14 +90,17 @@ def check_results(listed, results, allowed=None):
     return problems
 
 
-def run_checked(folder, suites, env=None, meson="meson", command=None, allowed=None):
-    """Runs meson test for suites in folder (command: another program in meson's place, for
-    tests) and returns (exit status, results, problems)."""
+def run_checked(folder, suites, env=None, meson="meson", command=None, allowed=None,
+                extra=()):
+    """Runs meson test for suites in folder (extra: more meson test options; command:
+    another program in meson's place, for tests) and returns (exit status, results,
+    problems)."""
     listed = listed_tests(folder, suites, meson)
     log = folder / "meson-logs" / "testlog.json"
     if log.exists():
         log.unlink()    # the last run's results must not pass for this one's
     args = list(command or [meson, "test", "-C", str(folder), "--print-errorlogs"])
+    args += list(extra)
     for s in suites:
         args += ["--suite", s]
     print("dmalab: $ " + " ".join(args), flush=True)
