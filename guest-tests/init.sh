@@ -160,16 +160,35 @@ centis() {
 	echo $((${1%.*} * 100 + ${c#0}))
 }
 
-# The time so far from /proc/uptime, in 10 ms units: NOW (wall) and BUSY
-# (wall times the number of CPUs, less the idle time the kernel counted on
-# all of them; under NO_HZ idle time is measured, while /proc/stat's busy
-# fields are sampled at ticks and miss work done between them).  Builtins
-# and one $(...) subshell only: measuring starts no program inside the window
-# it measures.
+# The time so far in us: NOW (wall) and BUSY (wall times the number of
+# CPUs, less the idle time the kernel counted on all of them; under NO_HZ
+# idle time is measured, while /proc/stat's busy fields are sampled at ticks
+# and miss work done between them).  From the exerciser's cpu_us where it is
+# loaded, in whole us, else from /proc/uptime in 10 ms units; CLOCK_US is the
+# unit.  Builtins and one $(...) subshell only: measuring starts no program
+# inside the window it measures.
+CPU_US=/sys/module/dmalab_exercise/parameters/cpu_us
 cpu_time() {
+	if [ -r $CPU_US ] && read -r NOW BUSY < $CPU_US; then
+		CLOCK_US=1
+		return
+	fi
 	read -r up idle < /proc/uptime
-	NOW=$(centis "$up")
-	BUSY=$((NOW * NCPUS - $(centis "$idle")))
+	NOW=$(($(centis "$up") * 10000))
+	BUSY=$((NOW * NCPUS - $(centis "$idle") * 10000))
+	CLOCK_US=10000
+}
+
+# What the NICs counted as lost: eth0's dropped and failed transmissions,
+# eth1's dropped and missed receptions.
+nic_lost() {
+	n=0
+	for f in eth0/statistics/tx_dropped eth0/statistics/tx_errors \
+		 eth1/statistics/rx_dropped eth1/statistics/rx_missed_errors; do
+		read -r v < "/sys/class/net/$f"
+		n=$((n + v))
+	done
+	echo "$n"
 }
 
 # dmalab.pktgen=SIZE[,SIZE..]: the NIC workload of dmalab measure's
@@ -178,9 +197,9 @@ cpu_time() {
 # packets of each SIZE from eth0 to eth1's MAC address at
 # dmalab.pktgen_rate packets/s (0: as fast as it can), after a window as
 # long (0: one second) with nothing sent (what the idle guest costs).  Each size prints one "# bench-nic" line:
-# packets sent and received, the rate achieved, wall and busy CPU time
-# (/proc/uptime, 10 ms units), and busy time per packet, whole and beyond
-# the idle window's.
+# packets sent and received, those the NICs counted as lost, the rate
+# achieved, wall and busy CPU time (cpu_time: clock_us is its unit), and busy
+# time per packet, whole and beyond the idle window's.
 nic_pktgen() {
 	load_mod e1000e && load_mod pktgen || return 1
 	tries=100
@@ -214,7 +233,7 @@ nic_pktgen() {
 	NCPUS=$(grep -c '^cpu[0-9]' /proc/stat)
 	cpu_time; b0=$BUSY; t0=$NOW
 	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
-	cpu_time; idle_busy=$((BUSY - b0)); idle_cs=$((NOW - t0))
+	cpu_time; idle_busy=$((BUSY - b0)); idle_us=$((NOW - t0))
 	windows=0
 	# dmalab.profile=1: an empty window first, what the two dmalab-mark
 	# processes themselves add to each window (the first one's exit, the
@@ -226,6 +245,7 @@ nic_pktgen() {
 	for size in $PKTGEN; do
 		echo "pkt_size $size" > $pg/eth0
 		read -r rx0 < /sys/class/net/eth1/statistics/rx_packets
+		lost0=$(nic_lost)
 		# dmalab.profile=1: an instruction-profile window (docs/profile.rst)
 		# around what is measured, opened and closed outside it
 		if [ -n "$PROFILE" ]; then
@@ -237,15 +257,16 @@ nic_pktgen() {
 		[ -n "$PROFILE" ] && dmalab-mark close "$PKTGEN_COUNT"
 		read -r rx < /sys/class/net/eth1/statistics/rx_packets
 		rx=$((rx - rx0))
+		lost=$(($(nic_lost) - lost0))
 		sent=$(awk '/pkts-sofar/ { print $2; exit }' $pg/eth0)
 		# pktgen's own rate (its "Result:"): the window's wall time is
 		# longer, as pgctrl polls for the end every 100 ms
 		pps=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+pps$/) { sub("pps", "", $i); print $i; exit } }' $pg/eth0)
 		[ "$sent" -gt 0 ] 2>/dev/null || { say "error: pktgen sent nothing"; return 1; }
 		# the idle window's busy time, scaled to this window's length
-		base=$((idle_cs > 0 ? idle_busy * wall / idle_cs : 0))
+		base=$((idle_us > 0 ? idle_busy * wall / idle_us : 0))
 		net=$((busy > base ? busy - base : 0))
-		echo "# bench-nic size=$size rate=$PKTGEN_RATE sent=$sent received=$rx per_s=${pps:-0} wall_ms=$((wall * 10)) busy_ms=$((busy * 10)) idle_busy_ms=$((base * 10)) busy_ns_per_packet=$((busy * 10000000 / sent)) net_ns_per_packet=$((net * 10000000 / sent))"
+		echo "# bench-nic size=$size rate=$PKTGEN_RATE sent=$sent received=$rx lost=$lost per_s=${pps:-0} wall_ms=$((wall / 1000)) busy_ms=$((busy / 1000)) idle_busy_ms=$((base / 1000)) busy_ns_per_packet=$((busy * 1000 / sent)) net_ns_per_packet=$((net * 1000 / sent)) clock_us=$CLOCK_US cpus=$NCPUS"
 	done
 	[ -n "$PROFILE" ] && echo "# dmalab-profile windows=$windows source=nic"
 	return 0

@@ -61,8 +61,16 @@ host's, so a figure is what this host took to emulate the work, not what
 hardware takes; with --icount SHIFT (TCG only) guest time counts guest
 instructions (-icount shift=SHIFT,sleep=off, with QEMU's guest random numbers
 seeded and the RTC on virtual time) and the figures are modelled ones, which
-do not depend on the host: boots of one configuration agree.  The figures are reported, never asserted; the last line is
-"guest <name>: PASS" or "guest <name>: FAIL: <reason>".
+do not depend on the host: boots of one configuration agree.
+
+What each boot must show for its figures to mean what they say is checked
+(measure_checks.py): where a mapped page lands (translated, identity or
+bounced), the device's IOMMU domain and the kernel's flush policy line per
+configuration; that every copy slept (modelled clock), that every packet sent
+was received or counted lost, that swiotlb bounced under swiotlb=force and
+not without.  The figures themselves are reported, not asserted, except with
+--expect-order.  The last line is "guest <name>: PASS" or "guest <name>:
+FAIL: <reason>".
 """
 
 import argparse
@@ -74,8 +82,19 @@ import sys
 sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import runner  # noqa: E402
-from bench import median  # noqa: E402  (the upper median, as the benches take it)
+import measure_checks as checks  # noqa: E402
 import plots  # noqa: E402
+from measure_tables import (  # noqa: E402,F401  (tests and bench scripts use them here)
+    BENCH_MAP,
+    Table,
+    counter_lines,
+    crossover,
+    in_copies,
+    records,
+    repeat_differences,
+    summarise,
+    table,
+    unit_counters)
 
 
 
@@ -86,13 +105,20 @@ def configs(mode, pt=True, ioat="dmalab-ioat"):
     mode = "dmalab_exercise.mode=" + mode
     vtd = ["--device", "dmalab-vtd", "--device", ioat, "--append"]
     intel = ["--device", "intel-iommu", "--device", ioat, "--append"]
-    out = [("no-iommu", ["--device", ioat, "--append", mode])]
+    # What each one's boots must show (measure_checks.premise): the page mapped, the
+    # device's domain and the kernel's line for the mode
+    lazy = checks.premise("translated", "DMA-FQ", checks.policy("lazy"))
+    strict = checks.premise("translated", "DMA", checks.policy("strict"))
+    out = [("no-iommu", ["--device", ioat, "--append", mode] +
+            checks.premise("identity", "none"))]
     if pt:
-        out.append(("vtd-pt", vtd + ["intel_iommu=on iommu=pt " + mode]))
-    return out + [("vtd-lazy", vtd + ["intel_iommu=on iommu.strict=0 " + mode]),
-                  ("vtd-strict", vtd + ["intel_iommu=on iommu.strict=1 " + mode]),
-                  ("intel-lazy", intel + ["intel_iommu=on iommu.strict=0 " + mode]),
-                  ("intel-strict", intel + ["intel_iommu=on iommu.strict=1 " + mode])]
+        out.append(("vtd-pt", vtd + ["intel_iommu=on iommu=pt " + mode] + checks.premise(
+            "identity", "identity", r"^iommu: Default domain type: Passthrough")))
+    return out + [("vtd-lazy", vtd + ["intel_iommu=on iommu.strict=0 " + mode] + lazy),
+                  ("vtd-strict", vtd + ["intel_iommu=on iommu.strict=1 " + mode] + strict),
+                  ("intel-lazy", intel + ["intel_iommu=on iommu.strict=0 " + mode] + lazy),
+                  ("intel-strict", intel + ["intel_iommu=on iommu.strict=1 " + mode] +
+                   strict)]
 
 
 def vtd_variants(configs, sets=(), sweep=None):
@@ -116,19 +142,6 @@ def vtd_variants(configs, sets=(), sweep=None):
                         [a + "".join("," + x for x in props)
                          if a.split(",")[0] == "dmalab-vtd" else a for a in args]))
     return out
-
-
-class Table:
-    """How bench lines become one table: rows tagged `tag`, one block per
-    value of `keys`, the median over boots of `primary` (with its range and
-    ratio to the baseline) and of each of `others`; `derived`, if given, turns
-    the table's summaries into more lines and rows (derived(summaries, labels)
-    -> (lines, rows))."""
-
-    def __init__(self, tag, keys, primary, others, unit, derived=None):
-        self.tag, self.keys = tag, keys
-        self.primary, self.others, self.unit = primary, others, unit
-        self.derived = derived
 
 
 class Study:
@@ -184,7 +197,7 @@ def offload_configs(mode, ioat):
     for label, shift, engine in OFFLOAD_CPUS:
         dev = "dmalab-ioat," + engine if engine else ioat
         out.append((label, ["--device", dev, "--append", "dmalab_exercise.mode=" + mode]
-                     + modelled_clock(shift)))
+                     + modelled_clock(shift) + checks.premise("identity", "none")))
     return out
 
 
@@ -193,8 +206,10 @@ def swiotlb_configs(mode, ioat):
     mapping through its pool; it applies only where no IOMMU translates, hence
     intel_iommu=off in both)."""
     words = "intel_iommu=off dmalab.swiotlb_stats=1 dmalab_exercise.mode=" + mode
-    return [("no-bounce", ["--device", ioat, "--append", words]),
-            ("swiotlb", ["--device", ioat, "--append", "swiotlb=force " + words])]
+    return [("no-bounce", ["--device", ioat, "--append", words] +
+             checks.premise("identity", "none")),
+            ("swiotlb", ["--device", ioat, "--append", "swiotlb=force " + words] +
+             checks.premise("bounced", "none", r"^software IO TLB: area num"))]
 
 
 # The copy study's engine: every copy completes latency-ns after its data
@@ -226,16 +241,17 @@ NIC = ["--qemu-arg=-netdev", "--qemu-arg=hubport,id=dlx-tx,hubid=0",
        "--append", "dmalab.pktgen=64,1500"]
 
 STUDIES = {
-    "dma-api": Study("mapcost", True, "", [
-        Table("bench-map", ("op", "size"), "p50_ns", ["p99_ns"], "ns per call")],
+    "dma-api": Study("mapcost", True, "", [BENCH_MAP],
         quick={"dmalab_exercise.mapcost_calls": 200}),
     "iommu-flush": Study("copycost", False, COPY_ENGINE, [
         Table("bench-copy", ("size", "rate"), "net_ns_per_copy",
               ["per_s", "slept", "busy_ns_per_copy", "pacing_ns_per_slot"],
-              "guest CPU ns per copy beyond the pacing's"),
+              "guest CPU ns per copy beyond the pacing's", check=checks.copy_row,
+              bound=checks.copy_bound),
         Table("bench-nic", ("size", "rate"), "busy_ns_per_packet",
               ["per_s", "sent", "received", "net_ns_per_packet", "idle_busy_ms"],
-              "guest CPU ns per packet sent and received")],
+              "guest CPU ns per packet sent and received", check=checks.nic_row,
+              bound=checks.nic_bound)],
         smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab.pktgen_count": 300},
         icount=5, extra=NIC),
     # Needs the patched ioatdma (guest-tests/ioatdma_patched.py): Debian's refuses
@@ -245,7 +261,8 @@ STUDIES = {
               derived=lambda s, labels: in_copies(s, labels)),
         Table("bench-swiotlb", (), "bounced_bytes",
               ["bounced_maps", "slabs", "used_slabs", "hiwater_slabs"],
-              "bytes in mappings swiotlb bounced while the exerciser ran")],
+              "bytes in mappings swiotlb bounced while the exerciser ran",
+              check=checks.swiotlb_row)],
         smp=1, quick={"dmalab_exercise.mapcost_calls": 200}, matrix=swiotlb_configs,
         extra=["--allow", "ioatdma: module verification failed"]),
     # Each configuration sets its own modelled clock (offload_configs).
@@ -255,199 +272,6 @@ STUDIES = {
         smp=1, quick={"dmalab_exercise.offload_calls": 50}, matrix=offload_configs,
         own_clock=True),
 }
-
-
-def summarise(runs, study=None):
-    """{key: (primary median, min, max, [other medians], boots)} of one
-    configuration's boots, each a list of (tag, fields) bench rows, for one
-    Table (by default dma-api's)."""
-    study = study or STUDIES["dma-api"].tables[0]
-    out = {}
-    keys = []
-    for rows in runs:
-        for tag, f in rows:
-            key = tuple(f.get(k) for k in study.keys)
-            if tag == study.tag and key not in keys:
-                keys.append(key)
-    for key in keys:
-        prim, others = [], [[] for _ in study.others]
-        for rows in runs:
-            for tag, f in rows:
-                if tag != study.tag or tuple(f.get(k) for k in study.keys) != key:
-                    continue
-                try:
-                    values = [int(f[study.primary])] + [int(f[o]) for o in study.others]
-                except (KeyError, ValueError):
-                    continue
-                prim.append(values[0])
-                for i, v in enumerate(values[1:]):
-                    others[i].append(v)
-        if prim:
-            out[key] = (median(prim), min(prim), max(prim),
-                        [median(o) for o in others], len(prim))
-    return out
-
-
-def aligned(head, rows):
-    """A header and rows of strings as right-aligned text columns."""
-    width = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
-    return ["  " + "  ".join(v.rjust(w) for v, w in zip(r, width)) for r in [head] + rows]
-
-
-def table(summaries, labels, study=None):
-    """Text lines: one block per key, one row per configuration."""
-    study = study or STUDIES["dma-api"].tables[0]
-    base = summaries[labels[0]]
-    out = []
-    for key in base:
-        out.append("%s (%s, guest clock):" % (
-            " ".join("%s=%s" % kv for kv in zip(study.keys, key)) or study.tag, study.unit))
-        p = study.primary
-        head = (["config", p, "range"] + list(study.others) +
-                ["boots", "%s / %s" % (p, labels[0])])
-        rows = []
-        for label in labels:
-            s = summaries[label].get(key)
-            if not s:
-                rows.append([label] + ["-"] * (len(head) - 3) + ["0", "-"])
-                continue
-            ratio = "%.2f" % (s[0] / base[key][0]) if base[key][0] else "-"
-            rows.append([label, str(s[0]), "%d-%d" % (s[1], s[2])] +
-                        [str(v) for v in s[3]] + [str(s[4]), ratio])
-        out += aligned(head, rows)
-    return out
-
-
-def records(summaries, labels, t):
-    """The summaries of one table as flat rows, for CSV and JSON: one per
-    (key, configuration, metric), where metric is the primary figure's median,
-    min and max, each other figure's median, the boot count and the ratio of
-    the primary median to the baseline's."""
-    base = summaries[labels[0]]
-    out = []
-    for key in base:
-        for label in labels:
-            s = summaries[label].get(key)
-            if not s:
-                continue
-            metrics = [(t.primary, s[0]), (t.primary + ":min", s[1]),
-                       (t.primary + ":max", s[2])] + list(zip(t.others, s[3])) + [
-                ("boots", s[4])]
-            if base[key][0]:
-                metrics.append((t.primary + ":ratio", round(s[0] / base[key][0], 4)))
-            for metric, value in metrics:
-                out.append(dict({k: v for k, v in zip(t.keys, key)}, tag=t.tag,
-                                config=label, metric=metric, value=value))
-    return out
-
-
-def in_copies(summaries, labels):
-    """The swiotlb study's calls in units of the guest's own memcpy() of the
-    same size in the same configuration (p50 over p50): what bouncing costs in
-    copies, a ratio that does not depend on how fast this host emulates one."""
-    lines = ["DMA API calls in memcpy()s of their size (p50 / memcpy's p50, guest clock):"]
-    head = ["config", "size"] + [op for op in ("map", "unmap", "sync")]
-    body, rows = [], []
-    for label in labels:
-        s = summaries[label]
-        for size in sorted({k[1] for k in s}, key=int):
-            copy = s.get(("memcpy", size))
-            if not copy or not copy[0]:
-                continue
-            row = [label, str(size)]
-            for op in head[2:]:
-                v = s.get((op, size))
-                row.append("%.2f" % (v[0] / copy[0]) if v else "-")
-                if v:
-                    rows.append({"tag": "bench-map", "op": op, "size": size, "config": label,
-                                 "metric": "p50_ns:per_memcpy",
-                                 "value": round(v[0] / copy[0], 4)})
-            body.append(row)
-    return lines + aligned(head, body), rows
-
-
-def crossover(summaries, labels):
-    """The offload study per configuration: each offloaded kind's p50 over the
-    CPU copy's at each size, and the crossover, the smallest size from which
-    on the engine's copy costs the CPU less than its own."""
-    lines = ["offload against the CPU's copy (p50 / cpu's p50, modelled clock):"]
-    rows = []
-    for label in labels:
-        s = summaries[label]
-        sizes = sorted({int(k[1]) for k in s})
-        for op in ("sync", "async"):
-            ratios = []
-            for size in sizes:
-                cpu, off = s.get(("cpu", str(size))), s.get((op, str(size)))
-                if cpu and off and cpu[0]:
-                    ratios.append((size, off[0] / cpu[0]))
-                    rows.append({"tag": "bench-offload", "op": op, "size": size,
-                                 "config": label, "metric": "p50_ns:per_cpu",
-                                 "value": round(off[0] / cpu[0], 4)})
-            cross = next((size for i, (size, _) in enumerate(ratios)
-                          if all(r < 1 for _, r in ratios[i:])), None)
-            rows.append({"tag": "bench-offload", "op": op, "config": label,
-                         "metric": "crossover_bytes", "value": cross or -1})
-            lines.append("  %-20s %-5s %s; crossover %s" % (
-                label, op, " ".join("%d:%.2f" % r for r in ratios),
-                "%d bytes" % cross if cross else "none up to %d bytes" % sizes[-1]
-                if sizes else "-"))
-    return lines, rows
-
-
-def unit_counters(boot):
-    """The devices' own counters at the end of a boot (QMP): {device type:
-    {counter: value}}, numbers only (dmalab-vtd's invalidations by kind, waits,
-    IOTLB misses, walks, faults...; dmalab-ioat's descriptors and bytes)."""
-    out = {}
-    for d in boot.device_stats or []:
-        out[d["type"]] = {k: v for k, v in d.items()
-                          if isinstance(v, int) and not isinstance(v, bool)}
-    return out
-
-
-def counter_lines(counters, labels):
-    """dmalab-vtd's counters per configuration at the end of each boot (the
-    whole boot: both workloads and the boot itself), median and range over the
-    boots, the counters that are not zero."""
-    out = []
-    for label in labels:
-        boots = [c.get("dmalab-vtd") for c in counters[label] if c.get("dmalab-vtd")]
-        if not boots:
-            continue
-        parts = []
-        for name in boots[0]:
-            vals = [b.get(name, 0) for b in boots]
-            if any(vals):
-                lo, hi = min(vals), max(vals)
-                parts.append("%s=%d%s" % (name, median(vals),
-                                          "" if lo == hi else " (%d-%d)" % (lo, hi)))
-        out.append("  %s: %s" % (label, ", ".join(parts)))
-    return (["dmalab-vtd's counters at the end of each boot (QMP; median over the boots, "
-             "range where they differ):"] + out) if out else []
-
-
-def repeat_differences(runs, counters, labels):
-    """What differs between the boots of each configuration: (device counter
-    lines, guest figure lines), each "CONFIG DEVICE.NAME a/b/..." (or "CONFIG TAG
-    SIZE OP FIELD a/b/..."), empty when the boots agree."""
-    devices, figures = [], []
-    for label in labels:
-        boots = counters[label]
-        for dev in sorted({d for b in boots for d in b}):
-            for name in sorted({n for b in boots for n in b.get(dev, {})}):
-                vals = [b.get(dev, {}).get(name) for b in boots]
-                if len(set(vals)) > 1:
-                    devices.append("%s %s.%s %s" % (label, dev, name,
-                                                    "/".join(str(v) for v in vals)))
-        per_boot = [{(tag, f.get("size"), f.get("op"), k): v for tag, f in rows
-                     for k, v in f.items()} for rows in runs[label]]
-        for key in sorted({k for b in per_boot for k in b}, key=str):
-            vals = [b.get(key) for b in per_boot]
-            if len(set(vals)) > 1:
-                figures.append("%s %s %s %s %s %s" % ((label,) + key + (
-                    "/".join(str(v) for v in vals),)))
-    return devices, figures
 
 
 def write_results(path_stem, meta, rows, boots, counters=None):
@@ -483,9 +307,14 @@ def make_parser():
                     help="fewer calls, shorter windows, and one boot per configuration "
                     "unless --repeat says otherwise: a smoke run, not a measurement")
     ap.add_argument("--same-counts", action="store_true",
-                    help="modelled clock: fail unless every boot of a configuration ends "
-                    "with the same device counters (QMP); the guest's figures that "
-                    "differ between boots are listed either way")
+                    help="modelled clock, --repeat 2 or more: fail unless every boot of a "
+                    "configuration ends with the same device counters (QMP); the guest's "
+                    "figures that differ between boots are listed either way")
+    ap.add_argument("--expect-order", action="store_true",
+                    help="iommu-flush, modelled clock: fail unless every boot of each "
+                    "strict configuration costs more than every boot of its lazy twin, "
+                    "and that more than no IOMMU, per workload and size, by more than the "
+                    "figures' resolution")
     ap.add_argument("--set", action="append", default=[], metavar="PROP=VALUE",
                     help="a dmalab-vtd property for every configuration with dmalab-vtd, "
                     "e.g. wait-ns=5000 or iotlb-entries=64 (repeatable)")
@@ -540,6 +369,16 @@ def main(argv=None):
         params.update(study.quick)
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
+    if args.same_counts and args.repeat < 2:
+        # one boot per configuration has nothing to compare with
+        print("measure.py: --same-counts compares the boots of each configuration: it "
+              "needs --repeat 2 or more (--quick's default is 1)", file=sys.stderr)
+        return 2
+    modelled = args.icount is not None or study.own_clock
+    if args.expect_order and not (modelled and any(t.bound for t in study.tables)):
+        print("measure.py: --expect-order needs the modelled clock and a study whose "
+              "figures come in that order (iommu-flush)", file=sys.stderr)
+        return 2
     clock = ["--append", " ".join("%s=%d" % kv for kv in params.items())]
     if study.smp:
         clock += ["--smp", str(study.smp)]
@@ -565,6 +404,9 @@ def main(argv=None):
         for t in study.tables:
             if not bad and not any(tag == t.tag for tag, _ in rows):
                 failed.append((label, ["no '# %s' lines from the guest" % t.tag]))
+            for tag, f in rows:
+                wrong = t.check(label, f, modelled) if t.check and tag == t.tag else []
+                failed += [(label, [w]) for w in wrong]
         runs[label].append(rows)
         counters[label].append(unit_counters(boot))
     labels = list(dict.fromkeys(label for label, _ in configs))
@@ -586,6 +428,10 @@ def main(argv=None):
             rows += extra
     for line in counter_lines(counters, labels):
         print(line)
+    if args.expect_order:
+        lines, wrong = checks.expect_order(runs, labels, study.tables)
+        print("\n".join(lines))
+        failed += [("expect-order", [w]) for w in wrong]
     if max(args.repeat, 1) > 1:
         devices, figures = repeat_differences(runs, counters, labels)
         print("between boots of each configuration: %s" % (
@@ -593,6 +439,12 @@ def main(argv=None):
         if args.same_counts and devices:
             failed.append(("same-counts", ["device counters differ between boots: " +
                                            "; ".join(devices)]))
+    if args.same_counts:
+        unread = sorted({label for label in labels for c in counters[label] if not c})
+        if unread:
+            # no counters compare equal to no counters: that is not the same counts
+            failed.append(("same-counts", ["no device counters were read in a boot of: " +
+                                           ", ".join(unread)]))
     if args.log_dir:
         stem = os.path.join(args.log_dir, args.name)
         meta = {"study": args.study, "repeat": max(args.repeat, 1),

@@ -86,6 +86,47 @@ class RegistryTests(unittest.TestCase):
                         unittest.mock.patch("sys.stderr", io.StringIO()):
                     prog.make_parser().parse_args(b.get("args", []) + extra + ["--bogus"])
 
+    def test_mmio_map_race_boots_under_tcg_whatever_kvm_can_do(self):
+        # The race it reproduces is in TCG's MMIO TLB: under KVM it passes without the
+        # patch. With KVM taken as usable (the probe skipped) auto must still pick TCG
+        # and say why, and a forced KVM must be refused, not obeyed.
+        import scenarios
+        argv = scenarios.runner_args(scenarios.load()["mmio-map-race"]) + [
+            "--qemu", "q", "--kernel", "k", "--initrd", "i"]
+        env = {"DMALAB_KVM_PROBE": "skip", "DMALAB_ACCEL": "auto"}
+        with unittest.mock.patch.dict(os.environ, env):
+            ap = runner.make_parser()
+            args = ap.parse_args(argv)
+            runner.check_args(ap, args)
+            self.assertEqual(args.accel_used, "tcg")
+            self.assertIn("TCG's MMIO TLB", args.accel_why)
+            cmd = runner.build_cmdline(args)
+            self.assertEqual(cmd[cmd.index("-accel") + 1], "tcg")
+            for forced in (["--accel", "kvm"], []):
+                os.environ["DMALAB_ACCEL"] = "kvm"
+                args = ap.parse_args(argv + forced)
+                with self.assertRaises(SystemExit), \
+                        unittest.mock.patch("sys.stderr", io.StringIO()) as err:
+                    runner.check_args(ap, args)
+                self.assertIn("KVM was asked for, but the race is in TCG's", err.getvalue())
+
+    def test_a_paced_result_comes_with_its_parameters_and_back(self):
+        # The exerciser checks pacing, and prints 'ok N paced', only with pace_
+        # parameters: an entry with them must expect that result, and one expecting it
+        # must give them, or dropping either drops the check without a word.
+        import scenarios
+        paced = 0
+        for name, e in scenarios.load().items():
+            params = {k for k in e.get("params", {}) if k.startswith("pace_")}
+            wants = any(l.startswith("^ok ") and l.endswith(" paced$")
+                        for l in e.get("expect", {}).get("lines", []))
+            with self.subTest(scenario=name):
+                self.assertEqual(bool(params), wants)
+                if wants:
+                    self.assertEqual(params, {"pace_bandwidth", "pace_latency_ns"})
+            paced += wants
+        self.assertGreaterEqual(paced, 1)   # memcpy-paced
+
     def test_a_bench_with_an_unknown_field_is_refused(self):
         import scenarios
         with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
