@@ -160,7 +160,8 @@ static void dmalab_vtd_set_cost(Object *obj, Visitor *v, const char *name,
     if (s->model) {
         qemu_mutex_lock(&s->lock);
         why = dmalab_vtd_set_costs(s->model, s->cfg.inv_desc_ns,
-                                   s->cfg.inv_page_ns, s->cfg.wait_ns);
+                                   s->cfg.inv_page_ns, s->cfg.wait_ns,
+                                   s->cfg.iec_inv_ns);
         dmalab_vtd_unlock(s);
     }
     if (why) {
