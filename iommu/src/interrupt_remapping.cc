@@ -129,20 +129,22 @@ Interrupt InterruptRemapping::deliver(const Irte& e, uint32_t index) const
     return out;
 }
 
-// Counts the outcome, records a blocked request's fault (unless a query, or `fpd` for the
-// reasons FPD qualifies) and tells the observer.
+// Counts the outcome and records a blocked request's fault (`fpd` suppresses the reasons
+// it qualifies), unless the request is a query; tells the observer.
 Interrupt InterruptRemapping::finish(const InterruptRequest& req, Interrupt out, bool fpd)
 {
     Counters& c = s_.counters;
     bool recorded = false;
-    if (out.ok) {
+    if (!req.record) {
+        // A query counts nothing.
+    } else if (out.ok) {
         (out.remapped ? c.ir_remapped : ire_ ? c.ir_compat : c.ir_passed)++;
     } else {
         c.ir_faults++;
         FaultReason r = out.fault_reason;
         bool qualified = r == FaultReason::IrNotPresent || r == FaultReason::IrEntryReserved ||
                          r == FaultReason::IrSourceId || r == FaultReason::IrPostedError;
-        if (req.record && !(qualified && fpd)) {
+        if (!(qualified && fpd)) {
             uint64_t before = c.faults_recorded;
             // FRCD.FI bits 63:48 hold the index (10.4.14); interrupt requests are writes.
             faults_.record(req.sid, uint64_t{out.index & 0xffff} << 48, true, r);
@@ -156,7 +158,8 @@ Interrupt InterruptRemapping::finish(const InterruptRequest& req, Interrupt out,
 
 Interrupt InterruptRemapping::remap(const InterruptRequest& req)
 {
-    s_.counters.interrupts++;
+    if (req.record)
+        s_.counters.interrupts++;
     Interrupt out;
     out.address = req.address;
     out.data = req.data;

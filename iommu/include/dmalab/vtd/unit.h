@@ -124,7 +124,7 @@ struct InterruptRequest {
     uint32_t data = 0;
     uint16_t sid = 0;
     bool sid_known = true; // false: no requester id (the entries' SVT checks are skipped)
-    bool record = true;    // false: a query (QEMU's KVM routes), no fault recorded
+    bool record = true;    // false: a query (QEMU's KVM routes): nothing counted or recorded
 };
 
 // The invalidations the unit performs (6.5): of the context cache, of the IOTLB, of the
