@@ -16,6 +16,9 @@ Its own options (any order, among QEMU's, which it ignores otherwise):
   --bytes N
   --eager            cont answers only once the guest has run as far as it
                      can (its lines and events come before the reply)
+  --no-kvm           with -accel kvm, fail to start as QEMU does on a host
+                     whose KVM cannot run a guest (exit status 1, before any
+                     guest output); other accelerators boot
 
 and QEMU's: -qmp unix:PATH,server=on,wait=off, -no-shutdown, -action
 reboot=shutdown.  Like QEMU: a reset clears the device's counters and sends
@@ -36,6 +39,11 @@ class Machine:
         opt = {"--boot-text": None, "--ends": "poweroff",
                "--descriptors": "100", "--bytes": "4096"}
         self.eager = "--eager" in argv
+        self.accel = argv[argv.index("-accel") + 1] if "-accel" in argv[:-1] else "tcg"
+        if "--no-kvm" in argv and self.accel.split(",")[0] == "kvm":
+            print("qemu-system-x86_64: -accel kvm: failed to initialize kvm: "
+                  "Operation not supported", file=sys.stderr, flush=True)
+            sys.exit(1)
         self.qmp_path = None
         self.no_shutdown = False
         self.reboot_action = "reset"

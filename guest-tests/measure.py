@@ -16,21 +16,19 @@ Per operation and size it prints, for each configuration, the median over the
 boots of each boot's median (p50) and 99th percentile, the smallest and largest
 p50 of the boots (the spread), and p50 over the baseline's p50.
 
---study iommu-flush, two workloads in each boot.  The copy engine:
-the exerciser's mode=copycost, the 2008 proposal's study: copies through
-dmalab-ioat, each buffer pair mapped and unmapped with the DMA API as a driver
-would, at a fixed offered rate (--rate copies/s, default 1000; 0: back to
-back) for 2 s at each of 4 KiB and 64 KiB, without an IOMMU and behind
-dmalab-vtd and intel-iommu lazy and strict, on a one-CPU guest, in modelled time unless
---host-clock.  Per size it prints the copies
-per second achieved, how many copies made the thread sleep, and the service
-demand: the guest CPU time (wall minus idle) per copy beyond what the pacing
-alone costs, median over the boots with its range, and its ratio to the
-baseline's.  The NIC: two e1000e on one QEMU hub, and pktgen sending 2,000
-packets of 64 and of 1,500 bytes from one to the other at the same rate
-(init.sh's nic_pktgen); per size the guest CPU time per packet.  At a fixed
-offered rate that every configuration reaches, the CPU cost compares at equal
-throughput.
+--study iommu-flush (studies/iommu_flush.py), on a modelled CPU of 1 ns per
+guest instruction (-icount shift=0; --icount N for 2^N ns), one CPU: the
+exerciser's mode=copycost, copies through dmalab-ioat each mapped and unmapped
+as a driver would, 4, 16 and 64 KiB; pktgen packets of 64, 512 and 1,500 bytes
+between two e1000e and between two igb (init.sh's nic_pktgen); each at offered
+rates up to back to back (--rates, default 1000,2000,5000,10000,0; --rate N one
+rate); and scatter-gather maps and unmaps with the invalidation waits the unit
+processed.  No IOMMU, dmalab-vtd pass-through, lazy and strict, intel-iommu lazy
+and strict.  Per rate and size: the gross guest CPU time (wall minus idle, in
+us) per operation, the utilisation, and the ratios strict / lazy /
+pass-through / none beside the 2008 DMAR thread's 2.27 / 1.64 / 1.00; then
+what a copy's figure is made of (instructions, the unit's waits, the engine's
+time), with --profile SO the instruction profiles.
 
 --study swiotlb: mode=mapcost again, on a one-CPU guest (with two, Linux
 distrusted the TSC and timed with the 279 ns ACPI PM timer), without an IOMMU,
@@ -61,8 +59,16 @@ host's, so a figure is what this host took to emulate the work, not what
 hardware takes; with --icount SHIFT (TCG only) guest time counts guest
 instructions (-icount shift=SHIFT,sleep=off, with QEMU's guest random numbers
 seeded and the RTC on virtual time) and the figures are modelled ones, which
-do not depend on the host: boots of one configuration agree.  The figures are reported, never asserted; the last line is
-"guest <name>: PASS" or "guest <name>: FAIL: <reason>".
+do not depend on the host: boots of one configuration agree.
+
+What each boot must show for its figures to mean what they say is checked
+(measure_checks.py): where a mapped page lands (translated, identity or
+bounced), the device's IOMMU domain and the kernel's flush policy line per
+configuration; that every copy slept (modelled clock), that every packet sent
+was received or counted lost, that swiotlb bounced under swiotlb=force and
+not without.  The figures themselves are reported, not asserted, except with
+--expect-order.  The last line is "guest <name>: PASS" or "guest <name>:
+FAIL: <reason>".
 """
 
 import argparse
@@ -74,380 +80,26 @@ import sys
 sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import runner  # noqa: E402
-from bench import median  # noqa: E402  (the upper median, as the benches take it)
+import measure_checks as checks  # noqa: E402
 import plots  # noqa: E402
+from studies import STUDIES  # noqa: E402
+import studies.profiles  # noqa: E402
+from studies.common import Study, configs, modelled_clock, vtd_variants  # noqa: E402,F401
+from studies.iommu_flush import COPY_ENGINE, NIC  # noqa: E402,F401
+from studies.offload import OFFLOAD_CPUS, SLOW_ENGINE, offload_configs  # noqa: E402,F401
+from studies.swiotlb import swiotlb_configs  # noqa: E402,F401
+from measure_tables import (  # noqa: E402,F401  (tests and bench scripts use them here)
+    BENCH_MAP,
+    Table,
+    counter_lines,
+    crossover,
+    in_copies,
+    records,
+    repeat_differences,
+    summarise,
+    table,
+    unit_counters)
 
-
-
-def configs(mode, pt=True, ioat="dmalab-ioat"):
-    """No IOMMU (the baseline); dmalab-vtd pass-through, lazy and strict; and
-    QEMU's intel-iommu lazy and strict, the peer (it models no time: its
-    invalidations and waits complete inside the guest's register write)."""
-    mode = "dmalab_exercise.mode=" + mode
-    vtd = ["--device", "dmalab-vtd", "--device", ioat, "--append"]
-    intel = ["--device", "intel-iommu", "--device", ioat, "--append"]
-    out = [("no-iommu", ["--device", ioat, "--append", mode])]
-    if pt:
-        out.append(("vtd-pt", vtd + ["intel_iommu=on iommu=pt " + mode]))
-    return out + [("vtd-lazy", vtd + ["intel_iommu=on iommu.strict=0 " + mode]),
-                  ("vtd-strict", vtd + ["intel_iommu=on iommu.strict=1 " + mode]),
-                  ("intel-lazy", intel + ["intel_iommu=on iommu.strict=0 " + mode]),
-                  ("intel-strict", intel + ["intel_iommu=on iommu.strict=1 " + mode])]
-
-
-def vtd_variants(configs, sets=(), sweep=None):
-    """The configurations with dmalab-vtd's properties `sets` ("PROP=VALUE") added to
-    each -device dmalab-vtd, and with `sweep` ("PROP=V1,V2,..."), each configuration
-    that has dmalab-vtd once per value, labelled "LABEL,PROP=V"; the others once."""
-    prop, values = None, [None]
-    if sweep:
-        prop, _, vals = sweep.partition("=")
-        values = [v for v in vals.split(",") if v]
-        if not prop or not values:
-            raise ValueError("--sweep takes PROP=V1,V2,...: %r" % sweep)
-    out = []
-    for label, args in configs:
-        if not any(a.split(",")[0] == "dmalab-vtd" for a in args):
-            out.append((label, args))
-            continue
-        for v in values:
-            props = list(sets) + (["%s=%s" % (prop, v)] if v is not None else [])
-            out.append((label + ("" if v is None else ",%s=%s" % (prop, v)),
-                        [a + "".join("," + x for x in props)
-                         if a.split(",")[0] == "dmalab-vtd" else a for a in args]))
-    return out
-
-
-class Table:
-    """How bench lines become one table: rows tagged `tag`, one block per
-    value of `keys`, the median over boots of `primary` (with its range and
-    ratio to the baseline) and of each of `others`; `derived`, if given, turns
-    the table's summaries into more lines and rows (derived(summaries, labels)
-    -> (lines, rows))."""
-
-    def __init__(self, tag, keys, primary, others, unit, derived=None):
-        self.tag, self.keys = tag, keys
-        self.primary, self.others, self.unit = primary, others, unit
-        self.derived = derived
-
-
-class Study:
-    """What a study boots: the exerciser's `mode`, with or without
-    pass-through, dmalab-ioat with `engine`'s properties unless --engine says
-    otherwise, `smp` CPUs, `extra` runner arguments (other devices, kernel
-    parameters), by default on the modelled clock -icount `icount`; `quick`
-    the module parameters of its smoke run; and its `tables`.  `matrix(mode,
-    ioat)` gives the configurations (default: the IOMMU set of configs());
-    with `own_clock` each of them sets its own clock, and --icount and
-    --host-clock are refused."""
-
-    def __init__(self, mode, pt, engine, tables, smp=None, quick=None, icount=None,
-                 extra=(), matrix=None, own_clock=False):
-        self.mode, self.pt, self.engine, self.icount = mode, pt, engine, icount
-        self.own_clock = own_clock
-        self.smp, self.quick, self.extra = smp, dict(quick or {}), list(extra)
-        self.tables = tables
-        self.matrix = matrix or (lambda mode, ioat: configs(mode, self.pt, ioat))
-
-    def configs(self, engine=None):
-        engine = self.engine if engine is None else engine
-        return [(label, args + self.extra) for label, args in
-                self.matrix(self.mode, "dmalab-ioat" + ("," + engine if engine else ""))]
-
-
-# The offload study's second engine profile: slower to start and to move bytes.
-SLOW_ENGINE = "latency-ns=10000,bandwidth=1000000000"
-# Its CPU cost models: -icount shift N makes each guest instruction 2^N ns, and the
-# guest's memcpy() is a rep movsb, one instruction per byte for TCG.
-OFFLOAD_CPUS = (("cpu-1ns", 0, None), ("cpu-8ns", 3, None), ("cpu-32ns", 5, None),
-                ("cpu-8ns-slow-engine", 3, SLOW_ENGINE))
-
-
-def modelled_clock(shift):
-    """The runner's arguments for modelled time: TCG with -icount (guest time counts
-    guest instructions, and idle time jumps to the next timer: sleep=off), QEMU's
-    guest random numbers (RDRAND, which -cpu max has) from a fixed seed, and the RTC
-    on virtual time from a fixed date. Without the last two, each boot read the host's
-    clock and random numbers: Linux seeds its own generator from both, and waits for
-    the RTC's update-in-progress bit to clear, so boots of the same configuration ran
-    different instructions and their timer-driven counts (lazy flushes) differed."""
-    return ["--accel", "tcg"] + ["--qemu-arg=" + a for a in (
-        "-icount", "shift=%d,sleep=off" % shift, "-seed", "1",
-        "-rtc", "base=2026-01-01T00:00:00,clock=vm")]
-
-
-def offload_configs(mode, ioat):
-    """The same copies under several costs of a guest instruction (so of a
-    CPU copy: 1, 8 and 32 ns per byte) with the study's engine, and one with a
-    slower engine: each configuration its own modelled clock."""
-    out = []
-    for label, shift, engine in OFFLOAD_CPUS:
-        dev = "dmalab-ioat," + engine if engine else ioat
-        out.append((label, ["--device", dev, "--append", "dmalab_exercise.mode=" + mode]
-                     + modelled_clock(shift)))
-    return out
-
-
-def swiotlb_configs(mode, ioat):
-    """No IOMMU, with and without swiotlb=force (which bounces every streaming
-    mapping through its pool; it applies only where no IOMMU translates, hence
-    intel_iommu=off in both)."""
-    words = "intel_iommu=off dmalab.swiotlb_stats=1 dmalab_exercise.mode=" + mode
-    return [("no-bounce", ["--device", ioat, "--append", words]),
-            ("swiotlb", ["--device", ioat, "--append", "swiotlb=force " + words])]
-
-
-# The copy study's engine: every copy completes latency-ns after its data
-# moved at `bandwidth` bytes/s, whatever the IOMMU does, so that in every
-# configuration the waiting thread sleeps and is woken by the interrupt (with
-# dmalab-ioat's defaults a copy without an IOMMU finishes inside the doorbell
-# write, and its waiter never sleeps, while one behind dmalab-vtd waits for
-# the modelled table walks: the configurations would differ by a sleep and
-# wake-up rather than by what the IOMMU costs).  The figures are a chosen
-# profile of the order of one I/OAT channel's, not a measured one.
-COPY_ENGINE = "latency-ns=2000,bandwidth=4000000000"
-
-# The flush study runs on the modelled clock unless told otherwise: on the
-# host's, whether a copy has completed by the time its thread waits (so whether
-# it sleeps) depends on how fast the host emulates the code in between, and in
-# host-driven runs most copies did not sleep.  Its guest has one CPU: with two, the waiting thread and the
-# completion interrupt land on the same CPU or on different ones from boot to
-# boot, and the wake-up's cost (an IPI or none) moved its figures by up to 2x
-# between identical modelled-time boots.
-#
-# Its NIC workload (init.sh's nic_pktgen): two e1000e on one QEMU hub, so the
-# first one's transmissions are the second one's receptions with no host
-# networking, both behind the IOMMU when there is one; pktgen sends 64- and
-# 1500-byte packets at the same rate as the copies.
-NIC = ["--qemu-arg=-netdev", "--qemu-arg=hubport,id=dlx-tx,hubid=0",
-       "--qemu-arg=-netdev", "--qemu-arg=hubport,id=dlx-rx,hubid=0",
-       "--device", "e1000e,netdev=dlx-tx,romfile=",
-       "--device", "e1000e,netdev=dlx-rx,romfile=",
-       "--append", "dmalab.pktgen=64,1500"]
-
-STUDIES = {
-    "dma-api": Study("mapcost", True, "", [
-        Table("bench-map", ("op", "size"), "p50_ns", ["p99_ns"], "ns per call")],
-        quick={"dmalab_exercise.mapcost_calls": 200}),
-    "iommu-flush": Study("copycost", False, COPY_ENGINE, [
-        Table("bench-copy", ("size", "rate"), "net_ns_per_copy",
-              ["per_s", "slept", "busy_ns_per_copy", "pacing_ns_per_slot"],
-              "guest CPU ns per copy beyond the pacing's"),
-        Table("bench-nic", ("size", "rate"), "busy_ns_per_packet",
-              ["per_s", "sent", "received", "net_ns_per_packet", "idle_busy_ms"],
-              "guest CPU ns per packet sent and received")],
-        smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab.pktgen_count": 300},
-        icount=5, extra=NIC),
-    # Needs the patched ioatdma (guest-tests/ioatdma_patched.py): Debian's refuses
-    # dmalab-ioat under swiotlb=force (scenario swiotlb-selftest-bug).
-    "swiotlb": Study("mapcost", False, "", [
-        Table("bench-map", ("op", "size"), "p50_ns", ["p99_ns"], "ns per call",
-              derived=lambda s, labels: in_copies(s, labels)),
-        Table("bench-swiotlb", (), "bounced_bytes",
-              ["bounced_maps", "slabs", "used_slabs", "hiwater_slabs"],
-              "bytes in mappings swiotlb bounced while the exerciser ran")],
-        smp=1, quick={"dmalab_exercise.mapcost_calls": 200}, matrix=swiotlb_configs,
-        extra=["--allow", "ioatdma: module verification failed"]),
-    # Each configuration sets its own modelled clock (offload_configs).
-    "offload": Study("offload", False, COPY_ENGINE, [
-        Table("bench-offload", ("op", "size"), "p50_ns", ["p99_ns"], "ns per copy",
-              derived=lambda s, labels: crossover(s, labels))],
-        smp=1, quick={"dmalab_exercise.offload_calls": 50}, matrix=offload_configs,
-        own_clock=True),
-}
-
-
-def summarise(runs, study=None):
-    """{key: (primary median, min, max, [other medians], boots)} of one
-    configuration's boots, each a list of (tag, fields) bench rows, for one
-    Table (by default dma-api's)."""
-    study = study or STUDIES["dma-api"].tables[0]
-    out = {}
-    keys = []
-    for rows in runs:
-        for tag, f in rows:
-            key = tuple(f.get(k) for k in study.keys)
-            if tag == study.tag and key not in keys:
-                keys.append(key)
-    for key in keys:
-        prim, others = [], [[] for _ in study.others]
-        for rows in runs:
-            for tag, f in rows:
-                if tag != study.tag or tuple(f.get(k) for k in study.keys) != key:
-                    continue
-                try:
-                    values = [int(f[study.primary])] + [int(f[o]) for o in study.others]
-                except (KeyError, ValueError):
-                    continue
-                prim.append(values[0])
-                for i, v in enumerate(values[1:]):
-                    others[i].append(v)
-        if prim:
-            out[key] = (median(prim), min(prim), max(prim),
-                        [median(o) for o in others], len(prim))
-    return out
-
-
-def aligned(head, rows):
-    """A header and rows of strings as right-aligned text columns."""
-    width = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
-    return ["  " + "  ".join(v.rjust(w) for v, w in zip(r, width)) for r in [head] + rows]
-
-
-def table(summaries, labels, study=None):
-    """Text lines: one block per key, one row per configuration."""
-    study = study or STUDIES["dma-api"].tables[0]
-    base = summaries[labels[0]]
-    out = []
-    for key in base:
-        out.append("%s (%s, guest clock):" % (
-            " ".join("%s=%s" % kv for kv in zip(study.keys, key)) or study.tag, study.unit))
-        p = study.primary
-        head = (["config", p, "range"] + list(study.others) +
-                ["boots", "%s / %s" % (p, labels[0])])
-        rows = []
-        for label in labels:
-            s = summaries[label].get(key)
-            if not s:
-                rows.append([label] + ["-"] * (len(head) - 3) + ["0", "-"])
-                continue
-            ratio = "%.2f" % (s[0] / base[key][0]) if base[key][0] else "-"
-            rows.append([label, str(s[0]), "%d-%d" % (s[1], s[2])] +
-                        [str(v) for v in s[3]] + [str(s[4]), ratio])
-        out += aligned(head, rows)
-    return out
-
-
-def records(summaries, labels, t):
-    """The summaries of one table as flat rows, for CSV and JSON: one per
-    (key, configuration, metric), where metric is the primary figure's median,
-    min and max, each other figure's median, the boot count and the ratio of
-    the primary median to the baseline's."""
-    base = summaries[labels[0]]
-    out = []
-    for key in base:
-        for label in labels:
-            s = summaries[label].get(key)
-            if not s:
-                continue
-            metrics = [(t.primary, s[0]), (t.primary + ":min", s[1]),
-                       (t.primary + ":max", s[2])] + list(zip(t.others, s[3])) + [
-                ("boots", s[4])]
-            if base[key][0]:
-                metrics.append((t.primary + ":ratio", round(s[0] / base[key][0], 4)))
-            for metric, value in metrics:
-                out.append(dict({k: v for k, v in zip(t.keys, key)}, tag=t.tag,
-                                config=label, metric=metric, value=value))
-    return out
-
-
-def in_copies(summaries, labels):
-    """The swiotlb study's calls in units of the guest's own memcpy() of the
-    same size in the same configuration (p50 over p50): what bouncing costs in
-    copies, a ratio that does not depend on how fast this host emulates one."""
-    lines = ["DMA API calls in memcpy()s of their size (p50 / memcpy's p50, guest clock):"]
-    head = ["config", "size"] + [op for op in ("map", "unmap", "sync")]
-    body, rows = [], []
-    for label in labels:
-        s = summaries[label]
-        for size in sorted({k[1] for k in s}, key=int):
-            copy = s.get(("memcpy", size))
-            if not copy or not copy[0]:
-                continue
-            row = [label, str(size)]
-            for op in head[2:]:
-                v = s.get((op, size))
-                row.append("%.2f" % (v[0] / copy[0]) if v else "-")
-                if v:
-                    rows.append({"tag": "bench-map", "op": op, "size": size, "config": label,
-                                 "metric": "p50_ns:per_memcpy",
-                                 "value": round(v[0] / copy[0], 4)})
-            body.append(row)
-    return lines + aligned(head, body), rows
-
-
-def crossover(summaries, labels):
-    """The offload study per configuration: each offloaded kind's p50 over the
-    CPU copy's at each size, and the crossover, the smallest size from which
-    on the engine's copy costs the CPU less than its own."""
-    lines = ["offload against the CPU's copy (p50 / cpu's p50, modelled clock):"]
-    rows = []
-    for label in labels:
-        s = summaries[label]
-        sizes = sorted({int(k[1]) for k in s})
-        for op in ("sync", "async"):
-            ratios = []
-            for size in sizes:
-                cpu, off = s.get(("cpu", str(size))), s.get((op, str(size)))
-                if cpu and off and cpu[0]:
-                    ratios.append((size, off[0] / cpu[0]))
-                    rows.append({"tag": "bench-offload", "op": op, "size": size,
-                                 "config": label, "metric": "p50_ns:per_cpu",
-                                 "value": round(off[0] / cpu[0], 4)})
-            cross = next((size for i, (size, _) in enumerate(ratios)
-                          if all(r < 1 for _, r in ratios[i:])), None)
-            rows.append({"tag": "bench-offload", "op": op, "config": label,
-                         "metric": "crossover_bytes", "value": cross or -1})
-            lines.append("  %-20s %-5s %s; crossover %s" % (
-                label, op, " ".join("%d:%.2f" % r for r in ratios),
-                "%d bytes" % cross if cross else "none up to %d bytes" % sizes[-1]
-                if sizes else "-"))
-    return lines, rows
-
-
-def unit_counters(boot):
-    """The devices' own counters at the end of a boot (QMP): {device type:
-    {counter: value}}, numbers only (dmalab-vtd's invalidations by kind, waits,
-    IOTLB misses, walks, faults...; dmalab-ioat's descriptors and bytes)."""
-    out = {}
-    for d in boot.device_stats or []:
-        out[d["type"]] = {k: v for k, v in d.items()
-                          if isinstance(v, int) and not isinstance(v, bool)}
-    return out
-
-
-def counter_lines(counters, labels):
-    """dmalab-vtd's counters per configuration at the end of each boot (the
-    whole boot: both workloads and the boot itself), median and range over the
-    boots, the counters that are not zero."""
-    out = []
-    for label in labels:
-        boots = [c.get("dmalab-vtd") for c in counters[label] if c.get("dmalab-vtd")]
-        if not boots:
-            continue
-        parts = []
-        for name in boots[0]:
-            vals = [b.get(name, 0) for b in boots]
-            if any(vals):
-                lo, hi = min(vals), max(vals)
-                parts.append("%s=%d%s" % (name, median(vals),
-                                          "" if lo == hi else " (%d-%d)" % (lo, hi)))
-        out.append("  %s: %s" % (label, ", ".join(parts)))
-    return (["dmalab-vtd's counters at the end of each boot (QMP; median over the boots, "
-             "range where they differ):"] + out) if out else []
-
-
-def repeat_differences(runs, counters, labels):
-    """What differs between the boots of each configuration: (device counter
-    lines, guest figure lines), each "CONFIG DEVICE.NAME a/b/..." (or "CONFIG TAG
-    SIZE OP FIELD a/b/..."), empty when the boots agree."""
-    devices, figures = [], []
-    for label in labels:
-        boots = counters[label]
-        for dev in sorted({d for b in boots for d in b}):
-            for name in sorted({n for b in boots for n in b.get(dev, {})}):
-                vals = [b.get(dev, {}).get(name) for b in boots]
-                if len(set(vals)) > 1:
-                    devices.append("%s %s.%s %s" % (label, dev, name,
-                                                    "/".join(str(v) for v in vals)))
-        per_boot = [{(tag, f.get("size"), f.get("op"), k): v for tag, f in rows
-                     for k, v in f.items()} for rows in runs[label]]
-        for key in sorted({k for b in per_boot for k in b}, key=str):
-            vals = [b.get(key) for b in per_boot]
-            if len(set(vals)) > 1:
-                figures.append("%s %s %s %s %s %s" % ((label,) + key + (
-                    "/".join(str(v) for v in vals),)))
-    return devices, figures
 
 
 def write_results(path_stem, meta, rows, boots, counters=None):
@@ -457,7 +109,8 @@ def write_results(path_stem, meta, rows, boots, counters=None):
     with open(path_stem + ".json", "w") as f:
         json.dump(dict(meta, summary=rows, boots=boots, counters=counters or {}), f,
                   indent=1)
-    fields = ["study", "clock", "tag", "size", "op", "rate", "config", "metric", "value"]
+    fields = ["study", "clock", "tag", "nic", "way", "size", "op", "rate", "config", "metric",
+              "value"]
     with open(path_stem + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
@@ -476,16 +129,28 @@ def make_parser():
                     help="boots per configuration, alternating (default 3, with --quick 1)")
     ap.add_argument("--calls", type=int, default=2000,
                     help="dma-api: calls timed per operation and size (default 2000)")
-    ap.add_argument("--rate", type=int, default=1000,
+    ap.add_argument("--rate", type=int,
                     help="iommu-flush: offered copies per second, 0 for back to back "
-                    "(default 1000)")
+                    "(default 1000; without --quick, the study's sweep unless this is given)")
+    ap.add_argument("--rates", metavar="R1,R2,...",
+                    help="iommu-flush: offered rates to sweep in each boot, copies and "
+                    "packets per second, 0 for back to back (e.g. 1000,2000,5000,10000,0)")
+    ap.add_argument("--profile", metavar="SO",
+                    help="iommu-flush: boot with the instruction profiler "
+                    "(libdmalab-profile.so) and print instructions per operation and "
+                    "strict's top symbols over no IOMMU and over lazy")
     ap.add_argument("--quick", action="store_true",
                     help="fewer calls, shorter windows, and one boot per configuration "
                     "unless --repeat says otherwise: a smoke run, not a measurement")
     ap.add_argument("--same-counts", action="store_true",
-                    help="modelled clock: fail unless every boot of a configuration ends "
-                    "with the same device counters (QMP); the guest's figures that "
-                    "differ between boots are listed either way")
+                    help="modelled clock, --repeat 2 or more: fail unless every boot of a "
+                    "configuration ends with the same device counters (QMP); the guest's "
+                    "figures that differ between boots are listed either way")
+    ap.add_argument("--expect-order", action="store_true",
+                    help="iommu-flush, modelled clock: fail unless every boot of each "
+                    "strict configuration costs more than every boot of its lazy twin, "
+                    "and that more than no IOMMU, per workload and size, by more than the "
+                    "figures' resolution")
     ap.add_argument("--set", action="append", default=[], metavar="PROP=VALUE",
                     help="a dmalab-vtd property for every configuration with dmalab-vtd, "
                     "e.g. wait-ns=5000 or iotlb-entries=64 (repeatable)")
@@ -532,21 +197,43 @@ def main(argv=None):
     params = {"cryptomgr.notests": 1,
               "dmalab_exercise.mapcost_calls": args.calls,
               "dmalab_exercise.offload_calls": args.calls // 4,
-              "dmalab_exercise.copycost_rate": args.rate, "dmalab.pktgen_rate": args.rate}
+              "dmalab_exercise.copycost_rate": args.rate or 0, "dmalab.pktgen_rate": args.rate or 0}
+    if args.rate is None:
+        params["dmalab_exercise.copycost_rate"] = params["dmalab.pktgen_rate"] = 1000
+        if not args.quick and args.rates is None:
+            args.rates = getattr(study, "rates", None)
+    if args.rates:
+        params.update({"dmalab_exercise.copycost_rates": args.rates,
+                       "dmalab.pktgen_rate": args.rates})
     if args.same_counts and args.icount is None and not study.own_clock:
         print("measure.py: --same-counts needs the modelled clock", file=sys.stderr)
         return 2
     if args.quick:
         params.update(study.quick)
+        keep = getattr(study, "quick_labels", None)
+        configs = [c for c in configs if not keep or c[0].split(",")[0] in keep]
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
-    clock = ["--append", " ".join("%s=%d" % kv for kv in params.items())]
+    if args.same_counts and args.repeat < 2:
+        # one boot per configuration has nothing to compare with
+        print("measure.py: --same-counts compares the boots of each configuration: it "
+              "needs --repeat 2 or more (--quick's default is 1)", file=sys.stderr)
+        return 2
+    modelled = args.icount is not None or study.own_clock
+    if args.expect_order and not (modelled and any(t.bound for t in study.tables)):
+        print("measure.py: --expect-order needs the modelled clock and a study whose "
+              "figures come in that order (iommu-flush)", file=sys.stderr)
+        return 2
+    clock = ["--append", " ".join("%s=%s" % kv for kv in params.items())]
     if study.smp:
         clock += ["--smp", str(study.smp)]
     if args.icount is not None:
         clock += modelled_clock(args.icount)
+    if args.profile:
+        clock += ["--profile-plugin", os.path.abspath(args.profile)]
     rp = runner.make_parser()
     failed = []
+    profiles = {}
     runs = {label: [] for label, _ in configs}
     counters = {label: [] for label, _ in configs}
     for label, extra in [c for _ in range(max(args.repeat, 1)) for c in configs]:
@@ -561,22 +248,31 @@ def main(argv=None):
             args.log_dir and os.path.join(args.log_dir, "%s-%s.log" % (args.name, label)),
             args.verbose)
         failed += bad
+        if args.profile and label not in profiles:
+            profiles[label] = getattr(boot, "profile", None)
         rows = sum((facts["bench"] for _, facts, _ in results), [])
         for t in study.tables:
             if not bad and not any(tag == t.tag for tag, _ in rows):
                 failed.append((label, ["no '# %s' lines from the guest" % t.tag]))
+            for tag, f in rows:
+                wrong = t.check(label, f, modelled) if t.check and tag == t.tag else []
+                failed += [(label, [w]) for w in wrong]
         runs[label].append(rows)
         counters[label].append(unit_counters(boot))
     labels = list(dict.fromkeys(label for label, _ in configs))
     print("==== %s: medians of %d boots per configuration, %s ====" % (
         args.study, max(args.repeat, 1),
-        "modelled time (-icount shift=%d)" % args.icount if args.icount is not None
+        "modelled time (-icount shift=%d: %d ns per guest instruction, a %s CPU)" % (
+            args.icount, 2 ** args.icount, "1-GIPS" if not args.icount else
+            "%g-MIPS" % (1000 / 2 ** args.icount))
+        if args.icount is not None
         else "modelled time, each configuration's own (-icount)" if study.own_clock
         else "host-driven guest time (not a hardware time)"))
     rows = []
     for t in study.tables:
         summaries = {label: summarise(runs[label], t) for label in labels}
-        for line in table(summaries, labels, t):
+        for line in table(summaries, labels, t, "%d ns per guest instruction" % (
+                2 ** args.icount) if args.icount is not None else "guest clock"):
             print(line)
         rows += records(summaries, labels, t)
         if t.derived:
@@ -586,6 +282,17 @@ def main(argv=None):
             rows += extra
     for line in counter_lines(counters, labels):
         print(line)
+    if getattr(study, "explain", None) and args.icount is not None:
+        try:
+            loaded = {label: studies.profiles.load(path) for label, path in profiles.items()}
+        except (OSError, TypeError, studies.profiles.prof.ProfileError) as e:
+            failed.append(("profile", ["no profile: %s" % e]))
+            loaded = {}
+        print("\n".join(study.explain(runs, counters, labels, args.icount, loaded)))
+    if args.expect_order:
+        lines, wrong = checks.expect_order(runs, labels, study.tables)
+        print("\n".join(lines))
+        failed += [("expect-order", [w]) for w in wrong]
     if max(args.repeat, 1) > 1:
         devices, figures = repeat_differences(runs, counters, labels)
         print("between boots of each configuration: %s" % (
@@ -593,6 +300,12 @@ def main(argv=None):
         if args.same_counts and devices:
             failed.append(("same-counts", ["device counters differ between boots: " +
                                            "; ".join(devices)]))
+    if args.same_counts:
+        unread = sorted({label for label in labels for c in counters[label] if not c})
+        if unread:
+            # no counters compare equal to no counters: that is not the same counts
+            failed.append(("same-counts", ["no device counters were read in a boot of: " +
+                                           ", ".join(unread)]))
     if args.log_dir:
         stem = os.path.join(args.log_dir, args.name)
         meta = {"study": args.study, "repeat": max(args.repeat, 1),

@@ -190,6 +190,9 @@ def make_parser():
     ap.add_argument("--min-device-descriptors", type=int, default=0,
                     metavar="N", help="dmalab-ioat must count at least N "
                                       "completed descriptors (QMP)")
+    ap.add_argument("--min-device-bytes", type=int, default=0, metavar="N",
+                    help="dmalab-ioat must count at least N bytes moved (QMP): "
+                         "descriptors that complete without moving data do not")
     ap.add_argument("--expect-device-errors", default="0", metavar="N[+]",
                     help="channel errors dmalab-ioat must count (QMP): N "
                          "exactly, N+ at least N (default 0)")
@@ -247,6 +250,9 @@ def make_parser():
                     help="kvm, tcg, or auto: KVM when /dev/kvm is usable, "
                          "else TCG (default $DMALAB_ACCEL, else auto); runs "
                          "that need TCG (race detector, -icount) use it")
+    ap.add_argument("--needs-tcg", metavar="REASON",
+                    help="this run needs TCG, for REASON: it boots under TCG "
+                         "and says why, and --accel kvm is refused")
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="stream the serial console while it runs")
     return ap
@@ -296,7 +302,8 @@ def check_args(ap, args):
             args.accel_used, args.accel_why = accel.choose(
                 args.accel,
                 accel.tcg_reason(args.qemu_arg,
-                                 bool(args.race_plugin or args.profile_plugin)))
+                                 bool(args.race_plugin or args.profile_plugin))
+                or args.needs_tcg)
     except accel.AccelError as e:
         ap.error(str(e))
 

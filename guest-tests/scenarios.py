@@ -33,6 +33,7 @@ FIELDS = {"doc", "kernels", "suite", "meson_timeout", "needs", "program",
           "expect", "allow", "qemu_args", "runner"}
 EXPECT = {"channels": "--expect-channels", "min_ops": "--min-ops",
           "min_device_descriptors": "--min-device-descriptors",
+          "min_device_bytes": "--min-device-bytes",
           "device_errors": "--expect-device-errors", "irq": "--expect-irq",
           "lines": "--expect-line", "vtd": "--expect-vtd",
           "races": "--expect-race", "race_count": "--expect-race-count"}

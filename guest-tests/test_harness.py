@@ -111,6 +111,19 @@ class ResetTests(unittest.TestCase):
         self.assertEqual((boot.boot_stats, boot.reset_ends), ({}, {0, 1}))
         self.assertEqual([r for _, _, r in results], [[], []])
 
+    def test_cmdline(self):
+        def cmd(*extra):
+            ap = runner.make_parser()
+            args = ap.parse_args(
+                ["--qemu", "q", "--kernel", "k", "--initrd", "i"] +
+                list(extra))
+            runner.check_args(ap, args)
+            return runner.build_cmdline(args)
+        self.assertIn("-no-reboot", cmd())
+        self.assertNotIn("-no-reboot", cmd("--boots", "3"))
+        # with -no-reboot QEMU would turn system_reset into a shutdown
+        self.assertNotIn("-no-reboot", cmd("--reset-on", "DMALAB: reset-me"))
+
 
 class AccelTests(unittest.TestCase):
     """guest-tests/accel.py: KVM where usable, TCG otherwise or when needed."""
@@ -190,6 +203,43 @@ class AccelTests(unittest.TestCase):
         forced = parsed("--accel", "kvm")
         boot.started = 0
         self.assertFalse(runner.kvm_failed_to_start(forced, boot))
+
+
+    def test_run_once_boots_again_under_tcg_when_kvm_cannot_start(self):
+        # auto took KVM as usable (the probe skipped); the scripted QEMU cannot start
+        # under -accel kvm and boots under anything else: run_once must say so, boot
+        # the same guest under TCG, and judge that second boot alone
+        os.environ["DMALAB_KVM_PROBE"] = "skip"
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write(GOOD.split("DMALAB: done")[0])   # the scripted QEMU powers off itself
+        self.addCleanup(os.unlink, f.name)
+        ap = runner.make_parser()
+        args = ap.parse_args(["--qemu", FAKE_QEMU, "--kernel", "k", "--initrd", "i",
+                              "--min-ops", "1000", "--timeout", "30"] + [
+            "--qemu-arg=" + a for a in ("--no-kvm", "--boot-text", f.name,
+                                        "--descriptors", "1210", "--bytes", "5000")])
+        runner.check_args(ap, args)
+        self.assertEqual(args.accel_used, "kvm")
+        out = io.StringIO()
+        with unittest.mock.patch("sys.stdout", out):
+            boot, results, run_reasons = runner.run_once(args)
+        chosen = re.findall(r"^runner: accelerator (\w+) \((.*)\)$", out.getvalue(), re.M)
+        self.assertEqual([a for a, _ in chosen], ["kvm", "tcg"], out.getvalue())
+        self.assertRegex(chosen[1][1], r"^KVM failed to start the guest \(qemu exit status "
+                         r"1: .*failed to initialize kvm")
+        self.assertEqual(boot.cmd[boot.cmd.index("-accel") + 1], "tcg")
+        self.assertEqual(boot.accel[0], "tcg")
+        self.assertEqual((boot.rc, boot.started), (0, 1))
+        self.assertEqual((run_reasons, [r for _, _, r in results]), ([], [[]]))
+        self.assertEqual(results[0][1]["summary"]["ops"], 1200)
+        # forced KVM is not auto's choice: the failure stands, nothing boots again
+        args = ap.parse_args(["--qemu", FAKE_QEMU, "--kernel", "k", "--initrd", "i",
+                              "--accel", "kvm", "--qemu-arg=--no-kvm",
+                              "--qemu-arg=--boot-text", "--qemu-arg=" + f.name])
+        runner.check_args(ap, args)
+        with unittest.mock.patch("sys.stdout", io.StringIO()):
+            boot, _, _ = runner.run_once(args)
+        self.assertEqual((boot.accel[0], boot.rc, boot.started), ("kvm", 1, 0))
 
 
 class QemuProcessTests(unittest.TestCase):

@@ -1,15 +1,20 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """measure.py's pieces that need no guest: the modelled clock's arguments, dmalab-vtd's
---set and --sweep variants, and what --same-counts compares (run by runner-selftest)."""
+--set and --sweep variants, what --same-counts compares and how main() acts on it (run by
+runner-selftest)."""
 
+import contextlib
+import io
 import os
 import sys
 import unittest
+import unittest.mock
 
 sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure  # noqa: E402
+import runner  # noqa: E402
 
 
 class ModelledClockTests(unittest.TestCase):
@@ -63,6 +68,355 @@ class SameCountsTests(unittest.TestCase):
         devices, figures = measure.repeat_differences(
             {"a": [boot, list(boot)]}, {"a": [{"dmalab-ioat": {"descriptors": 5}}] * 2}, ["a"])
         self.assertEqual((devices, figures), ([], []))
+
+
+class SameCountsWiringTests(unittest.TestCase):
+    """main() with --same-counts, each boot a mocked runner.bench_boot whose QMP counters
+    the test chooses: what reaches the verdict."""
+
+    ARGS = ["--study", "dma-api", "--qemu", "q", "--kernel", "k", "--initrd", "i",
+            "--icount", "5", "--same-counts"]
+
+    def run_main(self, extra, stats):
+        """main() with boots whose device counters are stats(boot number); returns (exit
+        status, boots run, output)."""
+        boots = []
+
+        def bench_boot(rp, argv, label, log_path=None, verbose=False):
+            boot = runner.Boot()
+            boot.device_stats = stats(len(boots))
+            boots.append(label)
+            row = ("bench-map", {"op": "map", "size": "4096", "p50_ns": "100", "p99_ns": "200"})
+            return boot, [(None, {"bench": [row]}, [])], []
+
+        out = io.StringIO()
+        with unittest.mock.patch.object(measure.runner, "bench_boot", bench_boot), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            rc = measure.main(self.ARGS + extra)
+        return rc, boots, out.getvalue()
+
+    @staticmethod
+    def waits(n):
+        return [{"type": "dmalab-ioat", "descriptors": 10, "bytes": 4096},
+                {"type": "dmalab-vtd", "waits": n, "audit": False}]
+
+    def test_one_boot_is_refused_before_anything_boots(self):
+        for extra in (["--quick"], ["--repeat", "1"], ["--quick", "--repeat", "1"]):
+            rc, boots, out = self.run_main(extra, lambda i: self.waits(i))
+            self.assertEqual((rc, boots), (2, []), extra)
+            self.assertIn("needs --repeat 2 or more", out)
+
+    def test_counters_that_differ_between_boots_fail(self):
+        # boots alternate: the six configurations, then all six again
+        rc, boots, out = self.run_main(["--repeat", "2"], lambda i: self.waits(128 + i // 6))
+        self.assertEqual(len(boots), 12)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("device counters differ between boots: no-iommu dmalab-vtd.waits "
+                      "128/129", out)
+
+    def test_equal_counters_pass(self):
+        rc, boots, out = self.run_main(["--repeat", "2"], lambda i: self.waits(128))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("device counters and guest figures identical", out)
+
+    def test_boots_without_counters_fail(self):
+        rc, _, out = self.run_main(["--repeat", "2"], lambda i: None)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("no device counters were read in a boot of: intel-lazy", out)
+
+
+def copy_row(size, net, copies=300, slept=300, slots=300):
+    return ("bench-copy", {"size": str(size), "rate": "1000", "copies": str(copies),
+                           "slept": str(slept), "slots": str(slots), "cpus": "1",
+                           "busy_ns_per_copy": str(net), "per_s": "1000",
+                           "util_ppm": str(net), "pacing_ns_per_copy": "0",
+                           "net_ns_per_copy": str(net)})
+
+
+def nic_row(size, busy, sent=300, received=300, lost=0, clock_us=1):
+    return ("bench-nic", {"nic": "igb", "size": str(size), "rate": "1000", "sent": str(sent),
+                          "received": str(received), "lost": str(lost),
+                          "clock_us": str(clock_us), "cpus": "1",
+                          "busy_ns_per_packet": str(busy), "per_s": "1000",
+                          "util_ppm": str(busy), "net_ns_per_packet": str(busy)})
+
+
+def sg_row(way, waits=50, unmaps=50, descs=100):
+    return ("bench-sg", {"way": way, "unmaps": str(unmaps), "waits": str(waits),
+                         "descs": str(descs), "busy_ns_per_unmap": "1000",
+                         "waits_per_kunmap": str(waits * 1000 // max(unmaps, 1)),
+                         "iotlb_invs": str(waits)})
+
+
+class IommuFlushWiringTests(unittest.TestCase):
+    """main() for iommu-flush with mocked boots: the modelled CPU's speed in every header,
+    --rates reaching the guest, --quick's configurations and the service-demand split."""
+
+    def run_main(self, extra):
+        argvs = []
+
+        def bench_boot(rp, argv, label, log_path=None, verbose=False):
+            argvs.append((label, argv))
+            boot = runner.Boot()
+            boot.device_stats = [{"type": "dmalab-vtd", "waits": 10,
+                                  "wait-modelled-ns": 7500}]
+            busy = {"no-iommu": 1000}.get(label, 3000 if "strict" in label else 2000)
+            rows = [copy_row(4096, busy), nic_row(64, busy), sg_row("pages", 1000, 1000)]
+            return boot, [(None, {"bench": rows}, [])], []
+        out = io.StringIO()
+        with unittest.mock.patch.object(measure.runner, "bench_boot", bench_boot), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            rc = measure.main(["--study", "iommu-flush", "--qemu", "q", "--kernel", "k",
+                               "--initrd", "i"] + extra)
+        return rc, argvs, out.getvalue()
+
+    def test_quick_boots_dmalab_vtd_only_on_a_1_ns_cpu(self):
+        rc, argvs, out = self.run_main(["--quick", "--rates", "1000,0"])
+        self.assertEqual(rc, 0, out)
+        self.assertEqual([l for l, _ in argvs], ["no-iommu", "vtd-lazy", "vtd-strict"])
+        argv = " ".join(argvs[0][1])
+        self.assertIn("shift=0,sleep=off", argv)
+        self.assertIn("dmalab_exercise.copycost_rates=1000,0", argv)
+        self.assertIn("dmalab.pktgen_rate=1000,0", argv)
+        self.assertIn("-icount shift=0: 1 ns per guest instruction, a 1-GIPS CPU", out)
+        self.assertIn("size=4096 rate=1000 (guest CPU ns per copy, gross, 1 ns per guest "
+                      "instruction):", out)
+        # 1.000 waits per unmap, 750 ns per wait (QMP), two unmaps a copy
+        split = [l.split() for l in out.splitlines() if l.strip().startswith("vtd-strict ")]
+        self.assertIn(["vtd-strict", "3,000", "3,000", "1.000", "750", "1500", "3,024"], split)
+
+    def test_shift_5_says_32_ns(self):
+        rc, _, out = self.run_main(["--quick", "--icount", "5"])
+        self.assertIn("32 ns per guest instruction, a 31.25-MIPS CPU", out)
+
+
+class PremiseTests(unittest.TestCase):
+    """Each configuration's expectations, judged as the runner judges a boot's lines."""
+
+    LINES = {
+        "lazy": ["iommu: DMA domain TLB invalidation policy: lazy mode (set via kernel "
+                 "command line)",
+                 "# dmalab_exercise: iommu: domain DMA-FQ, phys 0x9 maps to dma 0xf, "
+                 "translated"],
+        "strict": ["iommu: DMA domain TLB invalidation policy: strict mode (set via "
+                   "kernel command line)",
+                   "# dmalab_exercise: iommu: domain DMA, phys 0x9 maps to dma 0xf, "
+                   "translated"],
+        "none": ["iommu: DMA domain TLB invalidation policy: lazy mode ",
+                 "# dmalab_exercise: iommu: domain none, phys 0x9 maps to dma 0x9, "
+                 "identity"],
+        "pt": ["iommu: Default domain type: Passthrough (set via kernel command line)",
+               "# dmalab_exercise: iommu: domain identity, phys 0x9 maps to dma 0x9, "
+               "identity"],
+        "bounced": ["software IO TLB: area num 1.",
+                    "# dmalab_exercise: iommu: domain none, phys 0x9 maps to dma 0x7, "
+                    "bounced"],
+    }
+    WANT = {"no-iommu": "none", "vtd-pt": "pt", "vtd-lazy": "lazy", "vtd-strict": "strict",
+            "intel-lazy": "lazy", "intel-strict": "strict", "no-bounce": "none",
+            "swiotlb": "bounced", "cpu-8ns": "none"}
+
+    def wrong(self, config_args, lines):
+        from harness.judge import judge_lines
+        args = runner.make_parser().parse_args(["--judge-log", "x"] + config_args)
+        boot = runner.Boot()
+        boot.lines = lines
+        return judge_lines(boot, args)
+
+    def test_each_configuration_passes_its_own_boot_only(self):
+        configs = (measure.configs("mapcost") + measure.swiotlb_configs("mapcost", "d") +
+                   measure.offload_configs("offload", "d"))
+        for label, args in configs:
+            want = self.WANT[label if label in self.WANT else "cpu-8ns"]
+            mapped = {"lazy": "translated", "strict": "translated",
+                      "bounced": "bounced"}.get(want, "identity")
+            self.assertIn("dmalab_exercise.iommu_expect=" + mapped, args, label)
+            for boot, lines in self.LINES.items():
+                with self.subTest(config=label, boot=boot):
+                    if boot == want:
+                        self.assertEqual(self.wrong(args, lines), [])
+                    else:   # a strict boot that ran lazy, a pass-through one translated..
+                        self.assertTrue(self.wrong(args, lines))
+
+
+class RowCheckTests(unittest.TestCase):
+    def test_copies_that_did_not_all_sleep(self):
+        f = copy_row(4096, 1000, slept=299)[1]
+        self.assertIn("299 of 300 copies slept", measure.checks.copy_row("a", f, True)[0])
+        self.assertEqual(measure.checks.copy_row("a", f, False), [])   # host clock
+        self.assertEqual(measure.checks.copy_row("a", copy_row(4096, 1)[1], True), [])
+        self.assertTrue(measure.checks.copy_row("a", copy_row(4096, 1, 0, 0)[1], False))
+
+    def test_packets_received_within_what_was_counted_lost(self):
+        check = measure.checks.nic_row
+        self.assertEqual(check("a", nic_row(64, 1)[1], True), [])
+        self.assertEqual(check("a", nic_row(64, 1, received=297, lost=3)[1], True), [])
+        self.assertIn("0 of 300 packets received",
+                      check("a", nic_row(64, 1, received=0)[1], True)[0])
+        self.assertTrue(check("a", nic_row(64, 1, received=296, lost=3)[1], True))
+        self.assertTrue(check("a", nic_row(64, 1, received=301)[1], True))
+        self.assertTrue(check("a", nic_row(64, 1, sent=0, received=0)[1], True))
+
+    def test_sg_windows_read_the_unit_where_there_is_one(self):
+        from studies.iommu_flush import sg_row as check
+        self.assertEqual(check("vtd-strict", sg_row("sg")[1], True), [])
+        self.assertEqual(check("no-iommu", sg_row("sg", 0, 50, -1)[1], True), [])
+        self.assertIn("was not read", check("vtd-lazy", sg_row("sg", 0, 50, -1)[1], True)[0])
+        self.assertIn("49 waits for 50 strict unmaps",
+                      check("vtd-strict,wait-ns=0", sg_row("pages", 49)[1], True)[0])
+        self.assertEqual(check("vtd-lazy", sg_row("pages", 1)[1], True), [])
+        self.assertTrue(check("vtd-lazy", sg_row("pages", 1, 0)[1], True))
+
+    def test_ratios_beside_the_2008_figures(self):
+        from studies.iommu_flush import ratios_2008
+        t = measure.STUDIES["iommu-flush"].tables[0]
+        others = [0] * len(t.others)
+
+        def s(v, rate):
+            o = list(others)
+            o[t.others.index("util_ppm")], o[t.others.index("per_s")] = v * 10, rate
+            return {("4096", "1000"): (v, v, v, o, 1)}
+        summaries = {"no-iommu": s(1000, 1000), "vtd-pt": s(1000, 1000),
+                     "vtd-lazy": s(1640, 1000), "vtd-strict": s(2270, 995)}
+        lines, rows = ratios_2008(summaries, list(summaries), t)
+        self.assertIn("2.27", lines[0])
+        self.assertEqual(lines[-1].split(), ["4096", "1000", "vtd", "1.00", "2.27", "1.64",
+                                             "1.00", "equal"])
+        self.assertEqual({r["config"]: r["value"] for r in rows},
+                         {"vtd-strict": 2.27, "vtd-lazy": 1.64, "vtd-pt": 1.0})
+        summaries["vtd-strict"] = s(2270, 900)     # 10% below no IOMMU's rate
+        self.assertEqual(ratios_2008(summaries, list(summaries), t)[0][-1].split()[-1],
+                         "differs")
+
+    def test_swiotlb_bounced_only_where_forced(self):
+        check = measure.checks.swiotlb_row
+        some = {"bounced_maps": "400", "bounced_bytes": "1638400"}
+        none = {"bounced_maps": "0", "bounced_bytes": "0"}
+        self.assertEqual(check("swiotlb", some, False) + check("no-bounce", none, False),
+                         [])
+        self.assertIn("bounced 0 mappings", check("swiotlb", none, False)[0])
+        self.assertTrue(check("no-bounce", some, False))
+
+    def test_a_failed_row_check_fails_the_study(self):
+        def bench_boot(rp, argv, label, log_path=None, verbose=False):
+            slept = 200 if label == "vtd-lazy" else 300
+            rows = [copy_row(4096, 1000, slept=slept), nic_row(64, 1000), sg_row("sg")]
+            return runner.Boot(), [(None, {"bench": rows}, [])], []
+        out = io.StringIO()
+        with unittest.mock.patch.object(measure.runner, "bench_boot", bench_boot), \
+                contextlib.redirect_stdout(out):
+            rc = measure.main(["--study", "iommu-flush", "--qemu", "q", "--kernel", "k",
+                               "--initrd", "i", "--quick"])
+        self.assertEqual(rc, 1)
+        self.assertIn("FAIL: bench-copy size=4096 rate=1000: 200 of 300 copies slept",
+                      out.getvalue())
+
+
+class OrderTests(unittest.TestCase):
+    TABLES = [t for t in measure.STUDIES["iommu-flush"].tables]
+    LABELS = ["no-iommu", "vtd-lazy", "vtd-strict", "intel-lazy", "intel-strict"]
+
+    def runs(self, copy, nic, boots=2):
+        return {label: [[copy_row(4096, copy[label]), nic_row(1500, nic[label])]] * boots
+                for label in self.LABELS}
+
+    def test_bounds_are_the_clocks_units_over_the_count(self):
+        # 2 us (one CPU) over 300 copies, and 1 ns
+        self.assertAlmostEqual(measure.checks.copy_bound(copy_row(1, 1)[1]), 2000 / 300 + 1)
+        # /proc/uptime's 10 ms over 300 packets, twice, and 1 ns
+        self.assertAlmostEqual(measure.checks.nic_bound(nic_row(1, 1, clock_us=10000)[1]),
+                               2 * 10_000_000 / 300 + 1)
+
+    def test_strict_above_lazy_above_none(self):
+        copy = {"no-iommu": 74450, "vtd-lazy": 241010, "vtd-strict": 296170,
+                "intel-lazy": 213270, "intel-strict": 255934}
+        nic = {"no-iommu": 700000, "vtd-lazy": 833333, "vtd-strict": 900000,
+               "intel-lazy": 833333, "intel-strict": 933333}
+        lines, wrong = measure.checks.expect_order(self.runs(copy, nic), self.LABELS,
+                                                   self.TABLES)
+        self.assertEqual(wrong, [])
+        self.assertEqual(len(lines), 1 + 4)   # two tables, two chains
+        # equal, or apart by less than the bounds (7.7 ns for 1 us over 300 packets)
+        for gap, ok in ((0, False), (7, False), (8, False), (16, True)):
+            nic2 = dict(nic, **{"vtd-strict": nic["vtd-lazy"] + gap})
+            _, wrong = measure.checks.expect_order(self.runs(copy, nic2), self.LABELS,
+                                                   self.TABLES)
+            self.assertEqual(wrong == [], ok, (gap, wrong))
+        # /proc/uptime's 10 ms over 300 packets: 33 us apart is within its resolution
+        runs = self.runs(copy, nic)
+        for label in runs:
+            runs[label] = [[copy_row(4096, copy[label]),
+                            nic_row(1500, nic[label], clock_us=10000)]] * 2
+        _, wrong = measure.checks.expect_order(runs, self.LABELS, self.TABLES)
+        self.assertTrue(any(w.startswith("bench-nic nic=igb size=1500 rate=1000: vtd-strict is not "
+                                         "above vtd-lazy") for w in wrong), wrong)
+        self.assertFalse(any(w.startswith("bench-copy") for w in wrong), wrong)
+
+    def test_every_boot_counts(self):
+        copy = {"no-iommu": 1000, "vtd-lazy": 2000, "vtd-strict": 3000,
+                "intel-lazy": 2000, "intel-strict": 3000}
+        runs = self.runs(copy, {k: v * 10 for k, v in copy.items()})
+        runs["intel-lazy"] = runs["intel-lazy"] + [[copy_row(4096, 900),
+                                                   nic_row(1500, 20000)]]
+        _, wrong = measure.checks.expect_order(runs, self.LABELS, self.TABLES)
+        self.assertEqual(len(wrong), 1)
+        self.assertIn("bench-copy size=4096 rate=1000: intel-lazy is not above no-iommu",
+                      wrong[0])
+
+    def test_sweeps_pair_each_value(self):
+        self.assertEqual(measure.checks.chains(
+            ["no-iommu", "vtd-lazy,wait-ns=0", "vtd-lazy,wait-ns=9", "vtd-strict,wait-ns=0",
+             "vtd-strict,wait-ns=9", "intel-strict"]),
+            [("no-iommu", "vtd-lazy,wait-ns=0", "vtd-strict,wait-ns=0"),
+             ("no-iommu", "vtd-lazy,wait-ns=9", "vtd-strict,wait-ns=9")])
+
+    def test_refused_where_there_is_no_order_to_check(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            for extra in (["--study", "dma-api", "--icount", "5"],
+                          ["--study", "iommu-flush", "--host-clock"]):
+                self.assertEqual(measure.main(extra + [
+                    "--qemu", "q", "--kernel", "k", "--initrd", "i", "--expect-order"]), 2)
+        self.assertIn("--expect-order needs the modelled clock", err.getvalue())
+
+
+class DerivedTableTests(unittest.TestCase):
+    def test_crossover_is_where_offloading_stays_cheaper(self):
+        # {(op, size): (p50, min, max, others, boots)}, as summarise() gives them
+        cpu = {("cpu", "256"): 100, ("cpu", "4096"): 1000, ("cpu", "65536"): 16000}
+        a = {**cpu, ("sync", "256"): 300, ("sync", "4096"): 900, ("sync", "65536"): 2000,
+             ("async", "256"): 50, ("async", "4096"): 1100, ("async", "65536"): 1000}
+        b = {**cpu, ("sync", "256"): 300, ("sync", "4096"): 2000, ("sync", "65536"): 32000}
+        summaries = {label: {k: (v, v, v, [], 1) for k, v in p50.items()}
+                     for label, p50 in (("a", a), ("b", b))}
+        lines, rows = measure.crossover(summaries, ["a", "b"])
+        cross = {(r["config"], r["op"]): r["value"] for r in rows
+                 if r["metric"] == "crossover_bytes"}
+        # a: sync cheaper from 4096 on; async cheaper at 256 but not at 4096: from 65536
+        # b: sync never cheaper; async not measured
+        self.assertEqual(cross, {("a", "sync"): 4096, ("a", "async"): 65536,
+                                 ("b", "sync"): -1, ("b", "async"): -1})
+        ratios = {(r["config"], r["op"], r["size"]): r["value"] for r in rows
+                  if r["metric"] == "p50_ns:per_cpu"}
+        self.assertEqual(ratios[("a", "sync", 256)], 3.0)
+        self.assertEqual(ratios[("b", "sync", 65536)], 2.0)
+        self.assertIn("crossover 4096 bytes", lines[1])
+        self.assertIn("crossover none up to 65536 bytes", lines[3])
+
+    def test_in_copies_divides_by_the_same_configurations_memcpy(self):
+        def s(**p50):
+            return {tuple(k.split("_")): (v, v, v, [], 1) for k, v in p50.items()}
+        summaries = {"no-bounce": s(memcpy_4096=100, map_4096=50, unmap_4096=40,
+                                    sync_4096=30),
+                     "swiotlb": s(memcpy_4096=200, map_4096=300, unmap_4096=250,
+                                  sync_4096=420, map_65536=9)}
+        lines, rows = measure.in_copies(summaries, ["no-bounce", "swiotlb"])
+        got = {(r["config"], r["op"]): r["value"] for r in rows}
+        self.assertEqual(got, {("no-bounce", "map"): 0.5, ("no-bounce", "unmap"): 0.4,
+                               ("no-bounce", "sync"): 0.3, ("swiotlb", "map"): 1.5,
+                               ("swiotlb", "unmap"): 1.25, ("swiotlb", "sync"): 2.1})
+        self.assertTrue(all(r["size"] == "4096" for r in rows))   # no memcpy at 65536
+        self.assertEqual(lines[-1].split(), ["swiotlb", "4096", "1.50", "1.25", "2.10"])
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """plots.py on results shaped as measure.py writes them: every study renders a
-PNG and an SVG that name the clock and mark the published figure.  Exits 77
-(meson's skip) when matplotlib is not installed."""
+PNG and an SVG that name the clock (word for word) and mark the published figure.  Exits 77
+(meson's skip) when matplotlib is not installed; ./dmalab test installs it, and fails on
+that skip."""
 
 import importlib.util
 import os
@@ -34,10 +35,12 @@ def results(study):
     elif study == "iommu-flush":
         for i, cfg in enumerate(["no-iommu", "vtd-lazy", "vtd-strict"]):
             for size in ("4096", "65536"):
-                rows.append(row("bench-copy", cfg, "net_ns_per_copy:ratio", 1 + i, size=size))
-            for size in ("64", "1500"):
-                rows.append(row("bench-nic", cfg, "busy_ns_per_packet:ratio", 1 + i / 10,
-                                size=size))
+                rows.append(row("bench-copy", cfg, "busy_ns_per_copy:ratio", 1 + i, size=size,
+                                rate="1000"))
+            for nic in ("e1000e", "igb"):
+                for size in ("64", "1500"):
+                    rows.append(row("bench-nic", cfg, "busy_ns_per_packet:ratio", 1 + i / 10,
+                                    nic=nic, size=size, rate="1000"))
     else:
         for i, cfg in enumerate(["cpu-1ns", "cpu-8ns"]):
             for op in ("sync", "async"):
@@ -49,23 +52,45 @@ def results(study):
     return {"study": study, "clock": clock}, rows
 
 
+# What each study's plot must say its clock is, word for word (with the guest kernel the
+# results name): a plot of modelled figures labelled with the host's clock, or the
+# wrong shift, would mislead.
+HOST = "host-driven guest time (TCG), not a hardware time; Linux 6.1.0-57-amd64"
+CLOCKS = {"dma-api": HOST, "swiotlb": HOST,
+          "iommu-flush": "modelled time (-icount shift=5: 32 ns per guest instruction); "
+                         "Linux 6.1.0-57-amd64",
+          "offload": "modelled time (-icount), each configuration's own; "
+                     "Linux 6.1.0-57-amd64"}
+
+
 class PlotTests(unittest.TestCase):
+    def render(self, meta, rows, tmp):
+        paths = plots.render(meta, rows, os.path.join(tmp, meta["study"]))
+        self.assertEqual([os.path.splitext(p)[1] for p in paths], [".png", ".svg"])
+        with open(paths[0], "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        with open(paths[1]) as f:
+            # matplotlib writes text as glyph paths unless told otherwise, but keeps
+            # each text as an SVG comment
+            return f.read()
+
     def test_every_study(self):
         marks = {"iommu-flush": "2008 DMAR thread", "offload": "tcp_dma_copybreak",
                  "swiotlb": "copies of the buffer", "dma-api": "ns per call"}
         with tempfile.TemporaryDirectory() as tmp:
             for study in plots.PLOTS:
                 meta, rows = results(study)
-                paths = plots.render(meta, rows, os.path.join(tmp, study))
-                self.assertEqual([os.path.splitext(p)[1] for p in paths], [".png", ".svg"])
-                with open(paths[0], "rb") as f:
-                    self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
-                with open(paths[1]) as f:
-                    svg = f.read()
-                # matplotlib writes text as glyph paths unless told otherwise,
-                # but keeps each text as an SVG comment
-                for needle in (marks[study], "time"):
+                meta["kernel_version"] = "6.1.0-57-amd64"
+                svg = self.render(meta, rows, tmp)
+                for needle in (marks[study], CLOCKS[study]):
                     self.assertIn(needle, svg, "%s: %r" % (study, needle))
+
+    def test_the_shift_is_the_results_own(self):
+        meta, rows = results("iommu-flush")
+        with tempfile.TemporaryDirectory() as tmp:
+            svg = self.render(dict(meta, clock="icount-3"), rows, tmp)
+        self.assertIn("<!-- modelled time (-icount shift=3: 8 ns per guest instruction) -->",
+                      svg)
 
     def test_unknown_study_is_an_error(self):
         with self.assertRaises(KeyError):

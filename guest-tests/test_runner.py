@@ -337,7 +337,7 @@ class OptionTests(unittest.TestCase):
             with self.assertRaises(ValueError):
                 runner.parse_errors_expectation(bad)
 
-    def test_probe_qmp_and_min_descriptors(self):
+    def test_probe_qmp_and_min_descriptors_and_bytes(self):
         boot = runner.Boot()
         boot.lines = GOOD.splitlines()
         boot.stamps = [0.0] * len(boot.lines)
@@ -351,7 +351,9 @@ class OptionTests(unittest.TestCase):
                               ([], [], True),
                               (["--min-device-descriptors", "1210"], [], True),
                               (["--min-device-descriptors", "1211"], [],
-                               False)):
+                               False),
+                              (["--min-device-bytes", "6000"], [], True),
+                              (["--min-device-bytes", "6001"], [], False)):
             args = runner.make_parser().parse_args(["--judge-log", "x"] +
                                                    argv)
             boot.qmp_latencies = lat
@@ -574,19 +576,6 @@ class BootsTests(unittest.TestCase):
         self.assertEqual([r == [] for _, _, r in results],
                          [True, True, False])
         self.assertIn("fewer than the 4000", results[2][2][0])
-
-    def test_cmdline(self):
-        def cmd(*extra):
-            ap = runner.make_parser()
-            args = ap.parse_args(
-                ["--qemu", "q", "--kernel", "k", "--initrd", "i"] +
-                list(extra))
-            runner.check_args(ap, args)
-            return runner.build_cmdline(args)
-        self.assertIn("-no-reboot", cmd())
-        self.assertNotIn("-no-reboot", cmd("--boots", "3"))
-        # with -no-reboot QEMU would turn system_reset into a shutdown
-        self.assertNotIn("-no-reboot", cmd("--reset-on", "DMALAB: reset-me"))
 
 
 def load_tests(loader, tests, pattern):

@@ -16,6 +16,7 @@
 
 #include "../../common/testing/fake_memory.h"
 #include "dmalab/ioat/device.h"
+#include "../testing/offsets.h"
 
 namespace dmalab::ioat::fuzz
 {

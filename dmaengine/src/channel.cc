@@ -16,24 +16,14 @@ namespace dmalab::ioat
 namespace
 {
 
-using A = FieldAccess;
-
-// clang-format off
-constexpr std::array<RegDef<Channel>, R_CHANNEL_REG_COUNT> kChannelRegs = {{
-    // id             name           offset       width reset        fields                 read hook               write hook
-    {R_CHANCTRL,    "CHANCTRL",    CHANCTRL,    2,    0,           fields::CHANCTRL,      nullptr,                &Channel::write_chanctrl},
-    {R_DMA_COMP,    "DMA_COMP",    DMA_COMP,    2,    DMA_COMP_V2, fields::DMA_COMP,      nullptr,                nullptr},
-    {R_CHANCMD,     "CHANCMD",     CHANCMD,     1,    0,           fields::CHANCMD,       nullptr,                &Channel::write_chancmd},
-    {R_DMACOUNT,    "DMACOUNT",    DMACOUNT,    2,    0,           fields::DMACOUNT,      nullptr,                &Channel::write_dmacount},
-    {R_CHANSTS,     "CHANSTS",     CHANSTS,     8,    0,           fields::CHANSTS,       &Channel::read_chansts, nullptr},
-    {R_CHAINADDR,   "CHAINADDR",   CHAINADDR,   8,    0,           fields::ADDRESS,       nullptr,                nullptr},
-    {R_CHANCMP,     "CHANCMP",     CHANCMP,     8,    0,           fields::ADDRESS,       nullptr,                nullptr},
-    {R_CDAR,        "CDAR",        CDAR,        8,    0,           fields::CDAR,          nullptr,                nullptr},
-    {R_CHANERR,     "CHANERR",     CHANERR,     4,    0,           fields::CHANERR,       nullptr,                nullptr},
-    {R_CHANERR_MSK, "CHANERR_MSK", CHANERR_MSK, 4,    0,           fields::CHANERR_MSK,   nullptr,                nullptr},
-    {R_DCACTRL,     "DCACTRL",     DCACTRL,     4,    0,           fields::DCACTRL,       nullptr,                nullptr},
-}};
-// clang-format on
+constexpr RegHook<Channel> kChannelHooks[] = {
+    {"CHANCTRL", nullptr, &Channel::write_chanctrl},
+    {"CHANCMD", nullptr, &Channel::write_chancmd},
+    {"DMACOUNT", nullptr, &Channel::write_dmacount},
+    {"CHANSTS", &Channel::read_chansts, nullptr},
+};
+constexpr auto kChannelRegs =
+    bank_table<Channel, kChannelRegCount>(kChannelRegisters, kChannelHooks);
 static_assert(well_formed(kChannelRegs, kChannelStride));
 
 } // namespace
@@ -57,16 +47,16 @@ void Channel::reset()
     // them after the resets of its error and timeout recovery (ioat_eh, ioat_timer_event ->
     // ioat_reset_hw -> ioat_restart_channel, drivers/dma/ioat/dma.c): the completion address,
     // the interrupt and error-reporting controls, the error mask and DCA control.
-    uint64_t chanctrl = regs_.get(R_CHANCTRL);
-    uint64_t chancmp = regs_.get(R_CHANCMP);
-    uint64_t errmask = regs_.get(R_CHANERR_MSK);
-    uint64_t dcactrl = regs_.get(R_DCACTRL);
+    uint64_t chanctrl = regs_.get(channel_reg("CHANCTRL"));
+    uint64_t chancmp = regs_.get(channel_reg("CHANCMP"));
+    uint64_t errmask = regs_.get(channel_reg("CHANERR_MSK"));
+    uint64_t dcactrl = regs_.get(channel_reg("DCACTRL"));
     bool armed = armed_;
     regs_.reset();
-    regs_.set(R_CHANCTRL, chanctrl);
-    regs_.set(R_CHANCMP, chancmp);
-    regs_.set(R_CHANERR_MSK, errmask);
-    regs_.set(R_DCACTRL, dcactrl);
+    regs_.set(channel_reg("CHANCTRL"), chanctrl);
+    regs_.set(channel_reg("CHANCMP"), chancmp);
+    regs_.set(channel_reg("CHANERR_MSK"), errmask);
+    regs_.set(channel_reg("DCACTRL"), dcactrl);
     reset_state();
     // An interrupt arm the driver gave and no event used stays: after a timeout recovery the
     // driver does not re-arm before the next completion it waits for.
@@ -170,7 +160,7 @@ void Channel::write_chancmd(uint64_t, uint64_t written, uint64_t)
         if (state_ == ChanState::Suspended) {
             // Nothing fetched after the resume starts before it.
             model_end_ = std::max(model_end_, device_.now());
-            bool more = work_ || processed_ != regs_.get(R_DMACOUNT);
+            bool more = work_ || processed_ != regs_.get(channel_reg("DMACOUNT"));
             state_ = more ? ChanState::Active : ChanState::Done;
             if (more)
                 kick();
@@ -183,7 +173,7 @@ void Channel::write_dmacount(uint64_t, uint64_t, uint64_t)
     switch (state_) {
     case ChanState::Halted:
         // A halted channel restarts only once software has cleared its errors.
-        if (regs_.get(R_CHANERR) != 0)
+        if (regs_.get(channel_reg("CHANERR")) != 0)
             return;
         [[fallthrough]];
     case ChanState::Suspended:
@@ -195,8 +185,8 @@ void Channel::write_dmacount(uint64_t, uint64_t, uint64_t)
     case ChanState::Done:
         break;
     }
-    mark(static_cast<uint16_t>(regs_.get(R_DMACOUNT)), device_.now());
-    if (processed_ != regs_.get(R_DMACOUNT) || work_) {
+    mark(static_cast<uint16_t>(regs_.get(channel_reg("DMACOUNT"))), device_.now());
+    if (processed_ != regs_.get(channel_reg("DMACOUNT")) || work_) {
         // ACTIVE before this write returns: ioat_alloc_chan_resources() polls CHANSTS for only
         // ~20 us after starting the null descriptor.
         state_ = ChanState::Active;
@@ -233,7 +223,7 @@ void Channel::start_from_chainaddr()
     // the first descriptor it has not seen complete.
     epoch_++;
     work_.reset();
-    next_desc_ = regs_.get(R_CHAINADDR);
+    next_desc_ = regs_.get(channel_reg("CHAINADDR"));
     processed_ = 0;
     state_ = ChanState::Done;
     model_end_ = 0;
@@ -327,7 +317,7 @@ template <class IO, class S> void Channel::io_stats(IO& io, S& s)
 
 void Channel::save(StateWriter& w) const
 {
-    for (unsigned i = 0; i < R_CHANNEL_REG_COUNT; i++)
+    for (unsigned i = 0; i < kChannelRegCount; i++)
         w.u64(regs_.get(i));
     w.u8(static_cast<uint8_t>(state_));
     StateSave save(w);
@@ -345,7 +335,7 @@ void Channel::save(StateWriter& w) const
 bool Channel::load(StateReader& r)
 {
     power_on_reset();
-    for (unsigned i = 0; i < R_CHANNEL_REG_COUNT; i++)
+    for (unsigned i = 0; i < kChannelRegCount; i++)
         regs_.set(i, r.u64());
     uint8_t st = r.u8();
     if (st > static_cast<uint8_t>(ChanState::Halted))

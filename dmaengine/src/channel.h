@@ -14,22 +14,6 @@
 namespace dmalab::ioat
 {
 
-// Register indices: positions in the channel's register table.
-enum ChannelReg : unsigned {
-    R_CHANCTRL,
-    R_DMA_COMP,
-    R_CHANCMD,
-    R_DMACOUNT,
-    R_CHANSTS,
-    R_CHAINADDR,
-    R_CHANCMP,
-    R_CDAR,
-    R_CHANERR,
-    R_CHANERR_MSK,
-    R_DCACTRL,
-    R_CHANNEL_REG_COUNT
-};
-
 class Channel
 {
   public:
@@ -94,7 +78,7 @@ class Channel
     void kick();
     void arm(uint64_t when);
     void disarm_timer();
-    uint16_t chanctrl() const { return static_cast<uint16_t>(regs_.get(R_CHANCTRL)); }
+    uint16_t chanctrl() const { return static_cast<uint16_t>(regs_.get(channel_reg("CHANCTRL"))); }
     MemAttrs attrs() const;
     // True while nothing has reset or restarted the channel since `epoch` was read: a host
     // callback (DMA, interrupt) can reach back into the device.

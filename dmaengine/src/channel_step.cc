@@ -53,7 +53,7 @@ void Channel::step()
     rerun_ = false;
     while (state_ == ChanState::Active && still(epoch)) {
         if (!work_) {
-            if (processed_ == regs_.get(R_DMACOUNT)) {
+            if (processed_ == regs_.get(channel_reg("DMACOUNT"))) {
                 state_ = ChanState::Done;
                 break;
             }
@@ -115,7 +115,7 @@ bool Channel::fetch(Budget& budget)
 {
     const uint64_t epoch = epoch_;
     uint64_t addr = next_desc_;
-    regs_.set(R_CDAR, addr);
+    regs_.set(channel_reg("CDAR"), addr);
     if (addr & (kDescriptorAlign - 1)) {
         halt(CHANERR_NEXT_DESC_ALIGN_ERR);
         return false;
@@ -131,7 +131,7 @@ bool Channel::fetch(Budget& budget)
     budget.descriptors--;
     DmaDescriptor desc = decode(raw);
     uint32_t err = validate(desc);
-    if (err & ~static_cast<uint32_t>(regs_.get(R_CHANERR_MSK))) {
+    if (err & ~static_cast<uint32_t>(regs_.get(channel_reg("CHANERR_MSK")))) {
         halt(err);
         return false;
     }
@@ -203,7 +203,7 @@ Channel::Next Channel::data_phase(Budget& budget, uint64_t now, uint64_t& wake)
         budget.bytes -= std::min(budget.bytes, std::max<uint64_t>(r.bytes, 1));
         if (r.failed != CopyResult::None) {
             uint32_t err = data_error(r.failed);
-            if (err & ~static_cast<uint32_t>(regs_.get(R_CHANERR_MSK))) {
+            if (err & ~static_cast<uint32_t>(regs_.get(channel_reg("CHANERR_MSK")))) {
                 halt(err, r.error);
                 return Next::Stop;
             }
@@ -250,7 +250,7 @@ void Channel::complete()
     if (Observer* o = device_.host().observer)
         o->completed(index_, w.addr, w.moved);
     const uint64_t epoch = epoch_;
-    bool caught_up = processed_ == regs_.get(R_DMACOUNT);
+    bool caught_up = processed_ == regs_.get(channel_reg("DMACOUNT"));
     if (w.desc.ctl & ctl::COMPL_WRITE) {
         ChanState st = caught_up ? ChanState::Done : ChanState::Active;
         bool ok =
@@ -273,7 +273,7 @@ void Channel::complete()
 void Channel::halt(uint32_t chanerr, const DmaResult& why, bool write_status)
 {
     const uint64_t epoch = epoch_;
-    regs_.set(R_CHANERR, regs_.get(R_CHANERR) | chanerr);
+    regs_.set(channel_reg("CHANERR"), regs_.get(channel_reg("CHANERR")) | chanerr);
     state_ = ChanState::Halted;
     work_.reset();
     stats_.errors++;
@@ -289,7 +289,8 @@ void Channel::halt(uint32_t chanerr, const DmaResult& why, bool write_status)
         if (!still(epoch))
             return;
         if (!ok)
-            regs_.set(R_CHANERR, regs_.get(R_CHANERR) | CHANERR_COMPLETION_ADDR_ERR);
+            regs_.set(channel_reg("CHANERR"),
+                      regs_.get(channel_reg("CHANERR")) | CHANERR_COMPLETION_ADDR_ERR);
     }
     if (chanctrl() & CHANCTRL_ERR_INT_EN)
         signal_interrupt();
@@ -297,7 +298,7 @@ void Channel::halt(uint32_t chanerr, const DmaResult& why, bool write_status)
 
 bool Channel::write_completion(uint64_t status)
 {
-    uint64_t where = regs_.get(R_CHANCMP);
+    uint64_t where = regs_.get(channel_reg("CHANCMP"));
     uint8_t buf[8];
     store_le(buf, status, 8);
     if (wraps(where, sizeof buf))

@@ -14,40 +14,10 @@ namespace dmalab::ioat
 namespace
 {
 
-// Register indices: positions in kGlobalRegs.
-enum : unsigned {
-    R_CHANCNT,
-    R_XFERCAP,
-    R_GENCTRL,
-    R_INTRCTRL,
-    R_ATTNSTATUS,
-    R_CBVER,
-    R_PERPORTOFFSET,
-    R_INTRDELAY,
-    R_CS_STATUS,
-    R_DMACAPABILITY,
-    R_DCAOFFSET,
-    R_GLOBAL_COUNT
+constexpr RegHook<Ioat> kGlobalHooks[] = {
+    {"INTRCTRL", &Ioat::read_intrctrl, &Ioat::write_intrctrl},
 };
-
-// Reset values that depend on the configuration (CHANCNT, XFERCAP, CBVER, DMACAPABILITY) are
-// set per device at construction.
-// clang-format off
-constexpr std::array<RegDef<Ioat>, R_GLOBAL_COUNT> kGlobalRegs = {{
-    // id               name             offset         width reset                       fields                   read hook            write hook
-    {R_CHANCNT,       "CHANCNT",       CHANCNT,       1,    0,                          fields::CHANCNT,         nullptr,             nullptr},
-    {R_XFERCAP,       "XFERCAP",       XFERCAP,       1,    0,                          fields::XFERCAP,         nullptr,             nullptr},
-    {R_GENCTRL,       "GENCTRL",       GENCTRL,       1,    0,                          fields::GENCTRL,         nullptr,             nullptr},
-    {R_INTRCTRL,      "INTRCTRL",      INTRCTRL,      1,    0,                          fields::INTRCTRL,        &Ioat::read_intrctrl, &Ioat::write_intrctrl},
-    {R_ATTNSTATUS,    "ATTNSTATUS",    ATTNSTATUS,    4,    0,                          fields::ATTNSTATUS,      nullptr,             nullptr},
-    {R_CBVER,         "CBVER",         CBVER,         1,    0,                          fields::CBVER,           nullptr,             nullptr},
-    {R_PERPORTOFFSET, "PERPORTOFFSET", PERPORTOFFSET, 2,    kChannelStride,             fields::PERPORTOFFSET,   nullptr,             nullptr},
-    {R_INTRDELAY,     "INTRDELAY",     INTRDELAY,     2,    INTRDELAY_COALESCE_SUPPORT, fields::INTRDELAY,       nullptr,             nullptr},
-    {R_CS_STATUS,     "CS_STATUS",     CS_STATUS,     2,    0,                          fields::CS_STATUS,       nullptr,             nullptr},
-    {R_DMACAPABILITY, "DMACAPABILITY", DMACAPABILITY, 4,    0,                          fields::DMACAPABILITY,   nullptr,             nullptr},
-    {R_DCAOFFSET,     "DCAOFFSET",     DCAOFFSET,     2,    0,                          fields::DCAOFFSET,       nullptr,             nullptr},
-}};
-// clang-format on
+constexpr auto kGlobalRegs = bank_table<Ioat, kGlobalRegCount>(kGlobalRegisters, kGlobalHooks);
 static_assert(well_formed(kGlobalRegs, kChannelStride));
 
 TimingPolicy::Params timing_params(const Config& c)
@@ -86,10 +56,10 @@ Ioat::Ioat(const Config& config, const Host& host)
       regs_(*this, kGlobalRegs, kChannelStride, host.log, "dmalab-ioat")
 {
     assert(check(config_) == nullptr && "validate the configuration with Ioat::check()");
-    regs_.set_reset_value(R_CHANCNT, config_.channels);
-    regs_.set_reset_value(R_XFERCAP, config_.xfercap_log);
-    regs_.set_reset_value(R_CBVER, config_.cbver);
-    regs_.set_reset_value(R_DMACAPABILITY, config_.dmacap);
+    regs_.set_reset_value(global_reg("CHANCNT"), config_.channels);
+    regs_.set_reset_value(global_reg("XFERCAP"), config_.xfercap_log);
+    regs_.set_reset_value(global_reg("CBVER"), config_.cbver);
+    regs_.set_reset_value(global_reg("DMACAPABILITY"), config_.dmacap);
     for (unsigned i = 0; i < config_.channels; i++)
         channels_.push_back(std::make_unique<Channel>(*this, i));
     reset();
@@ -155,7 +125,7 @@ void Ioat::mmio_write(uint32_t offset, uint64_t value, unsigned size)
 uint64_t Ioat::read_intrctrl(uint64_t stored)
 {
     uint64_t v = stored;
-    if (regs_.get(R_ATTNSTATUS)) {
+    if (regs_.get(global_reg("ATTNSTATUS"))) {
         v |= INTRCTRL_INT_STATUS;
         if (stored & INTRCTRL_MASTER_INT_EN)
             v |= INTRCTRL_INT;
@@ -173,7 +143,8 @@ bool Ioat::update_line()
     // The shared interrupt (INTx) is high while a channel asks for attention and interrupts
     // are enabled; the single-vector handler (ioat_dma_do_interrupt) reads ATTNSTATUS, which
     // clears it and so lowers the line.
-    bool level = (regs_.get(R_INTRCTRL) & INTRCTRL_MASTER_INT_EN) && regs_.get(R_ATTNSTATUS);
+    bool level = (regs_.get(global_reg("INTRCTRL")) & INTRCTRL_MASTER_INT_EN) &&
+                 regs_.get(global_reg("ATTNSTATUS"));
     if (level == line_)
         return false;
     line_ = level;
@@ -182,8 +153,8 @@ bool Ioat::update_line()
 
 bool Ioat::channel_interrupt(unsigned channel)
 {
-    regs_.set(R_ATTNSTATUS, regs_.get(R_ATTNSTATUS) | 1u << channel);
-    uint64_t intrctrl = regs_.get(R_INTRCTRL);
+    regs_.set(global_reg("ATTNSTATUS"), regs_.get(global_reg("ATTNSTATUS")) | 1u << channel);
+    uint64_t intrctrl = regs_.get(global_reg("INTRCTRL"));
     const bool master = intrctrl & INTRCTRL_MASTER_INT_EN;
     const bool per_channel = intrctrl & INTRCTRL_MSIX_VECTOR_CONTROL;
     // The master enable gates the shared interrupt (INTx, and the one message of MSI or of
@@ -226,7 +197,7 @@ void Ioat::save(StateWriter& w) const
     w.u32(kStateMagic);
     w.u16(kStateVersion);
     w.u8(static_cast<uint8_t>(channels_.size()));
-    for (unsigned i = 0; i < R_GLOBAL_COUNT; i++)
+    for (unsigned i = 0; i < kGlobalRegCount; i++)
         w.u64(regs_.get(i));
     // The model's own policy; one set with set_policy() migrates with whoever owns it.
     timing_.save(w);
@@ -239,12 +210,13 @@ bool Ioat::load(StateReader& r)
     reset();
     if (r.u32() != kStateMagic || r.u16() != kStateVersion || r.u8() != channels_.size())
         r.reject();
-    for (unsigned i = 0; i < R_GLOBAL_COUNT && r.ok(); i++) {
+    for (unsigned i = 0; i < kGlobalRegCount && r.ok(); i++) {
         uint64_t v = r.u64();
         // What the properties set (channels, xfercap, cbver, dmacap) is the destination's
         // own configuration: a stream from a device configured otherwise is refused, never
         // taken over.
-        if (i == R_CHANCNT || i == R_XFERCAP || i == R_CBVER || i == R_DMACAPABILITY) {
+        if (i == global_reg("CHANCNT") || i == global_reg("XFERCAP") || i == global_reg("CBVER") ||
+            i == global_reg("DMACAPABILITY")) {
             if (v != regs_.get(i))
                 r.reject();
             continue;

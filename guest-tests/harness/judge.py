@@ -398,6 +398,8 @@ def counter_expectations(args):
     out = ["--expect-vtd %s" % e for e in args.expect_vtd]
     if args.min_device_descriptors:
         out.append("--min-device-descriptors %d" % args.min_device_descriptors)
+    if args.min_device_bytes:
+        out.append("--min-device-bytes %d" % args.min_device_bytes)
     if parse_errors_expectation(args.expect_device_errors) != (0, False):
         out.append("--expect-device-errors %s" % args.expect_device_errors)
     return out
@@ -431,6 +433,9 @@ def judge_counters(facts, boot, args):
         reasons.append("dmalab-ioat completed %d descriptors, expected at "
                        "least %d" % (total["descriptors"],
                                      args.min_device_descriptors))
+    if total["bytes"] < args.min_device_bytes:
+        reasons.append("dmalab-ioat moved %d bytes, expected at least %d" % (
+            total["bytes"], args.min_device_bytes))
     want, at_least = parse_errors_expectation(args.expect_device_errors)
     if at_least and total["errors"] < want:
         reasons.append("dmalab-ioat counted %d channel error(s), expected "

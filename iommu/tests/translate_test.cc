@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "dmalab/vtd/faults.h"
 #include "rig.h"
 
 namespace dmalab::vtd::testing
@@ -309,15 +310,37 @@ TEST(Cost, WalksAreChargedToTheRequester)
 // contiguous pages, holes, read-only pages, a 2 MiB page) it leaves
 // the unit exactly as the same translate() calls do (counters, modelled cost, fault records, what
 // the IOTLB then holds), and its run ends where the first page that faults or is not contiguous
-// begins.
+// begins. Twenty more rounds have the stale-translation audit on and a page in the middle of
+// the run remapped without an invalidation (every cached page is audited, the stale one
+// reported), or a fault plan that fails the translation of a page in the middle of the run
+// (the run stops there, the fault recorded): the one-pass path of a run must leave both to
+// translate().
 TEST(Run, EqualsPageByPageTranslation)
 {
     Prng prng(11);
-    for (unsigned round = 0; round < 80; round++) {
+    // The middle page of rounds with the audit or a fault plan: pages 8 to 39 are mapped
+    // contiguously there, so that runs reach it.
+    constexpr uint64_t kMiddle = (4u << 20) + (24 << 12);
+    static_assert(kMiddle == 0x418000);
+    const char* plan = R"({"rules": [{"kind": "translation-fault", "reason": 5,
+                                      "range": ["0x418000", "0x419000"]}]})";
+    for (unsigned round = 0; round < 100; round++) {
+        const bool audit = round >= 80 && round % 2 == 0, planned = round >= 80 && round % 2;
         Config c;
         c.iotlb_entries = 64; // small: evictions happen within a run
         c.iotlb_ways = 4;
+        c.audit = audit;
+        faults::Injector ia, ib; // outlive the units that point at them
         Rig a(c), b(c);
+        if (planned) {
+            std::string err;
+            auto p = faults::parse_plan(plan, fault_spec(), "vtd0", &err);
+            ASSERT_TRUE(p) << err;
+            ia.set_plan(*p);
+            ib.set_plan(*p);
+            a.unit.set_injector(&ia);
+            b.unit.set_injector(&ib);
+        }
         uint64_t pa = a.basic(), pb = b.basic();
         EXPECT_EQ(pa, pb);
         // 64 pages from 4 MiB: each mapped (contiguous with the one before, or not), left
@@ -326,6 +349,8 @@ TEST(Run, EqualsPageByPageTranslation)
         for (uint64_t i = 0; i < 64; i++) {
             unsigned kind = static_cast<unsigned>(prng.upto(15));
             uint64_t iova = (4u << 20) + (i << 12);
+            if ((audit || planned) && i >= 8 && i < 40)
+                kind = 3; // mapped, writable, contiguous
             if (kind == 0)
                 continue; // hole: faults
             if (kind == 1)
@@ -345,8 +370,25 @@ TEST(Run, EqualsPageByPageTranslation)
         }
         uint64_t iova = (2u << 20) + (prng.upto(767) << 12) + prng.upto(4095);
         uint64_t len = 1 + prng.upto(300u << 10);
+        if (audit) {
+            // The middle page cached, then unmapped and mapped elsewhere without a flush.
+            a.read(kMiddle);
+            b.read(kMiddle);
+            a.map(pa, kMiddle, 0xf00000);
+            b.map(pb, kMiddle, 0xf00000);
+        }
+        if (audit || planned) {
+            // From before the middle page to past it.
+            iova = kMiddle - ((1 + prng.upto(15)) << 12) + prng.upto(4095);
+            len = kMiddle + ((1 + prng.upto(15)) << 12) - iova;
+        }
         unsigned perm = prng.upto(1) ? Unit::kWrite : Unit::kRead;
+        const uint64_t injected = ia.total();
         Unit::Run run = a.unit.translate_run(0x0010, iova, len, perm);
+        if (planned) {
+            EXPECT_EQ(run.len, kMiddle - iova) << round << ": the run went past the fault";
+            EXPECT_EQ(ia.total(), injected + 1) << round;
+        }
         // The same pages one at a time, stopping as the run must.
         Translation f = b.unit.translate(0x0010, iova, perm);
         uint64_t want = 0;
@@ -371,6 +413,12 @@ TEST(Run, EqualsPageByPageTranslation)
         EXPECT_EQ(a.unit.take_cost(0x0010), b.unit.take_cost(0x0010));
         for (unsigned i = 0; i < 8; i++)
             EXPECT_EQ(a.r64(FRCD + 16 * i + 8), b.r64(FRCD + 16 * i + 8));
+        // What the rounds with the audit or a plan are for happened in both.
+        ASSERT_EQ(a.rec.stales.size(), b.rec.stales.size()) << round;
+        EXPECT_EQ(ia.total(), ib.total()) << round;
+        if (audit) {
+            EXPECT_FALSE(b.rec.stales.empty()) << round << ": the stale page was not audited";
+        }
         // The page translated last first (the unit answers it from the entry it used
         // last), then what the IOTLB holds: the same answers, hits and misses page by page.
         if (run.first.ok) {

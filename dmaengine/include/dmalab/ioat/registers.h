@@ -17,32 +17,6 @@ inline constexpr uint32_t kRegWindow = DMALAB_IOAT_REG_WINDOW;
 inline constexpr unsigned kMaxChannels = DMALAB_IOAT_MAX_CHANNELS; // CHANCNT has 5 bits
 static_assert(kChannelStride * (kMaxChannels + 1) <= kRegWindow);
 
-// Global registers.
-inline constexpr uint32_t CHANCNT = 0x00;       // 8-bit, RO, bits 4:0
-inline constexpr uint32_t XFERCAP = 0x01;       // 8-bit, RO, log2 of max transfer size
-inline constexpr uint32_t GENCTRL = 0x02;       // 8-bit
-inline constexpr uint32_t INTRCTRL = 0x03;      // 8-bit
-inline constexpr uint32_t ATTNSTATUS = 0x04;    // 32-bit, one bit per channel
-inline constexpr uint32_t CBVER = 0x08;         // 8-bit, major.minor nibbles
-inline constexpr uint32_t PERPORTOFFSET = 0x0a; // 16-bit
-inline constexpr uint32_t INTRDELAY = 0x0c;     // 16-bit
-inline constexpr uint32_t CS_STATUS = 0x0e;     // 16-bit, device status
-inline constexpr uint32_t DMACAPABILITY = 0x10; // 32-bit
-inline constexpr uint32_t DCAOFFSET = 0x14;     // 16-bit
-
-// Per-channel registers, offsets within the channel's 0x80-byte window.
-inline constexpr uint32_t CHANCTRL = 0x00;    // 16-bit
-inline constexpr uint32_t DMA_COMP = 0x02;    // 16-bit, RO
-inline constexpr uint32_t CHANCMD = 0x04;     // 8-bit
-inline constexpr uint32_t DMACOUNT = 0x06;    // 16-bit
-inline constexpr uint32_t CHANSTS = 0x08;     // 64-bit, RO
-inline constexpr uint32_t CHAINADDR = 0x10;   // 64-bit
-inline constexpr uint32_t CHANCMP = 0x18;     // 64-bit, completion write-back address
-inline constexpr uint32_t CDAR = 0x20;        // 64-bit, RO, current descriptor address
-inline constexpr uint32_t CHANERR = 0x28;     // 32-bit, RW1C
-inline constexpr uint32_t CHANERR_MSK = 0x2c; // 32-bit
-inline constexpr uint32_t DCACTRL = 0x30;     // 32-bit
-
 // Register fields, with the access each has. Bits outside every field are reserved.
 namespace fields
 {
@@ -83,6 +57,66 @@ inline constexpr Field DCACTRL[] = {{"TARGET_CPU", 0, 16, A::RW}, {"CMPL_WRITE_E
 // clang-format on
 } // namespace fields
 
+// DMA_COMP: the completion-writeback versions the channel supports.
+inline constexpr uint16_t DMA_COMP_V1 = 0x0001;
+inline constexpr uint16_t DMA_COMP_V2 = 0x0002;
+
+// The register maps, each register's one declaration: name (Linux's, drivers/dma/ioat/
+// registers.h), offset, width, reset value and fields. The banks' tables, every register
+// index (global_reg(), channel_reg()) and offset (global_offset(), channel_offset()) derive
+// from them; device.cc and channel.cc give registers their behaviour by name. Reset values
+// that depend on the configuration (CHANCNT, XFERCAP, CBVER, DMACAPABILITY) are set per
+// device at construction.
+// clang-format off
+inline constexpr RegSpec kGlobalRegisters[] = {
+    // name            offset width reset                                       fields
+    {"CHANCNT",        0x00,  1,    0,                                          fields::CHANCNT},
+    {"XFERCAP",        0x01,  1,    0,                                          fields::XFERCAP},
+    {"GENCTRL",        0x02,  1,    0,                                          fields::GENCTRL},
+    {"INTRCTRL",       0x03,  1,    0,                                          fields::INTRCTRL},
+    {"ATTNSTATUS",     0x04,  4,    0,                                          fields::ATTNSTATUS},
+    {"CBVER",          0x08,  1,    0,                                          fields::CBVER},
+    {"PERPORTOFFSET",  0x0a,  2,    kChannelStride,                             fields::PERPORTOFFSET},
+    {"INTRDELAY",      0x0c,  2,    field_mask(fields::INTRDELAY, "COALESCE_SUPPORT"), fields::INTRDELAY},
+    {"CS_STATUS",      0x0e,  2,    0,                                          fields::CS_STATUS},
+    {"DMACAPABILITY",  0x10,  4,    0,                                          fields::DMACAPABILITY},
+    {"DCAOFFSET",      0x14,  2,    0,                                          fields::DCAOFFSET},
+};
+// Per channel, offsets within the channel's 0x80-byte window.
+inline constexpr RegSpec kChannelRegisters[] = {
+    {"CHANCTRL",       0x00,  2,    0,                                          fields::CHANCTRL},
+    {"DMA_COMP",       0x02,  2,    DMA_COMP_V2,                                fields::DMA_COMP},
+    {"CHANCMD",        0x04,  1,    0,                                          fields::CHANCMD},
+    {"DMACOUNT",       0x06,  2,    0,                                          fields::DMACOUNT},
+    {"CHANSTS",        0x08,  8,    0,                                          fields::CHANSTS},
+    {"CHAINADDR",      0x10,  8,    0,                                          fields::ADDRESS},
+    {"CHANCMP",        0x18,  8,    0,                                          fields::ADDRESS}, // completion write-back address
+    {"CDAR",           0x20,  8,    0,                                          fields::CDAR},    // current descriptor address
+    {"CHANERR",        0x28,  4,    0,                                          fields::CHANERR},
+    {"CHANERR_MSK",    0x2c,  4,    0,                                          fields::CHANERR_MSK},
+    {"DCACTRL",        0x30,  4,    0,                                          fields::DCACTRL},
+};
+// clang-format on
+inline constexpr unsigned kGlobalRegCount = reg_count(kGlobalRegisters);
+inline constexpr unsigned kChannelRegCount = reg_count(kChannelRegisters);
+
+consteval unsigned global_reg(std::string_view name)
+{
+    return reg_index(kGlobalRegisters, name);
+}
+consteval unsigned channel_reg(std::string_view name)
+{
+    return reg_index(kChannelRegisters, name);
+}
+consteval uint32_t global_offset(std::string_view name)
+{
+    return reg_offset(kGlobalRegisters, name);
+}
+consteval uint32_t channel_offset(std::string_view name)
+{
+    return reg_offset(kChannelRegisters, name);
+}
+
 // Field masks, derived from the field tables above.
 inline constexpr uint8_t GENCTRL_DEBUG_EN = field_mask(fields::GENCTRL, "DEBUG_EN");
 
@@ -121,9 +155,6 @@ inline constexpr uint16_t CHANCTRL_DESC_ADDR_SNOOP_CONTROL =
 inline constexpr uint16_t CHANCTRL_CHANNEL_IN_USE = field_mask(fields::CHANCTRL, "CHANNEL_IN_USE");
 inline constexpr uint16_t CHANCTRL_COMPL_DCA_EN = field_mask(fields::CHANCTRL, "COMPL_DCA_EN");
 inline constexpr uint16_t CHANCTRL_PRIORITY_MASK = field_mask(fields::CHANCTRL, "PRIORITY");
-
-inline constexpr uint16_t DMA_COMP_V1 = 0x0001;
-inline constexpr uint16_t DMA_COMP_V2 = 0x0002;
 
 inline constexpr uint8_t CHANCMD_START = field_mask(fields::CHANCMD, "START");
 inline constexpr uint8_t CHANCMD_APPEND = field_mask(fields::CHANCMD, "APPEND");
