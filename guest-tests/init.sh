@@ -360,10 +360,11 @@ report_channels
 if [ "$SCENARIO" = memcpy ]; then
 	EX_PARAMS="$EX_PARAMS $(mod_params dmalab_exercise)"
 	EX_PARAMS=${EX_PARAMS% }
-	# mode=copycost reads the remapping unit's invalidation queue (sgcost.c)
+	# mode=copycost reads the remapping unit's invalidation queue (sgcost.c),
+	# mode=irfault its interrupt remapping table (irfault.c)
 	VTD_ADDR=/sys/class/iommu/dmar0/intel-iommu/address
 	case " $EX_PARAMS " in
-	*" mode=copycost "*)
+	*" mode=copycost "* | *" mode=irfault "*)
 		[ -r $VTD_ADDR ] && EX_PARAMS="$EX_PARAMS vtd_base=0x$(cat $VTD_ADDR)" ;;
 	esac
 	[ -n "$SWIOTLB_STATS" ] && swiotlb_start
