@@ -132,16 +132,26 @@ report_bound() {
 	[ "$n" -gt 0 ] || say "ioatdma not bound"
 }
 
-# Interrupt lines of ioatdma: "irq <count summed over CPUs> <rest of the line>".
+# Interrupt lines of ioatdma: "irq <count summed over CPUs> <rest of the line>", then
+# "ioat irq cpus <how many CPUs took at least one of them>".
 report_irqs() {
 	awk '/ioat/ {
 		n = 0
-		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++)
+		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) {
 			n += $i
+			if ($i > 0)
+				took[i] = 1
+		}
 		s = ""
 		for (; i <= NF; i++)
 			s = s " " $i
 		print "DMALAB: irq " n s
+	}
+	END {
+		c = 0
+		for (i in took)
+			c++
+		print "DMALAB: ioat irq cpus " c
 	}' /proc/interrupts
 }
 
