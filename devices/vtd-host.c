@@ -153,9 +153,11 @@ static bool host_send_msi(void *opaque, uint64_t address, uint32_t data,
 
 /*
  * A message in the interrupt range goes to the APIC as an interrupt (as
- * QEMU's other x86 IOMMUs send theirs), not through memory dispatch.
+ * QEMU's other x86 IOMMUs send theirs), not through memory dispatch. Bits
+ * 63:32 of the address carry an x2APIC destination's bits 31:8, as QEMU's
+ * APIC takes them.
  */
-static void dmalab_vtd_send_apic(uint64_t address, uint32_t data)
+void dmalab_vtd_send_apic(uint64_t address, uint32_t data)
 {
     MSIMessage msi = { .address = address, .data = data };
 
@@ -163,7 +165,10 @@ static void dmalab_vtd_send_apic(uint64_t address, uint32_t data)
     apic_get_class(NULL)->send_msi(&msi);
 }
 
-/* Sends what the model queued; needs the BQL, and s->lock not held. */
+/*
+ * Sends what the model queued and tells the IEC listeners; needs the BQL,
+ * and s->lock not held.
+ */
 void dmalab_vtd_send_pending(void *opaque)
 {
     DmalabVtdState *s = opaque;
@@ -178,12 +183,13 @@ void dmalab_vtd_send_pending(void *opaque)
     for (i = 0; i < n; i++) {
         dmalab_vtd_send_apic(msgs[i].address, msgs[i].data);
     }
+    dmalab_vtd_iec_flush(s);
 }
 
 /* Drops s->lock after a call into the model, then sends its messages. */
 void dmalab_vtd_unlock(DmalabVtdState *s)
 {
-    bool pending = s->npending != 0;
+    bool pending = s->npending != 0 || s->iec_pending;
 
     qemu_mutex_unlock(&s->lock);
     if (!pending) {
@@ -235,6 +241,47 @@ static void trace_event_refused(void *opaque, bool fault, uint64_t address,
 {
     trace_dmalab_vtd_event_refused(fault ? "fault" : "invalidation", address,
                                    data);
+}
+
+static void trace_interrupt(void *opaque, uint16_t sid, uint64_t address,
+                            uint32_t data, bool ok, bool remapped,
+                            uint32_t index, uint64_t out_address,
+                            uint32_t out_data, uint8_t reason, bool recorded)
+{
+    if (ok) {
+        trace_dmalab_vtd_interrupt(PCI_BUS_NUM(sid), PCI_SLOT(sid & 0xff),
+                                   PCI_FUNC(sid & 0xff), address, data,
+                                   remapped, index, out_address, out_data);
+    } else {
+        trace_dmalab_vtd_ir_fault(PCI_BUS_NUM(sid), PCI_SLOT(sid & 0xff),
+                                  PCI_FUNC(sid & 0xff), address, data, index,
+                                  reason, recorded);
+    }
+}
+
+/*
+ * Called by the model with s->lock held: note the invalidation, and tell
+ * QEMU's listeners once the lock is dropped (dmalab_vtd_iec_flush).
+ */
+static void trace_iec_invalidated(void *opaque, bool global, uint32_t index,
+                                  unsigned im, uint64_t dropped)
+{
+    DmalabVtdState *s = opaque;
+
+    trace_dmalab_vtd_iec_invalidated(global, index, im, dropped);
+    if (s->iec_pending || global) {
+        s->iec_global = true;
+    } else {
+        s->iec_index = index;
+        s->iec_mask = im;
+    }
+    s->iec_pending = true;
+}
+
+static void trace_ir_state(void *opaque, bool enabled, uint64_t table,
+                           unsigned entries, bool x2apic)
+{
+    trace_dmalab_vtd_ir_state(enabled, table, entries, x2apic);
 }
 
 static void trace_injected(void *opaque, const char *rule, const char *kind,
@@ -359,40 +406,6 @@ static int dmalab_vtd_notify_flag_changed(IOMMUMemoryRegion *iommu,
     return 0;
 }
 
-/*
- * Writes to 0xFEEx_xxxx from a device behind the unit are interrupt requests
- * (VT-d 3.14), not DMA: without interrupt remapping they go on to the APIC.
- */
-static MemTxResult dmalab_vtd_intr_write(void *opaque, hwaddr addr,
-                                         uint64_t value, unsigned size,
-                                         MemTxAttrs attrs)
-{
-    dmalab_vtd_send_apic(DMALAB_VTD_INTR_BASE + addr, value);
-    return MEMTX_OK;
-}
-
-static MemTxResult dmalab_vtd_intr_read(void *opaque, hwaddr addr,
-                                        uint64_t *data, unsigned size,
-                                        MemTxAttrs attrs)
-{
-    *data = 0;
-    return MEMTX_ERROR;
-}
-
-static const MemoryRegionOps dmalab_vtd_intr_ops = {
-    .read_with_attrs = dmalab_vtd_intr_read,
-    .write_with_attrs = dmalab_vtd_intr_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .impl = {
-        .min_access_size = 4,
-        .max_access_size = 4,
-    },
-    .valid = {
-        .min_access_size = 4,
-        .max_access_size = 4,
-    },
-};
-
 static guint dmalab_vtd_key_hash(gconstpointer v)
 {
     const DmalabVtdKey *k = v;
@@ -429,8 +442,7 @@ static AddressSpace *dmalab_vtd_find_as(PCIBus *bus, void *opaque, int devfn)
                              UINT64_MAX);
     memory_region_init_alias(&sp->nodmar, OBJECT(s), "dmalab-vtd-nodmar",
                              &s->nodmar, 0, memory_region_size(&s->nodmar));
-    memory_region_init_io(&sp->intr, OBJECT(s), &dmalab_vtd_intr_ops, sp,
-                          "dmalab-vtd-intr", DMALAB_VTD_INTR_SIZE);
+    dmalab_vtd_intr_init(sp);
     memory_region_add_subregion_overlap(&sp->root, 0,
                                         MEMORY_REGION(&sp->iommu), 0);
     memory_region_add_subregion_overlap(&sp->root, 0, &sp->nodmar, 0);
@@ -492,6 +504,9 @@ const DmalabVtdTrace dmalab_vtd_trace = {
     .queue_error = trace_queue_error,
     .injected = trace_injected,
     .event_refused = trace_event_refused,
+    .interrupt = trace_interrupt,
+    .iec_invalidated = trace_iec_invalidated,
+    .ir_state = trace_ir_state,
 };
 
 void dmalab_vtd_iommu_mr_class_init(ObjectClass *klass, void *data)

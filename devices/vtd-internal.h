@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * dmalab-vtd's glue: what vtd.c (the device: registers, properties, life
- * cycle, migration, ACPI) and vtd-host.c (what the unit reaches in QEMU, and
- * the address spaces it gives PCI devices) share.
+ * dmalab-vtd's glue: what vtd.c (the device: registers, life cycle,
+ * migration, ACPI), vtd-props.c (its QOM properties), vtd-host.c (what the
+ * unit reaches in QEMU, and the address spaces it gives PCI devices) and
+ * vtd-ir.c (interrupt requests) share.
  */
 
 #ifndef HW_DMALAB_VTD_INTERNAL_H
@@ -29,8 +30,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(DmalabVtdState, DMALAB_VTD)
 
 typedef struct DmalabVtdSpace {
     struct DmalabVtdState *s;
-    PCIBus *bus;
+    PCIBus *bus;        /* NULL for the IOAPIC's */
     uint8_t devfn;
+    uint16_t sid;       /* without a bus: the requester id of its writes */
     MemoryRegion root;
     IOMMUMemoryRegion iommu;
     MemoryRegion nodmar;
@@ -60,6 +62,17 @@ struct DmalabVtdState {
     uint64_t msis_dropped;
 
     /*
+     * Interrupt entry cache invalidations the model performed, told to QEMU's
+     * listeners (KVM's MSI routes, the IOAPIC under kernel-irqchip=split)
+     * once the lock is dropped; several at once become one global one.
+     */
+    bool iec_pending;
+    bool iec_global;
+    uint32_t iec_index;
+    uint32_t iec_mask;
+    DmalabVtdSpace *ioapic; /* the IOAPIC's address space, with intremap=on */
+
+    /*
      * Properties: the unit's configuration, with the unit's defaults (pt
      * comes from the x86-iommu property at realize).
      */
@@ -76,8 +89,27 @@ typedef struct DmalabVtdKey {
     uint8_t devfn;
 } DmalabVtdKey;
 
+/* vtd-props.c */
+bool dmalab_vtd_apply_plan(DmalabVtdState *s, const char *path, Error **errp);
+void dmalab_vtd_instance_init(Object *obj);
+void dmalab_vtd_instance_finalize(Object *obj);
+void dmalab_vtd_class_props(ObjectClass *klass);
+
+/* vtd-ir.c */
+/* The interrupt window of a device's (or the IOAPIC's) address space. */
+void dmalab_vtd_intr_init(DmalabVtdSpace *sp);
+/* An address space for the IOAPIC, whose messages the unit remaps. */
+void dmalab_vtd_ioapic_space(DmalabVtdState *s);
+/* X86IOMMUClass.int_remap: KVM's MSI routes (kernel-irqchip=split). */
+int dmalab_vtd_int_remap(X86IOMMUState *iommu, MSIMessage *src,
+                         MSIMessage *dst, uint16_t sid);
+/* Tells QEMU's IEC listeners what the model invalidated; needs the BQL. */
+void dmalab_vtd_iec_flush(DmalabVtdState *s);
+
 /* vtd-host.c */
 void dmalab_vtd_host(DmalabVtdState *s, DmalabHost *h);
+/* A message to the APIC; s->lock must not be held. */
+void dmalab_vtd_send_apic(uint64_t address, uint32_t data);
 extern const DmalabVtdTrace dmalab_vtd_trace;
 /* Drops s->lock after a call into the model, then sends its messages. */
 void dmalab_vtd_unlock(DmalabVtdState *s);

@@ -132,16 +132,26 @@ report_bound() {
 	[ "$n" -gt 0 ] || say "ioatdma not bound"
 }
 
-# Interrupt lines of ioatdma: "irq <count summed over CPUs> <rest of the line>".
+# Interrupt lines of ioatdma: "irq <count summed over CPUs> <rest of the line>", then
+# "ioat irq cpus <how many CPUs took at least one of them>".
 report_irqs() {
 	awk '/ioat/ {
 		n = 0
-		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++)
+		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) {
 			n += $i
+			if ($i > 0)
+				took[i] = 1
+		}
 		s = ""
 		for (; i <= NF; i++)
 			s = s " " $i
 		print "DMALAB: irq " n s
+	}
+	END {
+		c = 0
+		for (i in took)
+			c++
+		print "DMALAB: ioat irq cpus " c
 	}' /proc/interrupts
 }
 
@@ -360,10 +370,11 @@ report_channels
 if [ "$SCENARIO" = memcpy ]; then
 	EX_PARAMS="$EX_PARAMS $(mod_params dmalab_exercise)"
 	EX_PARAMS=${EX_PARAMS% }
-	# mode=copycost reads the remapping unit's invalidation queue (sgcost.c)
+	# mode=copycost reads the remapping unit's invalidation queue (sgcost.c),
+	# mode=irfault its interrupt remapping table (irfault.c)
 	VTD_ADDR=/sys/class/iommu/dmar0/intel-iommu/address
 	case " $EX_PARAMS " in
-	*" mode=copycost "*)
+	*" mode=copycost "* | *" mode=irfault "*)
 		[ -r $VTD_ADDR ] && EX_PARAMS="$EX_PARAMS vtd_base=0x$(cat $VTD_ADDR)" ;;
 	esac
 	[ -n "$SWIOTLB_STATS" ] && swiotlb_start

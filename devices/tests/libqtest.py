@@ -267,6 +267,10 @@ class QTest:
         in irq_levels {num: raised} and irq_log [(num, raised)]. One device only."""
         self._cmd(f"irq_intercept_in {path}")
 
+    def set_irq_in(self, path, num, level, name="unnamed-gpio-in"):
+        """Drives GPIO input ``num`` of the device at QOM ``path`` ("ioapic" on q35)."""
+        self._cmd(f"set_irq_in {path} {name} {num} {int(level)}")
+
     def irq_intercept_out(self, path, name=None):
         self._cmd(f"irq_intercept_out {path}" + (f" {name}" if name else ""))
 

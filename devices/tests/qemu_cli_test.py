@@ -82,6 +82,10 @@ class PropertyErrors(unittest.TestCase):
         self.assertRefused("dmalab-vtd,aw-bits=40", "aw-bits must be 39 or 48")
         self.assertRefused("dmalab-vtd,replacement=mru",
                            "Parameter 'replacement' does not accept value 'mru'")
+        self.assertRefused("dmalab-vtd,intremap=on,qi=off",
+                           "interrupt remapping needs queued invalidation")
+        self.assertRefused("dmalab-vtd,intremap=on,iec-entries=6",
+                           "iec-entries must be a multiple of 4")
 
     def test_conventional_pci_bus_is_refused_naming_q35(self):
         res = subprocess.run([QEMU, "-M", "pc", "-accel", "tcg", "-nographic", "-nodefaults",
@@ -130,6 +134,22 @@ class Qmp(unittest.TestCase):
         self.assertEqual(replies[1].get("return"), 5000, res.stderr)
         self.assertIn("2^50", replies[2]["error"]["desc"])
         self.assertEqual(replies[3].get("return"), 5000)
+
+    def test_vtd_interrupt_remapping_counters_and_cost(self):
+        path = "/machine/peripheral/u"
+        replies, res = qmp_session(
+            "dmalab-vtd,id=u,intremap=on",
+            {"execute": "qom-get", "arguments": {"path": path, "property": "counter-names"}},
+            {"execute": "qom-set", "arguments": {"path": path, "property": "iec-inv-ns",
+                                                 "value": 700}},
+            {"execute": "qom-get", "arguments": {"path": path, "property": "iec-inv-ns"}},
+            {"execute": "qom-get", "arguments": {"path": path, "property": "iec-entries"}})
+        names = replies[0].get("return", "").split(",")
+        for n in ("interrupts", "ir-remapped", "ir-faults", "iec-hits", "iec-inv-global",
+                  "iec-inv-index"):
+            self.assertIn(n, names, res.stderr)
+        self.assertEqual(replies[2].get("return"), 700)
+        self.assertEqual(replies[3].get("return"), 256)
 
     def test_counters_start_at_zero(self):
         path = "/machine/peripheral/ioat0"

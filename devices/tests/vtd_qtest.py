@@ -26,9 +26,9 @@ BASE = 0xFED90000
 VER, CAP, ECAP, GCMD, GSTS, RTADDR, CCMD = 0x00, 0x08, 0x10, 0x18, 0x1C, 0x20, 0x28
 FSTS, FECTL, FEDATA, FEADDR, FEUADDR = 0x34, 0x38, 0x3C, 0x40, 0x44
 IQH, IQT, IQA, ICS = 0x80, 0x88, 0x90, 0x9C
-IECTL, IEDATA, IEADDR = 0xA0, 0xA4, 0xA8
+IECTL, IEDATA, IEADDR, IRTA = 0xA0, 0xA4, 0xA8, 0xB8
 FRCD = 0x220
-TE, SRTP, QIE = 1 << 31, 1 << 30, 1 << 26
+TE, SRTP, QIE, IRE, SIRTP, CFI = 1 << 31, 1 << 30, 1 << 26, 1 << 25, 1 << 24, 1 << 23
 FSTS_PFO, FSTS_PPF, FSTS_IQE = 1 << 0, 1 << 1, 1 << 4
 QOM = "/machine/peripheral/vtd"
 DEFAULT_COSTS = {"desc": 200, "page": 10, "wait": 500}
@@ -63,8 +63,9 @@ class Vtd:
     def w64(self, off, v):
         self.qt.writeq(BASE + off, v)
 
-    def command(self, bit):
-        self.w32(GCMD, (self.r32(GSTS) & (TE | QIE)) | bit)
+    def command(self, bit, on=True):
+        sts = self.r32(GSTS) & (TE | QIE | IRE | CFI)
+        self.w32(GCMD, sts | bit if on else sts & ~bit)
 
     def counter(self, name):
         return self.qt.qmp("qom-get", path=QOM, property=name)
@@ -81,6 +82,25 @@ class Vtd:
             self.qt.memwrite(self.iq + 16 * self.tail, d)
             self.tail = (self.tail + 1) % 256
         self.w64(IQT, self.tail << 4)
+
+    def ir_enable(self, irta=None, size=7):
+        """Interrupt remapping as Linux enables it: the queue, IRTA (a table of
+        2^(size+1) entries in RAM unless `irta` is given), SIRTP, a global
+        interrupt entry cache invalidation, IRE. Returns the table's address."""
+        if not self.r32(GSTS) & QIE:
+            self.qi_enable()
+        if irta is None:
+            self.irt = self.mem.alloc(16 << (size + 1), fill=0)
+            irta = self.irt | size
+        self.w64(IRTA, irta)
+        self.command(SIRTP)
+        self.submit(struct.pack("<QQ", 0x4, 0))
+        self.qt.clock_step(10_000)
+        self.command(IRE)
+        return irta & ~0xFFF
+
+    def irte(self, index, lo, hi=0):
+        self.qt.memwrite(self.irt + 16 * index, struct.pack("<QQ", lo, hi))
 
 
 class VtdTest(unittest.TestCase):
@@ -213,12 +233,12 @@ class VtdTest(unittest.TestCase):
         self.assertEqual(v.qt.readl(status), 0x5A)
         self.assertEqual(v.counter("inv-events"), 1)
 
-    def for_each_target(self, act):
+    def for_each_target(self, act, props=""):
         """act(v, io, addr) -> DMACOUNT to expect, on a fresh machine for
         each target; then the unit must work."""
         for name, where in self.MESSAGE_TARGETS.items():
             with self.subTest(target=name):
-                io, v = self.ioat_behind()
+                io, v = self.ioat_behind(props)
                 count = self.armed_ioat(io)
                 count = act(v, io, where(io)) or count
                 self.assert_unit_works(v, io, count)
@@ -274,6 +294,21 @@ class VtdTest(unittest.TestCase):
             v.w32(GCMD, v.r32(GSTS) & QIE)           # TE off again
             return io.rd(0, DMACOUNT, 2)
         self.for_each_target(act)
+
+    def test_fault_message_from_an_interrupt_request(self):
+        def act(v, io, addr):
+            v.w32(FEADDR, addr)
+            v.w32(FECTL, 0)
+            v.ir_enable()
+            io.use_msix()       # channel 1's MSI-X names entry 9, not present
+            io.pci.msix_set_vector(io.bdf, 1, 0xFEE00000 | 9 << 5 | 0x18, 0)
+            io.setup(1)
+            (src, _), (dst, _) = io.buffer(64), io.buffer(64, seed=2)
+            io.start(1, io.chain([(64, CTL_COMPL_WRITE | 1, src, dst)])[0], 1)
+            io.settle()
+            self.assertEqual(v.counter("ir-faults"), 1)
+            self.assertEqual(v.r64(FRCD + 8) >> 32 & 0xFF, 0x22)
+        self.for_each_target(act, ",intremap=on")
 
     def test_message_to_the_interrupt_range_is_sent(self):
         io, v = self.ioat_behind()

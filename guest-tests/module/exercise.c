@@ -354,6 +354,7 @@ static const struct dlx_mode dlx_modes[] = {
 	{ "bar-race", dlx_mode_bar_race },
 	{ "hostile-ring", dlx_mode_hostile_ring },
 	{ "stale", dlx_mode_stale },
+	{ "irfault", dlx_mode_irfault },
 	{ NULL, NULL },
 };
 

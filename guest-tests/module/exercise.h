@@ -68,6 +68,8 @@ extern unsigned int max_len;
 extern unsigned long long seed;
 extern unsigned int timeout_ms;
 extern char *stale_expect;
+/* sgcost.c: the remapping unit's register base, from /init (0: none) */
+extern unsigned long vtd_base;
 
 void dlx_callback(void *param, const struct dmaengine_result *res);
 /* Fills [off, off + len) of buf with the pattern of op_seed (buf_len a multiple of 8). */
@@ -147,6 +149,7 @@ bool dlx_sgcost(struct dlx_chan *c);
 extern unsigned int dlx_sgcost_windows;
 void dlx_mode_offload(unsigned int n);
 void dlx_mode_bar_race(unsigned int n);
+void dlx_mode_irfault(unsigned int n);
 
 /*
  * Instruction-profile windows (docs/profile.rst).  dlx_profile_mark(true, id)

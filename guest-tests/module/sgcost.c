@@ -45,7 +45,7 @@ static unsigned int copycost_sg_pages = 16;
 module_param(copycost_sg_pages, uint, 0444);
 MODULE_PARM_DESC(copycost_sg_pages, "copycost: pages per scatterlist (default 16)");
 
-static unsigned long vtd_base;
+unsigned long vtd_base;
 module_param(vtd_base, ulong, 0444);
 MODULE_PARM_DESC(vtd_base, "physical address of the remapping unit's registers (0: none)");
 

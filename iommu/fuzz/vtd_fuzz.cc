@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // libFuzzer target: the VT-d unit against arbitrary guest behaviour. The input is read as a
-// program: register writes and reads of any size and value, guest-memory contents (root,
-// context and page tables, the invalidation queue, all at small plausible addresses),
-// translation requests, timer expiries, resets and save/load round trips, half of them under a
-// fault plan that delays and drops invalidations and fails translations. Invariants: no
-// timer beyond the time limit, a busy step never re-arms for the same instant, queued work
-// drains in bounded steps, and a saved state reloads to the same bytes.
+// program: register writes and reads of any size and value (IRTA among them), guest-memory
+// contents (root, context and page tables, the invalidation queue with interrupt entry cache
+// descriptors, interrupt remapping table entries, all at small plausible addresses),
+// translation requests, interrupt requests, timer expiries, resets and save/load round trips,
+// half of them under a fault plan that delays and drops invalidations and fails translations;
+// half the units remap interrupts. Invariants: no timer beyond the time limit, a busy step
+// never re-arms for the same instant, queued work drains in bounded steps, a saved state
+// reloads to the same bytes, a delivered interrupt is a message to 0xFEEx_xxxx and a blocked
+// one has an interrupt remapping reason.
 // Build: CXX=clang++ meson setup build-fuzz -Dfuzz=enabled -Dqemu=disabled
 // Run:   build-fuzz/iommu/fuzz/vtd-fuzz -max_len=2048 -max_total_time=60
 
@@ -54,6 +57,11 @@ class Program
         c.wait_ns = byte() % 4 * 100;
         c.queue_step = 1 + byte() % 16;
         c.seed = byte();
+        uint8_t ir = byte();
+        c.ir = c.qi && (ir & 1);
+        c.eim = ir & 2;
+        c.iec_entries = 4u << (ir >> 2) % 4;
+        c.iec_inv_ns = byte() % 4 * 100;
         if (check(c))
             return;
         // A window onto the unit's own registers, as a status write or table could aim.
@@ -78,7 +86,8 @@ class Program
                  "probability": 0.5},
                 {"kind": "drop-invalidation", "probability": 0.3},
                 {"kind": "translation-fault", "reason": 5, "op": "write", "probability": 0.1},
-                {"kind": "translation-fault", "reason": 2, "probability": 0.05}]})";
+                {"kind": "translation-fault", "reason": 2, "probability": 0.05},
+                {"kind": "drop-invalidation", "op": "interrupt-cache", "probability": 0.2}]})";
             std::string err;
             auto p = faults::parse_plan(plan, fault_spec(), "vtd", &err);
             if (!p)
@@ -88,7 +97,7 @@ class Program
         }
         unsigned trips = 0;
         while (p_ < end_) {
-            switch (byte() % 12) {
+            switch (byte() % 14) {
             case 0:
             case 1: { // register write
                 uint32_t off = u16() % 0x300;
@@ -165,6 +174,22 @@ class Program
                 if (trips++ < 4)
                     round_trip(unit, mem, c);
                 break;
+            case 12:
+                interrupt(unit);
+                break;
+            case 13: { // memory: an interrupt cache descriptor or a remapping table entry
+                size_t at = u16() * 16u % (mem.ram.size() - 16);
+                uint8_t what = byte();
+                uint64_t index = u16();
+                uint64_t bits = byte();
+                uint64_t low = byte();
+                uint64_t hi = u64() & 0xfffff;
+                uint64_t lo = what & 1 ? index << 32 | (bits & 0x1f) << 27 | (low & 1) << 4 | 4
+                                       : index << 32 | bits << 16 | low; // DST, V, P..DLM
+                mem.put<uint64_t>(at, lo);
+                mem.put<uint64_t>(at + 8, what & 2 ? hi : 0);
+                break;
+            }
             }
             if (timers.over_limit)
                 violated("a timer armed beyond the time limit");
@@ -178,6 +203,32 @@ class Program
     }
 
   private:
+    // An interrupt request: mostly 0xFEEx_xxxx in either format, sometimes anything.
+    void interrupt(Unit& unit)
+    {
+        uint8_t kind = byte();
+        uint64_t handle = u16();
+        uint64_t low = byte() & 0xf;
+        uint64_t address = 0xfee00000 | handle << 4 | low;
+        if (kind % 8 == 0)
+            address = u64();
+        uint32_t data = kind & 8 ? u16() : static_cast<uint32_t>(u64());
+        uint16_t sid = u16();
+        InterruptRequest req{address, data, sid, (kind & 16) == 0, (kind & 32) == 0};
+        bool on = unit.interrupt_remapping_enabled();
+        Interrupt out = unit.remap_interrupt(req);
+        // With remapping off the unit passes any write on unchanged (the platform decides
+        // what it means); with it on, only an interrupt message leaves.
+        if (out.ok && on && ((out.address & 0xffffffff) >> 20) != 0xfee)
+            violated("an interrupt delivered outside the interrupt range");
+        if (out.remapped && !on)
+            violated("an interrupt remapped with remapping off");
+        if (!out.ok && !is_interrupt_fault(out.fault_reason))
+            violated("an interrupt blocked without an interrupt remapping reason");
+        if (out.ok && !on && (out.address != address || out.data != data))
+            violated("an interrupt changed with remapping off");
+    }
+
     static void step(Unit& unit, testing::FakeTimers& timers)
     {
         auto [id, when] = *timers.next();

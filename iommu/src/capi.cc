@@ -59,6 +59,22 @@ class TraceAdapter final : public vtd::Observer
         if (t_.event_refused)
             t_.event_refused(opaque_, fault, address, data);
     }
+    void interrupt(const vtd::InterruptRequest& q, const vtd::Interrupt& o, bool recorded) override
+    {
+        if (t_.interrupt)
+            t_.interrupt(opaque_, q.sid, q.address, q.data, o.ok, o.remapped, o.index, o.address,
+                         o.data, static_cast<uint8_t>(o.fault_reason), recorded);
+    }
+    void iec_invalidated(bool global, uint32_t index, unsigned im, uint64_t dropped) override
+    {
+        if (t_.iec_invalidated)
+            t_.iec_invalidated(opaque_, global, index, im, dropped);
+    }
+    void ir_state(bool enabled, uint64_t table, unsigned entries, bool x2apic) override
+    {
+        if (t_.ir_state)
+            t_.ir_state(opaque_, enabled, table, entries, x2apic);
+    }
 
   private:
     void* opaque_;
@@ -84,6 +100,10 @@ vtd::Config to_config(const DmalabVtdConfig& c)
     cfg.queue_step = c.queue_step;
     cfg.seed = c.seed;
     cfg.walk_read_ns = c.walk_read_ns;
+    cfg.ir = c.ir;
+    cfg.eim = c.eim;
+    cfg.iec_entries = c.iec_entries;
+    cfg.iec_inv_ns = c.iec_inv_ns;
     return cfg;
 }
 
@@ -121,6 +141,17 @@ constexpr CounterDef kCounters[] = {
     {"audit-checks", &vtd::Counters::audit_checks},
     {"audit-stale", &vtd::Counters::audit_stale},
     {"walk-cost-ns", &vtd::Counters::walk_cost_ns},
+    {"interrupts", &vtd::Counters::interrupts},
+    {"ir-remapped", &vtd::Counters::ir_remapped},
+    {"ir-compat", &vtd::Counters::ir_compat},
+    {"ir-passed", &vtd::Counters::ir_passed},
+    {"ir-faults", &vtd::Counters::ir_faults},
+    {"iec-hits", &vtd::Counters::iec_hits},
+    {"iec-misses", &vtd::Counters::iec_misses},
+    {"iec-evictions", &vtd::Counters::iec_evictions},
+    {"iec-inv-global", &vtd::Counters::iec_inv_global},
+    {"iec-inv-index", &vtd::Counters::iec_inv_index},
+    {"iec-dropped", &vtd::Counters::iec_dropped},
 };
 // The by-granularity arrays follow the table above.
 constexpr const char* kGranCounters[] = {
@@ -177,6 +208,10 @@ void dmalab_vtd_default_config(DmalabVtdConfig* out)
     out->queue_step = d.queue_step;
     out->seed = d.seed;
     out->walk_read_ns = d.walk_read_ns;
+    out->ir = d.ir;
+    out->eim = d.eim;
+    out->iec_entries = d.iec_entries;
+    out->iec_inv_ns = d.iec_inv_ns;
 }
 
 const char* dmalab_vtd_check(const DmalabVtdConfig* config)
@@ -254,10 +289,25 @@ bool dmalab_vtd_enabled(DmalabVtd* unit)
     return unit->unit.translation_enabled();
 }
 
-const char* dmalab_vtd_set_costs(DmalabVtd* unit, uint64_t desc_ns, uint64_t page_ns,
-                                 uint64_t wait_ns)
+bool dmalab_vtd_remap_interrupt(DmalabVtd* unit, uint16_t sid, bool sid_known, uint64_t address,
+                                uint32_t data, bool record, uint64_t* out_address,
+                                uint32_t* out_data)
 {
-    return unit->unit.set_costs(desc_ns, page_ns, wait_ns);
+    vtd::Interrupt i = unit->unit.remap_interrupt({address, data, sid, sid_known, record});
+    *out_address = i.address;
+    *out_data = i.data;
+    return i.ok;
+}
+
+bool dmalab_vtd_ir_enabled(DmalabVtd* unit)
+{
+    return unit->unit.interrupt_remapping_enabled();
+}
+
+const char* dmalab_vtd_set_costs(DmalabVtd* unit, uint64_t desc_ns, uint64_t page_ns,
+                                 uint64_t wait_ns, uint64_t iec_ns)
+{
+    return unit->unit.set_costs({desc_ns, page_ns, wait_ns, iec_ns});
 }
 
 void dmalab_vtd_set_audit(DmalabVtd* unit, bool on)

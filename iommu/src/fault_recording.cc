@@ -12,10 +12,10 @@ namespace
 
 // Each event's control, data and address registers (10.4.10-13, 10.4.25-27).
 struct EventRegs {
-    unsigned ctl, data, addr;
+    unsigned ctl, data, addr, upper;
 };
-constexpr EventRegs kFaultEvent{reg("FECTL"), reg("FEDATA"), reg("FEADDR")};
-constexpr EventRegs kInvEvent{reg("IECTL"), reg("IEDATA"), reg("IEADDR")};
+constexpr EventRegs kFaultEvent{reg("FECTL"), reg("FEDATA"), reg("FEADDR"), reg("FEUADDR")};
+constexpr EventRegs kInvEvent{reg("IECTL"), reg("IEDATA"), reg("IEADDR"), reg("IEUADDR")};
 
 constexpr const EventRegs& regs_of(Event e)
 {
@@ -26,19 +26,22 @@ constexpr const EventRegs& regs_of(Event e)
 
 // ---- Event messages ----
 
-// The upper address registers (FEUADDR, IEUADDR) only matter in extended interrupt mode
-// (x2APIC destinations through interrupt remapping, VT-d 10.4.14), which this unit lacks.
+// The upper address registers (FEUADDR, IEUADDR) hold an x2APIC destination's bits 31:8
+// when the unit supports extended interrupt mode (ECAP.EIM, 10.4.13); otherwise they are
+// not looked at. The unit's own events are never remapped (5.1.6).
 void Events::send(Event e)
 {
     const EventRegs& r = regs_of(e);
     uint64_t addr = s_.reg(r.addr);
+    if (s_.config.ir && s_.config.eim)
+        addr |= s_.reg(r.upper) << 32;
     uint32_t data = static_cast<uint32_t>(s_.reg(r.data));
     bool fault = e == Event::Fault;
     // The event registers hold an interrupt message (VT-d 10.4.12-13, 10.4.24-25): on x86 a
     // write to the interrupt address range 0xFEEx_xxxx, which the platform turns into an
     // interrupt and never into a memory write. A message aimed anywhere else (RAM, another
     // device's registers, the unit's own) is not an interrupt: it is refused, not written.
-    if ((addr >> 20) != 0xFEE) {
+    if (((addr & 0xffffffff) >> 20) != intr::kFee) {
         s_.counters.events_refused++;
         logf(s_.host.log, LogKind::GuestError,
              "vtd: %s event message to 0x%llx (data 0x%x) is outside the interrupt range "

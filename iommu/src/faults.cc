@@ -23,7 +23,8 @@ faults::ModelSpec fault_spec()
              {"iotlb", kFaultOpIotlb},
              {"wait", kFaultOpWait},
              {"read", kFaultOpRead},
-             {"write", kFaultOpWrite}};
+             {"write", kFaultOpWrite},
+             {"interrupt-cache", kFaultOpIec}};
     // The reasons a translation can really give in legacy mode (7.1.3).
     for (auto r = static_cast<uint8_t>(FaultReason::RootNotPresent);
          r <= static_cast<uint8_t>(FaultReason::PageReserved); r++)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Queued invalidation (6.5.2): the queue in guest memory (IQA, IQH, IQT), its descriptors in
-// modelled time, the wait descriptor's status write and completion event, and IQE.
+// Queued invalidation (6.5.2): the queue in guest memory (IQA, IQH, IQT), its descriptors
+// (context cache, IOTLB, interrupt entry cache, wait) in modelled time, the wait descriptor's
+// status write and completion event, and IQE.
 
 #include <algorithm>
 #include <utility>
@@ -116,13 +117,44 @@ void InvalidationQueue::wait_done(const WaitInv& w, uint64_t now)
 void InvalidationQueue::perform(uint64_t now)
 {
     bool dropped = std::exchange(drop_, false);
-    Decoded d = decode(desc_, kMamv); // it was valid when fetched
+    Decoded d = decode(desc_, s_.limits()); // it was valid when fetched
     if (const auto* cc = std::get_if<CcInv>(&d); cc && !dropped)
         inv_.context(cc->g, cc->did, cc->sid, cc->fm, true);
     else if (const auto* it = std::get_if<IotlbInv>(&d); it && !dropped)
         inv_.iotlb(it->g, it->did, it->addr, it->am, true);
+    else if (const auto* ie = std::get_if<IecInv>(&d); ie && !dropped)
+        inv_.iec(*ie);
     else if (const auto* w = std::get_if<WaitInv>(&d))
         wait_done(*w, now);
+}
+
+// What Invalidations needs to know of a valid descriptor: its kind, cost and fault plan.
+InvRequest InvalidationQueue::request_of(const Decoded& d, const InvDesc& raw)
+{
+    if (const auto* cc = std::get_if<CcInv>(&d))
+        return {InvKind::Context, cc->g};
+    if (const auto* it = std::get_if<IotlbInv>(&d))
+        return {InvKind::Iotlb, it->g, raw.hi & IVA_ADDR.mask(), it->am};
+    if (const auto* ie = std::get_if<IecInv>(&d))
+        return {InvKind::Iec, ie->global ? Gran::Global : Gran::Selective, ie->index, ie->im};
+    return {InvKind::Wait, Gran::Reserved, raw.hi & IVA_ADDR.mask(), 0};
+}
+
+// When the descriptor at head h was made visible: the first IQT write that covered it.
+uint64_t InvalidationQueue::submitted_at(uint32_t h, uint64_t now)
+{
+    while (!marks_.empty()) {
+        auto [mark_tail, at] = marks_.front();
+        uint32_t n = entries();
+        // Descriptors head .. mark_tail-1 were covered by this write.
+        uint32_t ahead = (mark_tail + n - h) % n;
+        if (ahead == 0 || mark_tail >= n) {
+            marks_.erase(marks_.begin()); // already passed
+            continue;
+        }
+        return at;
+    }
+    return now;
 }
 
 void InvalidationQueue::run()
@@ -163,7 +195,7 @@ void InvalidationQueue::run()
             error({});
             return;
         }
-        Decoded d = decode(raw, kMamv);
+        Decoded d = decode(raw, s_.limits());
         if (const auto* e = std::get_if<DescError>(&d)) {
             logf(s_.host.log, LogKind::GuestError,
                  "vtd: invalid invalidation descriptor %u: 0x%016llx 0x%016llx (%s; bits "
@@ -175,29 +207,8 @@ void InvalidationQueue::run()
             error(raw);
             return;
         }
-        InvRequest req{InvKind::Wait, Gran::Reserved, raw.hi & IVA_ADDR.mask(), 0};
-        if (const auto* cc = std::get_if<CcInv>(&d)) {
-            req.kind = InvKind::Context;
-            req.g = cc->g;
-        } else if (const auto* it = std::get_if<IotlbInv>(&d)) {
-            req.kind = InvKind::Iotlb;
-            req.g = it->g;
-            req.am = it->am;
-        }
-        // When was this descriptor made visible: the first IQT write that covered it.
-        submitted_ = now;
-        while (!marks_.empty()) {
-            auto [mark_tail, at] = marks_.front();
-            uint32_t n = entries();
-            // Descriptors head .. mark_tail-1 were covered by this write.
-            uint32_t ahead = (mark_tail + n - h) % n;
-            if (ahead == 0 || mark_tail >= n) {
-                marks_.erase(marks_.begin()); // already passed
-                continue;
-            }
-            submitted_ = at;
-            break;
-        }
+        InvRequest req = request_of(d, raw);
+        submitted_ = submitted_at(h, now);
         desc_ = raw;
         // The model's own timeline: a host timer that fired late for the descriptor before
         // delays this one only if that one's modelled end is still ahead of it (it never
@@ -239,7 +250,7 @@ bool InvalidationQueue::load(StateReader& r)
     if (!r.ok() || due_ > kTimeLimit || end_ > kTimeLimit)
         return false;
     // A stream cannot put in progress a descriptor the queue would have refused.
-    if (busy_ && std::holds_alternative<DescError>(decode(desc_, kMamv)))
+    if (busy_ && std::holds_alternative<DescError>(decode(desc_, s_.limits())))
         return false;
     if (busy_)
         s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), due_);

@@ -15,6 +15,8 @@ uint64_t Invalidations::cost(const InvRequest& r) const
     const Config& c = s_.config;
     if (r.kind == InvKind::Wait)
         return c.wait_ns;
+    if (r.kind == InvKind::Iec)
+        return c.iec_inv_ns;
     uint64_t ns = c.inv_desc_ns;
     if (r.kind == InvKind::Iotlb) {
         uint64_t pages;
@@ -41,6 +43,7 @@ bool Invalidations::inject(const InvRequest& r, uint64_t& due)
     o.unit = ~0u;
     o.op = r.kind == InvKind::Context ? kFaultOpContext
            : r.kind == InvKind::Iotlb ? kFaultOpIotlb
+           : r.kind == InvKind::Iec   ? kFaultOpIec
                                       : kFaultOpWait;
     o.key = r.addr;
     if (r.kind == InvKind::Iotlb && r.g == Gran::Selective) {
@@ -129,6 +132,18 @@ uint64_t Invalidations::iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, 
     (queued ? s_.counters.inv_queued : s_.counters.inv_register)++;
     if (s_.host.observer)
         s_.host.observer->invalidated(InvKind::Iotlb, g, did, first, am, n, queued);
+    return n;
+}
+
+uint64_t Invalidations::iec(const IecInv& inv)
+{
+    uint64_t n = ir_.invalidate(inv);
+    Counters& c = s_.counters;
+    (inv.global ? c.iec_inv_global : c.iec_inv_index)++;
+    c.iec_dropped += n;
+    c.inv_queued++;
+    if (s_.host.observer)
+        s_.host.observer->iec_invalidated(inv.global, inv.index, inv.im, n);
     return n;
 }
 

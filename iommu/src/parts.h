@@ -5,6 +5,8 @@
 //   FaultRecording    fault-recording registers and FSTS (7.2, 10.4.9-14)
 //   Translator        context cache, walks, IOTLB, runs, walk costs (3.6, 9; translation.cc,
 //                     translation_run.cc)
+//   InterruptRemapping interrupt requests, the remapping table and its entry cache (5, 9.10;
+//                     interrupt_remapping.cc)
 //   Invalidations     what an invalidation costs and drops, and the fault plan's say (6.5)
 //   InvalidationQueue queued invalidation and its wait descriptors (6.5.2)
 //   RegisterCommands  the global command register and register-based invalidation (6.5.1)
@@ -47,6 +49,8 @@ struct Shared {
     uint64_t reg(unsigned index) const { return regs->get(index); }
     void set(unsigned index, uint64_t v) { regs->set(index, v); }
     bool queue_on() const { return reg(vtd::reg("GSTS")) & G_QIE; }
+    // What decides whether a queued descriptor is valid (what the unit advertises).
+    DecodeLimits limits() const { return {kMamv, config.ir, kMhmv}; }
     // A call out of the model (guest memory, an interrupt message): while it runs, the unit
     // refuses register accesses that come back to it (its own DMA or message aimed at it).
     template <class F> auto call_out(F&& f)
@@ -255,18 +259,64 @@ class Translator
     Cost costs_[kCostSlots];
 };
 
+class InterruptRemapping
+{
+  public:
+    InterruptRemapping(Shared& s, FaultRecording& faults);
+
+    // GCMD.SIRTP: latches IRTA; the unit uses that table until the next SIRTP (10.4.4).
+    void set_table();
+    // GCMD.IRE and GCMD.CFI took effect (GSTS.IRES, GSTS.CFIS).
+    void set_enabled(bool on);
+    void set_compat(bool on) { cfi_ = on; }
+    bool enabled() const { return ire_; }
+    bool has_table() const { return table_valid_; }
+    Interrupt remap(const InterruptRequest& req);
+    // An interrupt entry cache invalidation takes effect: the entries it dropped.
+    uint64_t invalidate(const IecInv& inv);
+    uint64_t cached() const { return iec_.valid(); }
+    void reset();
+    void save(StateWriter& w) const;
+    bool load(StateReader& r);
+
+  private:
+    struct Entry {
+        uint64_t lo = 0, hi = 0;
+        uint32_t index = 0;
+    };
+    static uint64_t tag(uint32_t index) { return uint64_t{1} << 63 | index; }
+    // The entry for a remappable request: its index, and the entry from the cache or the
+    // table; None when it can be used (the SID check aside).
+    FaultReason index_of(const InterruptRequest& req, uint32_t& index) const;
+    FaultReason entry_for(uint32_t index, Irte& out);
+    Interrupt deliver(const Irte& e, uint32_t index) const;
+    Interrupt finish(const InterruptRequest& req, Interrupt out, bool fpd);
+
+    Shared& s_;
+    FaultRecording& faults_;
+    Prng prng_; // random replacement
+    SetAssoc<Entry> iec_;
+    bool ire_ = false; // GSTS.IRES
+    bool cfi_ = false; // GSTS.CFIS
+    // The table SIRTP latched: base, entries (2^(S+1)), extended interrupt mode.
+    bool table_valid_ = false;
+    uint64_t table_ = 0;
+    uint32_t entries_ = 0;
+    bool eime_ = false;
+};
+
 // An invalidation as the parts that start one describe it to Invalidations.
 struct InvRequest {
     InvKind kind;
     Gran g;
-    uint64_t addr = 0; // IOTLB, page-selective: the address and mask (pages 2^am)
-    unsigned am = 0;
+    uint64_t addr = 0; // IOTLB, page-selective: the address and mask (pages 2^am); interrupt
+    unsigned am = 0;   // entry cache, index-selective: the index and mask (entries 2^am)
 };
 
 class Invalidations
 {
   public:
-    Invalidations(Shared& s, Translator& t) : s_(s), t_(t) {}
+    Invalidations(Shared& s, Translator& t, InterruptRemapping& ir) : s_(s), t_(t), ir_(ir) {}
     // Its modelled cost (Config's inv_* and wait costs).
     uint64_t cost(const InvRequest& r) const;
     // Lets the fault plan delay (`due`) or drop it as it starts; true when dropped.
@@ -274,10 +324,12 @@ class Invalidations
     // Takes effect now: the entries it names leave the caches. How many did.
     uint64_t context(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued);
     uint64_t iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued);
+    uint64_t iec(const IecInv& inv);
 
   private:
     Shared& s_;
     Translator& t_;
+    InterruptRemapping& ir_;
 };
 
 class InvalidationQueue
@@ -305,6 +357,8 @@ class InvalidationQueue
     uint32_t tail() const { return static_cast<uint32_t>(IQ_INDEX.get(s_.reg(reg("IQT")))); }
     bool fetch(InvDesc& d);
     void error(const InvDesc& d);
+    static InvRequest request_of(const Decoded& d, const InvDesc& raw);
+    uint64_t submitted_at(uint32_t h, uint64_t now);
     // The descriptor in progress takes effect (its time has come).
     void perform(uint64_t now);
     void wait_done(const WaitInv& w, uint64_t now);
@@ -330,8 +384,9 @@ class InvalidationQueue
 class RegisterCommands
 {
   public:
-    RegisterCommands(Shared& s, Invalidations& inv, Translator& t, InvalidationQueue& q)
-        : s_(s), inv_(inv), t_(t), queue_(q)
+    RegisterCommands(Shared& s, Invalidations& inv, Translator& t, InvalidationQueue& q,
+                     InterruptRemapping& ir)
+        : s_(s), inv_(inv), t_(t), queue_(q), ir_(ir)
     {
     }
     void write_gcmd(uint64_t written, uint64_t bytes);
@@ -354,6 +409,8 @@ class RegisterCommands
         uint64_t due = 0;
         bool drop = false;
     };
+    // GCMD's interrupt remapping commands (SIRTP, IRE, CFI): GSTS after them.
+    uint32_t interrupt_commands(uint32_t cmd, uint32_t sts);
     void start(Command& c, uint64_t old, uint64_t written, uint64_t bytes);
     void finish(Command& c);
     // Performs it; the granularity it actually did.
@@ -363,6 +420,7 @@ class RegisterCommands
     Invalidations& inv_;
     Translator& t_;
     InvalidationQueue& queue_;
+    InterruptRemapping& ir_;
     Command cc_{reg("CCMD"), InvKind::Context, field(fields::CCMD, "CIRG"),
                 field(fields::CCMD, "CAIG"), Timer::Context};
     Command iotlb_{reg("IOTLB"), InvKind::Iotlb, field(fields::IOTLB, "IIRG"),

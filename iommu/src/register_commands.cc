@@ -54,13 +54,36 @@ void RegisterCommands::write_gcmd(uint64_t written, uint64_t bytes)
         queue_.disable();
         sts &= ~G_QIE;
     }
-    if (cmd & (G_SFL | G_EAFL | G_WBF | G_IRE | G_SIRTP | G_CFI))
+    if (s_.config.ir)
+        sts = interrupt_commands(cmd, sts);
+    uint32_t unadvertised = G_SFL | G_EAFL | G_WBF | (s_.config.ir ? 0 : G_IRE | G_SIRTP | G_CFI);
+    if (cmd & unadvertised)
         logf(s_.host.log, LogKind::Unimplemented,
              "vtd: GCMD 0x%x asks for a feature the unit does not advertise", cmd);
     s_.set(reg("GSTS"), sts);
     t_.set_enabled(sts & G_TE);
     if (sts & G_QIE)
         queue_.kick();
+}
+
+// SIRTP latches the table (IRTPS), IRE and CFI are persistent like TE and QIE (10.4.4).
+// The unit does not advertise CAP.ESIRTPS: SIRTP leaves the entry cache alone, and software
+// follows it with a global invalidation.
+uint32_t RegisterCommands::interrupt_commands(uint32_t cmd, uint32_t sts)
+{
+    if (cmd & G_SIRTP) {
+        ir_.set_table();
+        sts |= G_SIRTP; // IRTPS
+    }
+    if (bool on = cmd & G_IRE; on != bool(sts & G_IRE)) {
+        ir_.set_enabled(on);
+        sts = on ? sts | G_IRE : sts & ~G_IRE;
+    }
+    if (bool on = cmd & G_CFI; on != bool(sts & G_CFI)) {
+        ir_.set_compat(on);
+        sts = on ? sts | G_CFI : sts & ~G_CFI;
+    }
+    return sts;
 }
 
 // ---- Register-based invalidation (6.5.1) ----

@@ -44,9 +44,10 @@ struct Parts {
     Events events{s};
     FaultRecording faults{s, events};
     Translator xlate{s, faults};
-    Invalidations inv{s, xlate};
+    InterruptRemapping ir{s, faults};
+    Invalidations inv{s, xlate, ir};
     InvalidationQueue queue{s, inv, faults, events};
-    RegisterCommands commands{s, inv, xlate, queue};
+    RegisterCommands commands{s, inv, xlate, queue, ir};
 };
 
 namespace
@@ -67,7 +68,7 @@ constexpr auto kTable = bank_table<Parts, kRegCount>(kRegisters, kHooks);
 static_assert(well_formed(kTable, kRegWindow));
 
 constexpr uint32_t kStateMagic = 0x56544431; // "VTD1"
-constexpr uint16_t kStateVersion = 1;
+constexpr uint16_t kStateVersion = 2;        // 2: the interrupt remapping part
 
 uint64_t cap_value(const Config& c)
 {
@@ -88,6 +89,9 @@ uint64_t ecap_value(const Config& c)
     ecap |= field(fields::ECAP, "IRO").put(offset("IVA") / 16);
     ecap |= field(fields::ECAP, "QI").put(c.qi);
     ecap |= field(fields::ECAP, "PT").put(c.pt);
+    ecap |= field(fields::ECAP, "IR").put(c.ir);
+    ecap |= field(fields::ECAP, "EIM").put(c.ir && c.eim);
+    ecap |= field(fields::ECAP, "MHMV").put(c.ir ? kMhmv : 0);
     return ecap;
 }
 
@@ -117,6 +121,13 @@ const char* check(const Config& c)
         return "queue-step must be 1 to 4096";
     if (c.walk_read_ns > kMaxCostNs)
         return "walk-read-ns must be at most 1 s (1000000000 ns)";
+    if (c.iec_inv_ns > kMaxCostNs)
+        return "iec-inv-ns must be at most 1 s (1000000000 ns)";
+    if (c.iec_entries < 4 || c.iec_entries > 65536 || c.iec_entries % 4)
+        return "iec-entries must be a multiple of 4, from 4 to 65536";
+    // ECAP.IR needs ECAP.QI: the interrupt entry cache is invalidated only through the queue.
+    if (c.ir && !c.qi)
+        return "interrupt remapping needs queued invalidation (qi=on)";
     return nullptr;
 }
 
@@ -133,6 +144,7 @@ void Unit::reset()
         p_->s.host.timers.cancel(t);
     p_->regs->reset();
     p_->xlate.reset();
+    p_->ir.reset();
     p_->faults.reset();
     p_->queue.reset();
     p_->commands.reset();
@@ -178,12 +190,23 @@ uint64_t Unit::take_cost(uint16_t sid)
     return p_->xlate.take_cost(sid);
 }
 
-const char* Unit::set_costs(uint64_t desc_ns, uint64_t page_ns, uint64_t wait_ns)
+Interrupt Unit::remap_interrupt(const InterruptRequest& req)
+{
+    return p_->ir.remap(req);
+}
+
+bool Unit::interrupt_remapping_enabled() const
+{
+    return p_->ir.enabled();
+}
+
+const char* Unit::set_costs(const Costs& costs)
 {
     Config c = p_->s.config;
-    c.inv_desc_ns = desc_ns;
-    c.inv_page_ns = page_ns;
-    c.wait_ns = wait_ns;
+    c.inv_desc_ns = costs.desc_ns;
+    c.inv_page_ns = costs.page_ns;
+    c.wait_ns = costs.wait_ns;
+    c.iec_inv_ns = costs.iec_ns;
     if (const char* why = check(c))
         return why;
     p_->s.config = c;
@@ -239,6 +262,7 @@ void Unit::save(StateWriter& w) const
     for (unsigned i = 0; i < kRegCount; i++)
         w.u64(p_->regs->get(i));
     p_->xlate.save(w);
+    p_->ir.save(w);
     p_->faults.save(w);
     p_->queue.save(w);
     p_->commands.save(w);
@@ -258,8 +282,8 @@ bool Unit::load(StateReader& r)
         if (i != reg("VER") && i != reg("CAP") && i != reg("ECAP"))
             p_->regs->set(i, v[i]);
     // Caches start empty, as after any invalidation; work in progress goes on.
-    if (!p_->xlate.load(r) || !p_->faults.load(r) || !p_->queue.load(r) || !p_->commands.load(r) ||
-        !r.finished()) {
+    if (!p_->xlate.load(r) || !p_->ir.load(r) || !p_->faults.load(r) || !p_->queue.load(r) ||
+        !p_->commands.load(r) || !r.finished()) {
         reset();
         return false;
     }

@@ -438,9 +438,9 @@ TEST(QueuedInvalidation, DisableWithWorkPendingDropsIt)
 TEST(Costs, RuntimeChangeIsChecked)
 {
     Rig r;
-    EXPECT_EQ(r.unit.set_costs(1, 2, 3), nullptr);
+    EXPECT_EQ(r.unit.set_costs({1, 2, 3, 4}), nullptr);
     EXPECT_EQ(r.unit.config().wait_ns, 3u);
-    EXPECT_NE(r.unit.set_costs(kMaxCostNs + 1, 0, 0), nullptr);
+    EXPECT_NE(r.unit.set_costs({kMaxCostNs + 1, 0, 0, 0}), nullptr);
     EXPECT_EQ(r.unit.config().inv_desc_ns, 1u);
 }
 

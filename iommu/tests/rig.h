@@ -34,6 +34,7 @@ inline constexpr uint32_t ICS = offset("ICS"), IECTL = offset("IECTL");
 inline constexpr uint32_t IEDATA = offset("IEDATA"), IEADDR = offset("IEADDR");
 inline constexpr uint32_t IVA = offset("IVA"), IOTLB = offset("IOTLB");
 inline constexpr uint32_t FRCD = offset("FRCD_LO"); // record i: lower qword at FRCD + 16 i
+inline constexpr uint32_t IRTA = offset("IRTA"), IEUADDR = offset("IEUADDR");
 
 inline constexpr unsigned CAP_SAGAW_SHIFT = field_lsb(fields::CAP, "SAGAW");
 inline constexpr unsigned CAP_MGAW_SHIFT = field_lsb(fields::CAP, "MGAW");
@@ -45,6 +46,9 @@ inline constexpr uint64_t CAP_PSI = field_mask(fields::CAP, "PSI");
 inline constexpr uint64_t ECAP_QI = field_mask(fields::ECAP, "QI");
 inline constexpr uint64_t ECAP_PT = field_mask(fields::ECAP, "PT");
 inline constexpr unsigned ECAP_IRO_SHIFT = field_lsb(fields::ECAP, "IRO");
+inline constexpr uint64_t ECAP_IR = field_mask(fields::ECAP, "IR");
+inline constexpr uint64_t ECAP_EIM = field_mask(fields::ECAP, "EIM");
+inline constexpr unsigned ECAP_MHMV_SHIFT = field_lsb(fields::ECAP, "MHMV");
 inline constexpr unsigned RTADDR_TTM_SHIFT = field_lsb(fields::RTADDR, "TTM");
 inline constexpr unsigned CCMD_CIRG_SHIFT = field_lsb(fields::CCMD, "CIRG");
 inline constexpr unsigned CCMD_CAIG_SHIFT = field_lsb(fields::CCMD, "CAIG");
@@ -70,6 +74,9 @@ inline constexpr unsigned QI_CC_SID_SHIFT = field_lsb(qi::CC_LO, "SID");
 inline constexpr unsigned QI_CC_FM_SHIFT = field_lsb(qi::CC_LO, "FM");
 inline constexpr uint64_t QI_WAIT_IF = field_mask(qi::WAIT_LO, "IF");
 inline constexpr uint64_t QI_WAIT_SW = field_mask(qi::WAIT_LO, "SW");
+inline constexpr uint64_t QI_IEC_SELECTIVE = field_mask(qi::IEC_LO, "G");
+inline constexpr unsigned QI_IEC_IM_SHIFT = field_lsb(qi::IEC_LO, "IM");
+inline constexpr unsigned QI_IEC_IIDX_SHIFT = field_lsb(qi::IEC_LO, "IIDX");
 static_assert(field_lsb(qi::IOTLB_LO, "DID") == QI_DID_SHIFT);
 
 inline constexpr uint64_t RE_P = field_mask(root::LO, "P");
@@ -84,6 +91,25 @@ inline constexpr uint64_t SL_R = field_mask(slpte::F, "R");
 inline constexpr uint64_t SL_W = field_mask(slpte::F, "W");
 inline constexpr uint64_t SL_PS = field_mask(slpte::F, "PS");
 inline constexpr uint64_t SL_SNP = field_mask(slpte::F, "SNP");
+
+// Interrupt remapping table entries (9.10) and interrupt requests (5.1.2).
+inline constexpr uint64_t IRTE_P = field_mask(irte::LO, "P");
+inline constexpr uint64_t IRTE_FPD = field_mask(irte::LO, "FPD");
+inline constexpr uint64_t IRTE_DM = field_mask(irte::LO, "DM");
+inline constexpr uint64_t IRTE_RH = field_mask(irte::LO, "RH");
+inline constexpr uint64_t IRTE_TM = field_mask(irte::LO, "TM");
+inline constexpr uint64_t IRTE_IM = field_mask(irte::LO, "IM");
+inline constexpr unsigned IRTE_DLM_SHIFT = field_lsb(irte::LO, "DLM");
+inline constexpr unsigned IRTE_AVAIL_SHIFT = field_lsb(irte::LO, "AVAIL");
+inline constexpr unsigned IRTE_V_SHIFT = field_lsb(irte::LO, "V");
+inline constexpr unsigned IRTE_DST_SHIFT = field_lsb(irte::LO, "DST");
+inline constexpr unsigned IRTE_SQ_SHIFT = field_lsb(irte::HI, "SQ");
+inline constexpr unsigned IRTE_SVT_SHIFT = field_lsb(irte::HI, "SVT");
+inline constexpr uint64_t MSI_IF = field_mask(intr::ADDR, "IF");
+inline constexpr uint64_t MSI_SHV = field_mask(intr::ADDR, "SHV");
+inline constexpr uint64_t MSI_HANDLE15 = field_mask(intr::ADDR, "HANDLE15");
+inline constexpr unsigned MSI_HANDLE_SHIFT = field_lsb(intr::ADDR, "HANDLE");
+inline constexpr uint64_t MSI_BASE = 0xfee00000;
 
 inline constexpr FaultReason FR_ROOT_NOT_PRESENT = FaultReason::RootNotPresent;
 inline constexpr FaultReason FR_CONTEXT_NOT_PRESENT = FaultReason::ContextNotPresent;
@@ -224,6 +250,58 @@ class Rig
     }
     static std::pair<uint64_t, uint64_t> iotlb_global() { return {1u << QI_G_SHIFT | QI_IOTLB, 0}; }
     static std::pair<uint64_t, uint64_t> cc_global() { return {1u << QI_G_SHIFT | QI_CC, 0}; }
+    static std::pair<uint64_t, uint64_t> iec_global() { return {QI_IEC, 0}; }
+    static std::pair<uint64_t, uint64_t> iec_index(uint32_t index, unsigned im = 0)
+    {
+        return {uint64_t{index} << QI_IEC_IIDX_SHIFT | uint64_t{im} << QI_IEC_IM_SHIFT |
+                    QI_IEC_SELECTIVE | QI_IEC,
+                0};
+    }
+
+    // Interrupt remapping the way Linux sets it up: the queue, IRTA with a table of
+    // 2^(s+1) entries, SIRTP, a global entry cache invalidation, IRE (and CFI if asked).
+    uint64_t ir_enable(unsigned s = 7, bool eime = false, bool cfi = false)
+    {
+        if (!iq)
+            qi_enable();
+        irt = alloc();
+        for (uint64_t b = 0x1000; b < (uint64_t{16} << (s + 1)); b += 0x1000)
+            alloc();
+        w64(IRTA, irt | s | (eime ? IRTA_EIME : 0));
+        command(G_SIRTP);
+        submit({iec_global()});
+        drain();
+        command(G_IRE);
+        if (cfi)
+            command(G_CFI);
+        return irt;
+    }
+    void irte(uint32_t index, uint64_t lo, uint64_t hi = 0)
+    {
+        mem.put<uint64_t>(irt + index * 16, lo);
+        mem.put<uint64_t>(irt + index * 16 + 8, hi);
+    }
+    // A present entry: vector, destination (placed as the mode needs), requester check.
+    static uint64_t entry(uint8_t vector, uint32_t dest, bool x2apic = false)
+    {
+        uint64_t dst = x2apic ? dest : uint64_t{dest & 0xff} << 8;
+        return IRTE_P | uint64_t{vector} << IRTE_V_SHIFT | dst << IRTE_DST_SHIFT;
+    }
+    static uint64_t verify_sid(uint16_t sid, unsigned sq = 0)
+    {
+        return uint64_t{1} << IRTE_SVT_SHIFT | uint64_t{sq} << IRTE_SQ_SHIFT | sid;
+    }
+    // A remappable-format request address naming `handle`, with or without SHV.
+    static uint64_t remappable(uint32_t handle, bool shv = true)
+    {
+        return MSI_BASE | MSI_IF | (shv ? MSI_SHV : 0) |
+               uint64_t{handle & 0x7fff} << MSI_HANDLE_SHIFT |
+               ((handle >> 15) & 1 ? MSI_HANDLE15 : 0);
+    }
+    Interrupt intr(uint64_t address, uint32_t data = 0, uint16_t sid = 0x0010, bool record = true)
+    {
+        return unit.remap_interrupt({address, data, sid, true, record});
+    }
 
     // Runs timers in time order until none is due at or before `until`.
     void run_until(uint64_t until)
@@ -239,6 +317,12 @@ class Rig
         timers.now = std::max(timers.now, until);
     }
     void run_all() { run_until(kTimeLimit); }
+    // Runs every timer in time order; the clock stops at the last one.
+    void drain()
+    {
+        for (int guard = 0; guard < 1000000 && timers.next(); guard++)
+            run_until(timers.next()->second);
+    }
     // As run_all, but every timer fires `late_ns` after the time it was armed for, as QEMU's
     // do on a busy host.
     void run_all_late(uint64_t late_ns)
@@ -269,7 +353,7 @@ class Rig
     FakeLog log;
     Recorder rec;
     Unit unit;
-    uint64_t root = 0, iq = 0;
+    uint64_t root = 0, iq = 0, irt = 0;
     uint32_t tail = 0;
 
   private:

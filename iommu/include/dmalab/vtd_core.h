@@ -38,6 +38,10 @@ typedef struct DmalabVtdConfig {
     uint32_t queue_step;
     uint64_t seed;
     uint64_t walk_read_ns; /* modelled cost of one table-entry read on a miss */
+    bool ir;               /* interrupt remapping (ECAP.IR); needs qi */
+    bool eim;              /* with ir: extended interrupt mode (ECAP.EIM, x2APIC) */
+    uint32_t iec_entries;  /* interrupt entry cache, a multiple of 4 */
+    uint64_t iec_inv_ns;   /* modelled cost of an interrupt entry cache invalidation */
 } DmalabVtdConfig;
 
 /* What the model does, for QEMU's trace events. Any pointer may be NULL. */
@@ -56,6 +60,17 @@ typedef struct DmalabVtdTrace {
     void (*injected)(void* opaque, const char* rule, const char* kind, uint32_t unit, uint64_t key);
     /* An event message aimed outside the interrupt range was refused (not sent). */
     void (*event_refused)(void* opaque, bool fault, uint64_t address, uint32_t data);
+    /* An interrupt request: delivered as (out_address, out_data), remapped through entry
+     * `index` or passed through, or blocked with `reason` (recorded or not). */
+    void (*interrupt)(void* opaque, uint16_t sid, uint64_t address, uint32_t data, bool ok,
+                      bool remapped, uint32_t index, uint64_t out_address, uint32_t out_data,
+                      uint8_t reason, bool recorded);
+    /* An interrupt entry cache invalidation took effect. QEMU's glue also tells the
+     * platform's IEC listeners (KVM's routes) once its lock is dropped. */
+    void (*iec_invalidated)(void* opaque, bool global, uint32_t index, unsigned im,
+                            uint64_t dropped);
+    /* Interrupt remapping switched, or a table latched. */
+    void (*ir_state)(void* opaque, bool enabled, uint64_t table, unsigned entries, bool x2apic);
 } DmalabVtdTrace;
 
 enum { DMALAB_VTD_QUERY = 0, DMALAB_VTD_READ = 1, DMALAB_VTD_WRITE = 2 };
@@ -96,9 +111,20 @@ DmalabVtdTranslation dmalab_vtd_translate_run(DmalabVtd* unit, uint16_t sid, uin
 /* Modelled walk time requests from `sid` caused since the last call (then 0 again). */
 uint64_t dmalab_vtd_take_cost(DmalabVtd* unit, uint16_t sid);
 
+/*
+ * An interrupt request (a DWORD write of `data` to `address`) from `sid` (sid_known false:
+ * no requester id, the entries' source checks are skipped). True with the message to
+ * deliver in *out_address and *out_data, false when the unit blocks it (a fault, recorded
+ * when `record`).
+ */
+bool dmalab_vtd_remap_interrupt(DmalabVtd* unit, uint16_t sid, bool sid_known, uint64_t address,
+                                uint32_t data, bool record, uint64_t* out_address,
+                                uint32_t* out_data);
+bool dmalab_vtd_ir_enabled(DmalabVtd* unit);
+
 /* NULL when applied; otherwise why not, and nothing changed. */
 const char* dmalab_vtd_set_costs(DmalabVtd* unit, uint64_t desc_ns, uint64_t page_ns,
-                                 uint64_t wait_ns);
+                                 uint64_t wait_ns, uint64_t iec_ns);
 void dmalab_vtd_set_audit(DmalabVtd* unit, bool on);
 
 /* Counters by index, 0 .. count-1: a name and a value (see docs/vtd.rst). */

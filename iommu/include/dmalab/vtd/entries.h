@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The structures the unit reads from guest memory, as typed views: root and context
-// entries (VT-d 9.1, 9.3, legacy mode), second-level paging entries (9.8) and the legacy
-// 128-bit invalidation descriptors (6.5.2). Each is decoded once from its little-endian
-// bytes (`from`), whatever the host's byte order; accessors are named after the spec's
-// fields, whose one declaration is the field tables in registers.h.
+// entries (VT-d 9.1, 9.3, legacy mode), second-level paging entries (9.8), interrupt
+// remapping table entries (9.10) and the legacy 128-bit invalidation descriptors (6.5.2). Each is
+// decoded once from its little-endian bytes (`from`), whatever the host's byte order; accessors are
+// named after the spec's fields, whose one declaration is the field tables in registers.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <variant>
 
 #include "dmalab/le.h"
@@ -68,6 +69,74 @@ struct SlPte {
 };
 static_assert(sizeof(SlPte) == SlPte::kSize);
 
+// Interrupt remapping table entry (9.10), remapped format: how one interrupt index is
+// delivered, and which requesters may use it.
+struct Irte {
+    static constexpr size_t kSize = 16;
+    uint64_t lo = 0, hi = 0;
+
+    static Irte from(const uint8_t* p) { return {load_le(p, 8), load_le(p + 8, 8)}; }
+    bool present() const { return field(irte::LO, "P").get(lo); }
+    bool fault_processing_disable() const { return field(irte::LO, "FPD").get(lo); }
+    bool destination_mode() const { return field(irte::LO, "DM").get(lo); } // 1: logical
+    bool redirection_hint() const { return field(irte::LO, "RH").get(lo); }
+    bool trigger_mode() const { return field(irte::LO, "TM").get(lo); } // 1: level
+    uint8_t delivery_mode() const { return static_cast<uint8_t>(field(irte::LO, "DLM").get(lo)); }
+    bool posted() const { return field(irte::LO, "IM").get(lo); }
+    uint8_t vector() const { return static_cast<uint8_t>(field(irte::LO, "V").get(lo)); }
+    // The APIC destination: all of DST in x2APIC mode (EIME), DST bits 15:8 otherwise.
+    uint32_t destination(bool eime) const
+    {
+        uint32_t dst = static_cast<uint32_t>(field(irte::LO, "DST").get(lo));
+        return eime ? dst : (dst >> 8) & 0xff;
+    }
+    uint16_t sid() const { return static_cast<uint16_t>(field(irte::HI, "SID").get(hi)); }
+    uint8_t sq() const { return static_cast<uint8_t>(field(irte::HI, "SQ").get(hi)); }
+    Svt svt() const { return static_cast<Svt>(field(irte::HI, "SVT").get(hi)); }
+
+    // The reserved bits set in each qword: bits no field defines, IM (posted interrupts are
+    // not supported), DST's unused bits in xAPIC mode, and a reserved encoding of DLM or SVT
+    // (reported as that field's bits).
+    std::pair<uint64_t, uint64_t> reserved(bool eime) const
+    {
+        uint64_t l = (lo & ~defined_bits(irte::LO)) | (lo & field_mask(irte::LO, "IM"));
+        if (!eime)
+            l |= lo & irte::kXapicDstReserved;
+        if (delivery_mode() == 3 || delivery_mode() == 6)
+            l |= lo & field_mask(irte::LO, "DLM");
+        uint64_t h = hi & ~defined_bits(irte::HI);
+        if (svt() == Svt::Reserved)
+            h |= hi & field_mask(irte::HI, "SVT");
+        return {l, h};
+    }
+    bool reserved_set(bool eime) const
+    {
+        auto [l, h] = reserved(eime);
+        return l || h;
+    }
+    // Whether a request from `requester` may use the entry (SVT, SQ, SID).
+    bool accepts(uint16_t requester) const
+    {
+        switch (svt()) {
+        case Svt::None:
+            return true;
+        case Svt::Sid: {
+            // SQ: how many of the function number's bits (from bit 2 down) are not compared.
+            static constexpr uint16_t kMask[4] = {0xffff, 0xfffb, 0xfff9, 0xfff8};
+            uint16_t m = kMask[sq() & 3];
+            return (requester & m) == (sid() & m);
+        }
+        case Svt::Bus: { // SID[15:8] the first bus, SID[7:0] the last
+            unsigned bus = requester >> 8;
+            return (sid() >> 8) <= bus && bus <= (sid() & 0xff);
+        }
+        default:
+            return false;
+        }
+    }
+};
+static_assert(sizeof(Irte) == Irte::kSize);
+
 // An invalidation descriptor (6.5.2), legacy 128-bit form, as fetched from the queue.
 // decode() turns it into one of the typed descriptors below, or says why it is invalid.
 struct InvDesc {
@@ -93,6 +162,13 @@ struct IotlbInv {
     unsigned am;
     bool ih, dr, dw;
 };
+// Interrupt entry cache invalidation (6.5.2.7): all entries, or the 2^im from `index`
+// (aligned down to 2^im).
+struct IecInv {
+    bool global;
+    uint16_t index;
+    unsigned im;
+};
 // Invalidation wait (6.5.2.8).
 struct WaitInv {
     bool intr, status_write, fence, page_drain;
@@ -105,13 +181,23 @@ struct DescError {
     const char* why;
     uint64_t lo_bits = 0, hi_bits = 0;
 };
-using Decoded = std::variant<CcInv, IotlbInv, WaitInv, DescError>;
+using Decoded = std::variant<CcInv, IotlbInv, IecInv, WaitInv, DescError>;
+
+// What the unit advertises that decides whether a descriptor is valid: CAP.MAMV, and
+// whether it remaps interrupts (ECAP.IR: interrupt entry cache descriptors) with ECAP.MHMV.
+struct DecodeLimits {
+    unsigned mamv = kMamv;
+    bool iec = false;
+    unsigned mhmv = kMhmv;
+};
 
 // The descriptor's kind and fields, or why this unit refuses it: a type it does not support
-// (device-TLB, interrupt entry cache, anything else), reserved bits set, a granularity of
-// 0, or a page-selective IOTLB invalidation of more than 2^mamv pages (CAP.MAMV).
-inline Decoded decode(const InvDesc& d, unsigned mamv)
+// (device-TLB, interrupt entry cache without ECAP.IR, anything else), reserved bits set, a
+// granularity of 0, a page-selective IOTLB invalidation of more than 2^mamv pages (CAP.MAMV),
+// or an index-selective one of more than 2^mhmv interrupt entries (ECAP.MHMV).
+inline Decoded decode(const InvDesc& d, const DecodeLimits& lim)
 {
+    const unsigned mamv = lim.mamv;
     // The reserved bits set in d, given what its type defines.
     auto reserved = [&](uint64_t lo_defined, uint64_t hi_defined) {
         return DescError{"reserved bits set", d.lo & ~lo_defined, d.hi & ~hi_defined};
@@ -143,6 +229,18 @@ inline Decoded decode(const InvDesc& d, unsigned mamv)
                    field(qi::IOTLB_LO, "DW").get(d.lo) != 0};
         if (g == Gran::Selective && t.am > mamv)
             return DescError{"address mask beyond CAP.MAMV"};
+        return t;
+    }
+    case DescType::Iec: {
+        if (!lim.iec)
+            return DescError{"type not supported"};
+        if (DescError e = reserved(defined_bits(qi::IEC_LO), 0); e.lo_bits || e.hi_bits)
+            return e;
+        IecInv t{field(qi::IEC_LO, "G").get(d.lo) == 0,
+                 static_cast<uint16_t>(field(qi::IEC_LO, "IIDX").get(d.lo)),
+                 static_cast<unsigned>(field(qi::IEC_LO, "IM").get(d.lo))};
+        if (!t.global && t.im > lim.mhmv)
+            return DescError{"index mask beyond ECAP.MHMV"};
         return t;
     }
     case DescType::Wait:

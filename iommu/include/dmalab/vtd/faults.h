@@ -15,6 +15,7 @@ enum : uint8_t {
     kFaultOpWait,    // an invalidation wait descriptor
     kFaultOpRead,    // a translation for a read
     kFaultOpWrite,   // a translation for a write
+    kFaultOpIec,     // an interrupt entry cache invalidation (descriptor)
 };
 
 // The largest delay a plan may add to an invalidation: Linux waits 10 s for a register

@@ -71,6 +71,9 @@ inline constexpr Field IOTLB[] = {{"DID", 32, 16, A::RW}, {"DW", 48, 1, A::RW},
                                   {"DR", 49, 1, A::RW},   {"IAIG", 57, 2, A::RO},
                                   {"IIRG", 60, 2, A::RW}, {"IVT", 63, 1, A::RO}};
 inline constexpr Field FRCD_LO[] = {{"FI", 12, 52, A::RO}};
+// IRTA (10.4.29): the interrupt remapping table's base, size (2^(S+1) entries) and mode.
+inline constexpr Field IRTA[] = {
+    {"S", 0, 4, A::RW}, {"EIME", 11, 1, A::RW}, {"IRTA", 12, 52, A::RW}};
 inline constexpr Field FRCD_HI[] = {
     {"SID", 0, 16, A::RO}, {"FR", 32, 8, A::RO}, {"T", 62, 1, A::RO}, {"F", 63, 1, A::W1C}};
 } // namespace fields
@@ -103,6 +106,7 @@ inline constexpr RegSpec kRegisters[] = {
     {"IEDATA",   0x0a4, 4,    0,                                 fields::DATA32},
     {"IEADDR",   0x0a8, 4,    0,                                 fields::ADDR},
     {"IEUADDR",  0x0ac, 4,    0,                                 fields::DATA32},
+    {"IRTA",     0x0b8, 8,    0,                                 fields::IRTA},
     {"IVA",      0x200, 8,    0,                                 fields::IVA},
     {"IOTLB",    0x208, 8,    0,                                 fields::IOTLB},
     {"FRCD_LO",  0x220, 8,    0,                                 fields::FRCD_LO, kFaultRecords, 16},
@@ -128,6 +132,8 @@ inline constexpr uint64_t SAGAW_48 = 1u << 2; // 4-level tables
 inline constexpr uint64_t SLLPS_2M = 1u << 0;
 inline constexpr uint64_t SLLPS_1G = 1u << 1;
 inline constexpr unsigned kMamv = 18; // page-selective invalidation of up to 2^18 pages (1 GiB)
+// ECAP.MHMV (10.4.3): index-selective interrupt entry cache invalidation of up to 2^15 entries.
+inline constexpr unsigned kMhmv = 15;
 
 // GCMD / GSTS (10.4.4, 10.4.5): the same bit positions.
 inline constexpr uint32_t G_TE = field_mask(fields::GCMD, "TE");
@@ -179,6 +185,11 @@ inline constexpr Field IQA_BASE = field(fields::IQA, "IQA");
 inline constexpr Field IQA_QS = field(fields::IQA, "QS");
 inline constexpr uint64_t IQA_DW = uint64_t{1} << 11;
 
+// Interrupt remapping table address (10.4.29).
+inline constexpr Field IRTA_BASE = field(fields::IRTA, "IRTA");
+inline constexpr Field IRTA_S = field(fields::IRTA, "S");
+inline constexpr uint64_t IRTA_EIME = field_mask(fields::IRTA, "EIME");
+
 // In-memory structures: their fields, declared once (bits outside them are reserved unless
 // a comment says otherwise); entries.h decodes them. Access kinds mean nothing here: RO.
 
@@ -205,6 +216,10 @@ inline constexpr Field WAIT_LO[] = {{"TYPE", 0, 4, A::RO}, {"IF", 4, 1, A::RO},
                                     {"SW", 5, 1, A::RO},   {"FN", 6, 1, A::RO},
                                     {"PD", 7, 1, A::RO},   {"SDATA", 32, 32, A::RO}};
 inline constexpr Field WAIT_HI[] = {{"SADDR", 2, 62, A::RO}};
+// Interrupt entry cache invalidation (6.5.2.7): G 0 is global, 1 index-selective (2^IM
+// entries from IIDX); its upper qword is all reserved.
+inline constexpr Field IEC_LO[] = {
+    {"TYPE", 0, 4, A::RO}, {"G", 4, 1, A::RO}, {"IM", 27, 5, A::RO}, {"IIDX", 32, 16, A::RO}};
 } // namespace qi
 
 // Root entry, legacy mode (9.1): its upper qword is all reserved.
@@ -235,6 +250,45 @@ inline constexpr Field F[] = {{"R", 0, 1, A::RO},    {"W", 1, 1, A::RO},      {"
 inline constexpr uint64_t kReserved = field_mask(F, "SNP") | field_mask(F, "TM");
 } // namespace slpte
 
+// Interrupt remapping table entry, remapped format (9.10). AVAIL is software's; IM selects
+// the posted format, which needs CAP.PI (not advertised: the unit treats IM as reserved).
+// Without extended interrupt mode (IRTA.EIME) the destination is DST bits 15:8 and the rest
+// of DST is reserved. SVT 3 and delivery modes 3 and 6 are reserved encodings.
+namespace irte
+{
+using A = FieldAccess;
+inline constexpr Field LO[] = {{"P", 0, 1, A::RO},     {"FPD", 1, 1, A::RO}, {"DM", 2, 1, A::RO},
+                               {"RH", 3, 1, A::RO},    {"TM", 4, 1, A::RO},  {"DLM", 5, 3, A::RO},
+                               {"AVAIL", 8, 4, A::RO}, {"IM", 15, 1, A::RO}, {"V", 16, 8, A::RO},
+                               {"DST", 32, 32, A::RO}};
+inline constexpr Field HI[] = {{"SID", 0, 16, A::RO}, {"SQ", 16, 2, A::RO}, {"SVT", 18, 2, A::RO}};
+// DST's reserved bits in xAPIC mode (EIME clear), as bits of the lower qword.
+inline constexpr uint64_t kXapicDstReserved = 0xffff00ff00000000ull;
+} // namespace irte
+// SVT: how an entry checks the requester (9.10).
+enum class Svt : uint8_t { None = 0, Sid = 1, Bus = 2, Reserved = 3 };
+
+// Interrupt requests (5.1.2, 5.1.5): a DWORD write to 0xFEEx_xxxx. In remappable format
+// (IF set) the address carries a 16-bit handle, and with SHV the data a subhandle added to
+// it; bits 1:0 are not looked at. In compatibility format (IF clear) it is the x86 message
+// the platform delivers, which is also what a remapped interrupt becomes (OUT_*: the
+// destination's low 8 bits in the address, as the APIC takes them).
+namespace intr
+{
+using A = FieldAccess;
+inline constexpr Field ADDR[] = {{"HANDLE15", 2, 1, A::RO},
+                                 {"SHV", 3, 1, A::RO},
+                                 {"IF", 4, 1, A::RO},
+                                 {"HANDLE", 5, 15, A::RO},
+                                 {"FEE", 20, 12, A::RO}};
+inline constexpr Field DATA[] = {{"SUBHANDLE", 0, 16, A::RO}};
+inline constexpr Field OUT_ADDR[] = {
+    {"DM", 2, 1, A::RO}, {"RH", 3, 1, A::RO}, {"DEST", 12, 8, A::RO}, {"FEE", 20, 12, A::RO}};
+inline constexpr Field OUT_DATA[] = {
+    {"V", 0, 8, A::RO}, {"DLM", 8, 3, A::RO}, {"LEVEL", 14, 1, A::RO}, {"TM", 15, 1, A::RO}};
+inline constexpr uint32_t kFee = 0xfee; // bits 31:20 of every interrupt request
+} // namespace intr
+
 // Fault reasons, legacy mode (7.1.3 / appendix A).
 enum class FaultReason : uint8_t {
     None = 0,
@@ -250,6 +304,21 @@ enum class FaultReason : uint8_t {
     RootReserved = 0xa,
     ContextReserved = 0xb,
     PageReserved = 0xc,
+    // Interrupt remapping (5.1.4.1). 22h, 24h, 26h and 27h are qualified by the entry's
+    // FPD; the others are always recorded.
+    IrRequestReserved = 0x20, // reserved bits set in the interrupt request
+    IrIndexBeyond = 0x21,     // the index is beyond the table's size (IRTA.S)
+    IrNotPresent = 0x22,      // the entry's P is clear
+    IrTableError = 0x23,      // the entry could not be read (or no table was set)
+    IrEntryReserved = 0x24,   // reserved bits or encodings in the entry
+    IrCompatBlocked = 0x25,   // compatibility format while EIME is set or CFIS clear
+    IrSourceId = 0x26,        // the requester failed the entry's SID, SQ, SVT check
+    IrPostedError = 0x27,     // a posted-interrupt descriptor access failed (never: no PI)
 };
+// True for an interrupt remapping reason.
+constexpr bool is_interrupt_fault(FaultReason r)
+{
+    return static_cast<uint8_t>(r) >= 0x20 && static_cast<uint8_t>(r) <= 0x27;
+}
 
 } // namespace dmalab::vtd

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A VT-d DMA-remapping unit in legacy (root/context table) mode: registers, second-level
-// translation through a context cache and a set-associative IOTLB, register-based and queued
+// translation through a context cache and a set-associative IOTLB, interrupt remapping
+// through an interrupt entry cache (when configured), register-based and queued
 // invalidation that take modelled virtual time, fault recording and its events. Reaches the
 // world only through common/'s host interfaces; not thread-safe (the caller serialises).
 // The unit is made of parts named after the spec (iommu/src/parts.h); this is its face.
@@ -49,6 +50,13 @@ struct Config {
     // unit charges it to the requester (take_cost), so a DMA engine behind the unit can
     // add its IOTLB and context misses to its own timing.
     uint64_t walk_read_ns = 100;
+    // Interrupt remapping (ECAP.IR, chapter 5): off by default. With it, ECAP.EIM (x2APIC
+    // destinations) unless eim is false. It needs queued invalidation: the interrupt entry
+    // cache is invalidated only through the queue.
+    bool ir = false;
+    bool eim = true;
+    unsigned iec_entries = 256; // interrupt entry cache, a multiple of 4 (4-way)
+    uint64_t iec_inv_ns = 200;  // modelled cost of one interrupt entry cache invalidation
 };
 
 // The largest per-operation cost the model accepts: Linux gives up (panics) on a register
@@ -81,6 +89,12 @@ struct Counters {
     uint64_t events_refused = 0;               // messages not aimed at the interrupt address range
     uint64_t audit_checks = 0, audit_stale = 0;
     uint64_t walk_cost_ns = 0; // modelled time of all walks (walk_read_ns per entry read)
+    // Interrupt remapping: requests seen, delivered through an entry, passed through in
+    // compatibility format (or with remapping off), blocked (faults); the entry cache; its
+    // invalidations by granularity (global, index) and the entries they dropped.
+    uint64_t interrupts = 0, ir_remapped = 0, ir_compat = 0, ir_passed = 0, ir_faults = 0;
+    uint64_t iec_hits = 0, iec_misses = 0, iec_evictions = 0;
+    uint64_t iec_inv_global = 0, iec_inv_index = 0, iec_dropped = 0;
 };
 
 // The outcome of one translation request.
@@ -94,14 +108,33 @@ struct Translation {
     FaultReason fault_reason = FaultReason::None; // with !ok
 };
 
-// The invalidations the unit performs (6.5): of the context cache, of the IOTLB, and the
-// queue's invalidation wait.
-enum class InvKind : uint8_t { Context, Iotlb, Wait };
+// The outcome of one interrupt request (chapter 5): the message to deliver, or why it is
+// blocked.
+struct Interrupt {
+    bool ok = false;
+    uint64_t address = 0; // bits 63:32 carry the destination's bits 31:8 (x2APIC)
+    uint32_t data = 0;
+    uint32_t index = 0;    // the interrupt index, for a remappable request
+    bool remapped = false; // delivered through an entry (else passed through unchanged)
+    FaultReason fault_reason = FaultReason::None; // with !ok
+};
+// An interrupt request as the platform sees it: who sent it (when known), the DWORD write.
+struct InterruptRequest {
+    uint64_t address = 0;
+    uint32_t data = 0;
+    uint16_t sid = 0;
+    bool sid_known = true; // false: no requester id (the entries' SVT checks are skipped)
+    bool record = true;    // false: a query (QEMU's KVM routes): nothing counted or recorded
+};
 
-// The letter a trace shows for a kind: 'c', 'i', 'w'.
+// The invalidations the unit performs (6.5): of the context cache, of the IOTLB, of the
+// interrupt entry cache, and the queue's invalidation wait.
+enum class InvKind : uint8_t { Context, Iotlb, Wait, Iec };
+
+// The letter a trace shows for a kind: 'c', 'i', 'w', 'e'.
 inline char inv_letter(InvKind k)
 {
-    return k == InvKind::Context ? 'c' : k == InvKind::Iotlb ? 'i' : 'w';
+    return k == InvKind::Context ? 'c' : k == InvKind::Iotlb ? 'i' : k == InvKind::Wait ? 'w' : 'e';
 }
 
 // What the unit does, for tracing. Every method has an empty default.
@@ -128,6 +161,19 @@ class Observer
     virtual void queue_error(uint32_t /*head*/, uint64_t /*lo*/, uint64_t /*hi*/) {}
     // An event message (fault or invalidation completion) aimed outside 0xFEEx_xxxx.
     virtual void event_refused(bool /*fault*/, uint64_t /*address*/, uint32_t /*data*/) {}
+    // An interrupt request delivered (`out` its message) or blocked (`out.fault_reason`,
+    // and whether a fault was recorded).
+    virtual void interrupt(const InterruptRequest&, const Interrupt& /*out*/, bool /*recorded*/) {}
+    // An interrupt entry cache invalidation took effect (global, or 2^im entries from index).
+    virtual void iec_invalidated(bool /*global*/, uint32_t /*index*/, unsigned /*im*/,
+                                 uint64_t /*dropped*/)
+    {
+    }
+    // Interrupt remapping switched on or off, or a table latched (GCMD.IRE, SIRTP).
+    virtual void ir_state(bool /*enabled*/, uint64_t /*table*/, unsigned /*entries*/,
+                          bool /*x2apic*/)
+    {
+    }
 };
 
 struct Host {
@@ -183,6 +229,12 @@ class Unit
     // The modelled walk time requests from `sid` caused since the last call, and resets it.
     uint64_t take_cost(uint16_t sid);
 
+    // An interrupt request (a DWORD write to 0xFEEx_xxxx from a device, the IOAPIC, or a
+    // route QEMU builds for KVM): the message to deliver, or a blocked request (recorded as
+    // a fault unless a query or the entry's FPD says not).
+    Interrupt remap_interrupt(const InterruptRequest& req);
+    bool interrupt_remapping_enabled() const;
+
     const Counters& counters() const;
     const Config& config() const;
     void set_audit(bool on);
@@ -191,7 +243,10 @@ class Unit
     void set_injector(faults::Injector* injector);
 
     // Invalidation costs, changeable at run time (apply to operations started later).
-    const char* set_costs(uint64_t desc_ns, uint64_t page_ns, uint64_t wait_ns);
+    struct Costs {
+        uint64_t desc_ns, page_ns, wait_ns, iec_ns;
+    };
+    const char* set_costs(const Costs& c);
 
     void save(StateWriter& w) const;
     bool load(StateReader& r);

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dmalab-vtd: its configuration, counters, run-time costs and fault plans as
+ * QOM properties; vtd.c has the device.
+ */
+
+#include "qemu/osdep.h"
+#include "hw/qdev-properties.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "qom/object.h"
+#include "trace.h"
+
+#include "dmalab/vtd_core.h"
+#include "glue.h"
+#include "vtd-internal.h"
+
+/* Counters and run-time properties. */
+
+static void dmalab_vtd_get_counter(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    uint64_t value = 0;
+
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        value = dmalab_vtd_counter(s->model, (uintptr_t)opaque);
+        dmalab_vtd_unlock(s);
+    }
+    visit_type_uint64(v, name, &value, errp);
+}
+
+static void dmalab_vtd_get_cost(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    uint64_t *field = (uint64_t *)((char *)obj + (uintptr_t)opaque);
+
+    visit_type_uint64(v, name, field, errp);
+}
+
+static void dmalab_vtd_set_cost(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    uint64_t *field = (uint64_t *)((char *)obj + (uintptr_t)opaque);
+    uint64_t value, old;
+    const char *why = NULL;
+
+    if (!visit_type_uint64(v, name, &value, errp)) {
+        return;
+    }
+    old = *field;
+    *field = value;
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        why = dmalab_vtd_set_costs(s->model, s->cfg.inv_desc_ns,
+                                   s->cfg.inv_page_ns, s->cfg.wait_ns,
+                                   s->cfg.iec_inv_ns);
+        dmalab_vtd_unlock(s);
+    }
+    if (why) {
+        *field = old;
+        error_setg(errp, "dmalab-vtd: %s", why);
+    }
+}
+
+static bool dmalab_vtd_prop_get_audit(Object *obj, Error **errp)
+{
+    return DMALAB_VTD(obj)->cfg.audit;
+}
+
+static void dmalab_vtd_prop_set_audit(Object *obj, bool value, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+
+    s->cfg.audit = value;
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        dmalab_vtd_set_audit(s->model, value);
+        dmalab_vtd_unlock(s);
+    }
+}
+
+/* The IOTLB's replacement policy, a QOM enum fixed at realize. */
+
+static const QEnumLookup dmalab_vtd_replacement_lookup = {
+    .array = (const char *const[]) {
+        [DMALAB_VTD_LRU] = "lru",
+        [DMALAB_VTD_FIFO] = "fifo",
+        [DMALAB_VTD_RANDOM] = "random",
+    },
+    .size = 3,
+};
+
+static int dmalab_vtd_get_replacement(Object *obj, Error **errp)
+{
+    return DMALAB_VTD(obj)->cfg.replacement;
+}
+
+static void dmalab_vtd_set_replacement(Object *obj, int value, Error **errp)
+{
+    if (DEVICE(obj)->realized) {
+        error_setg(errp, "dmalab-vtd: replacement is fixed once the unit "
+                   "runs");
+        return;
+    }
+    DMALAB_VTD(obj)->cfg.replacement = value;
+}
+
+/* Fault plans: a file named at start-up, replaceable at run time (qom-set). */
+
+bool dmalab_vtd_apply_plan(DmalabVtdState *s, const char *path, Error **errp)
+{
+    g_autofree char *text = NULL;
+    char *why;
+
+    if (!dmalab_glue_read_plan("dmalab-vtd", path, &text, errp)) {
+        return false;
+    }
+    qemu_mutex_lock(&s->lock);
+    why = dmalab_vtd_set_fault_plan(s->model, text, DEVICE(s)->id);
+    dmalab_vtd_unlock(s);
+    if (why) {
+        error_setg(errp, "dmalab-vtd: fault plan %s: %s", path, why);
+        free(why);
+        return false;
+    }
+    trace_dmalab_vtd_fault_plan(path ? path : "");
+    return true;
+}
+
+static char *dmalab_vtd_get_plan(Object *obj, Error **errp)
+{
+    return g_strdup(DMALAB_VTD(obj)->fault_plan ?: "");
+}
+
+static void dmalab_vtd_set_plan(Object *obj, const char *value, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+
+    /* Before realize the plan is read there; after, it replaces the old. */
+    if (s->model && !dmalab_vtd_apply_plan(s, value, errp)) {
+        return;
+    }
+    g_free(s->fault_plan);
+    s->fault_plan = g_strdup(value);
+}
+
+static void dmalab_vtd_get_injected(Object *obj, Visitor *v, const char *name,
+                                    void *opaque, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    uint64_t value = 0;
+
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        value = dmalab_vtd_faults_injected(s->model);
+        dmalab_vtd_unlock(s);
+    }
+    visit_type_uint64(v, name, &value, errp);
+}
+
+/* The counters' names, comma-separated, so tools need not keep a copy. */
+static char *dmalab_vtd_get_counter_names(Object *obj, Error **errp)
+{
+    GString *names = g_string_new(NULL);
+    unsigned i;
+
+    for (i = 0; i < dmalab_vtd_counter_count(); i++) {
+        g_string_append_printf(names, "%s%s", i ? "," : "",
+                               dmalab_vtd_counter_name(i));
+    }
+    return g_string_free(names, false);
+}
+
+static void dmalab_vtd_get_events_dropped(Object *obj, Visitor *v,
+                                          const char *name, void *opaque,
+                                          Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    uint64_t value = 0;
+
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        value = s->msis_dropped;
+        qemu_mutex_unlock(&s->lock);
+    }
+    visit_type_uint64(v, name, &value, errp);
+}
+
+static char *dmalab_vtd_get_fault_log(Object *obj, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    char *log = NULL;
+
+    if (s->model) {
+        qemu_mutex_lock(&s->lock);
+        log = dmalab_vtd_fault_log(s->model);
+        dmalab_vtd_unlock(s);
+    }
+    return dmalab_glue_take_string(log);
+}
+
+void dmalab_vtd_instance_init(Object *obj)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+        const char *desc;
+    } costs[] = {
+        { "inv-desc-ns", offsetof(DmalabVtdState, cfg.inv_desc_ns),
+          "virtual ns per invalidation descriptor or register command" },
+        { "inv-page-ns", offsetof(DmalabVtdState, cfg.inv_page_ns),
+          "virtual ns per page an IOTLB invalidation covers" },
+        { "wait-ns", offsetof(DmalabVtdState, cfg.wait_ns),
+          "virtual ns per invalidation wait descriptor" },
+        { "iec-inv-ns", offsetof(DmalabVtdState, cfg.iec_inv_ns),
+          "virtual ns per interrupt entry cache invalidation descriptor" },
+    };
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    unsigned i;
+
+    /*
+     * Interrupt remapping only when asked for: "intremap" defaults to off
+     * (the x86 IOMMU base's auto would turn it on under TCG).
+     */
+    X86_IOMMU_DEVICE(obj)->intr_supported = ON_OFF_AUTO_OFF;
+    qemu_mutex_init(&s->lock);
+    dmalab_vtd_default_config(&s->cfg);
+    object_property_add_enum(obj, "replacement", "DmalabVtdReplacement",
+                             &dmalab_vtd_replacement_lookup,
+                             dmalab_vtd_get_replacement,
+                             dmalab_vtd_set_replacement);
+    object_property_set_description(obj, "replacement",
+                                    "IOTLB replacement policy: lru, fifo "
+                                    "or random");
+    for (i = 0; i < dmalab_vtd_counter_count(); i++) {
+        object_property_add(obj, dmalab_vtd_counter_name(i), "uint64",
+                            dmalab_vtd_get_counter, NULL, NULL,
+                            (void *)(uintptr_t)i);
+    }
+    for (i = 0; i < ARRAY_SIZE(costs); i++) {
+        ObjectProperty *op;
+
+        op = object_property_add(obj, costs[i].name, "uint64",
+                                 dmalab_vtd_get_cost, dmalab_vtd_set_cost,
+                                 NULL, (void *)(uintptr_t)costs[i].offset);
+        op->description = g_strdup(costs[i].desc);
+    }
+    object_property_add_bool(obj, "audit", dmalab_vtd_prop_get_audit,
+                             dmalab_vtd_prop_set_audit);
+    object_property_add_str(obj, "fault-plan", dmalab_vtd_get_plan,
+                            dmalab_vtd_set_plan);
+    object_property_set_description(
+        obj, "fault-plan",
+        "JSON file of faults to inject (docs/faults.rst); settable at run time");
+    object_property_add(obj, "faults-injected", "uint64",
+                        dmalab_vtd_get_injected, NULL, NULL, NULL);
+    object_property_add_str(obj, "fault-log", dmalab_vtd_get_fault_log, NULL);
+    object_property_add_str(obj, "counter-names",
+                            dmalab_vtd_get_counter_names, NULL);
+    object_property_set_description(obj, "counter-names",
+                                    "the names of the unit's counters");
+    object_property_add(obj, "events-dropped", "uint64",
+                        dmalab_vtd_get_events_dropped, NULL, NULL, NULL);
+    object_property_set_description(
+        obj, "events-dropped",
+        "event messages not sent: more were raised at once than the glue "
+        "queues (not counted in fault-events or inv-events)");
+}
+
+void dmalab_vtd_instance_finalize(Object *obj)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+
+    g_free(s->fault_plan);
+    qemu_mutex_destroy(&s->lock);
+}
+
+/* The unit's configuration: defaults from dmalab_vtd_default_config(). */
+static const Property dmalab_vtd_properties[] = {
+    DEFINE_PROP_UNSIGNED_NODEFAULT("aw-bits", DmalabVtdState, cfg.aw_bits,
+                                   qdev_prop_uint8, uint8_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("iotlb-entries", DmalabVtdState,
+                                   cfg.iotlb_entries, qdev_prop_uint32,
+                                   uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("iotlb-ways", DmalabVtdState,
+                                   cfg.iotlb_ways, qdev_prop_uint32, uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("context-entries", DmalabVtdState,
+                                   cfg.context_entries, qdev_prop_uint32,
+                                   uint32_t),
+    DEFINE_PROP("qi", DmalabVtdState, cfg.qi, qdev_prop_bool, bool),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("queue-step", DmalabVtdState,
+                                   cfg.queue_step, qdev_prop_uint32, uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("seed", DmalabVtdState, cfg.seed,
+                                   qdev_prop_uint64, uint64_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("walk-read-ns", DmalabVtdState,
+                                   cfg.walk_read_ns, qdev_prop_uint64,
+                                   uint64_t),
+    DEFINE_PROP("eim", DmalabVtdState, cfg.eim, qdev_prop_bool, bool),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("iec-entries", DmalabVtdState,
+                                   cfg.iec_entries, qdev_prop_uint32,
+                                   uint32_t),
+};
+
+/* The configuration properties, with the model's defaults. */
+void dmalab_vtd_class_props(ObjectClass *klass)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    DmalabVtdConfig defaults;
+
+    device_class_set_props(dc, dmalab_vtd_properties);
+    dmalab_vtd_default_config(&defaults);
+    dmalab_glue_props_defaults(klass, dmalab_vtd_properties,
+                               ARRAY_SIZE(dmalab_vtd_properties),
+                               offsetof(DmalabVtdState, cfg), &defaults,
+                               sizeof(defaults));
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Writes a seed input for vtd-fuzz that turns interrupt remapping on: a fuzzer starting
+from nothing rarely finds the register sequence (IQA, QIE, IRTA, SIRTP, IRE) before an
+entry is read.  The bytes follow Program::run in vtd_fuzz.cc: the configuration (48-bit,
+queued invalidation, remapping with EIM offered, a 4-entry IEC), no fault plan, then
+operations: the queue at 0x20000, the table at 0x10000 (2 entries, xAPIC), entry 0 present
+(vector 0x30, destination 1), two requests for it (a miss, a hit), entry 1 not present and
+a request for it (22h), a global IEC invalidation through the queue, and a request after it.
+
+Usage: ir_seed.py CORPUS_DIR  (writes CORPUS_DIR/ir-enable)"""
+
+import os
+import struct
+import sys
+
+
+def seed():
+    b = bytearray([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0])  # configuration
+    b.append(0)  # no fault plan
+
+    def reg(off, value, shift):  # case 2: an 8-byte register write of value << shift
+        b.extend(struct.pack("<BHHB", 2, off, value, shift))
+
+    def steps():  # case 8: eight timer expiries
+        b.extend([8, 7])
+
+    def irte(slot, dst, vector, low):  # case 13, an entry (upper qword 0: no SID check)
+        b.extend(struct.pack("<BHBHBBQ", 13, slot, 2, dst, vector, low, 0))
+
+    def iec_global(slot):  # case 13, a global IEC invalidation descriptor
+        b.extend(struct.pack("<BHBHBBQ", 13, slot, 1, 0, 0, 0, 0))
+
+    def interrupt(handle):  # case 12: remappable format (IF), data 0, requester 01:00.0
+        b.extend(struct.pack("<BBHBHH", 12, 9, handle, 0, 0, 0x100))
+
+    reg(0x90, 0x2000, 4)    # IQA
+    reg(0x18, 0x400, 16)    # GCMD: QIE
+    steps()
+    reg(0xB8, 0x1000, 4)    # IRTA
+    reg(0x18, 0x500, 16)    # GCMD: QIE, SIRTP
+    steps()
+    reg(0x18, 0x600, 16)    # GCMD: QIE, IRE
+    steps()
+    irte(0x1000, 0x100, 0x30, 0x01)  # slot * 16 = 0x10000: entry 0, P
+    interrupt(1)            # address bit 4 (IF), handle 0
+    interrupt(1)
+    irte(0x1001, 0x200, 0x31, 0x00)  # entry 1, not present
+    interrupt(3)            # handle 1
+    iec_global(0x2000)
+    reg(0x88, 0x10, 0)      # IQT: one descriptor
+    steps()
+    b.extend(struct.pack("<BH", 9, 5000))  # case 9: time passes
+    steps()
+    interrupt(1)
+    return bytes(b)
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    os.makedirs(sys.argv[1], exist_ok=True)
+    with open(os.path.join(sys.argv[1], "ir-enable"), "wb") as f:
+        f.write(seed())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
