@@ -34,7 +34,7 @@ class TraceAdapter final : public ioat::Observer
         if (t_.decided)
             t_.decided(opaque_, d.channel, d.addr, d.len, x.data_at, x.done_at, x.fail);
     }
-    void completed(unsigned ch, uint64_t desc, uint64_t bytes) override
+    void completed(unsigned ch, uint64_t desc, uint64_t bytes, ioat::OpKind) override
     {
         marks.finish(ch);
         if (t_.completed)

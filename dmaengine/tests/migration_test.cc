@@ -86,11 +86,13 @@ TEST(Migration, MalformedStateIsRefused)
     std::vector<uint8_t> bad = w.bytes;
     bool flipped = false;
     for (size_t i = 0; i + 8 <= bad.size() && !flipped; i++) {
-        uint64_t v, next = 0;
+        uint64_t v;
         std::memcpy(&v, &bad[i], 8);
-        if (i + 16 <= bad.size())
-            std::memcpy(&next, &bad[i + 8], 8);
-        if (v == kSrc && next == kDst) { // the in-progress descriptor's source, then dest
+        // The in-progress operation's first source, then its 15 unused ones.
+        bool unused =
+            i + 8 * kMaxSources <= bad.size() &&
+            std::all_of(&bad[i + 8], &bad[i + 8 * kMaxSources], [](uint8_t b) { return b == 0; });
+        if (v == kSrc && unused) {
             v = ~0ull - 16;
             std::memcpy(&bad[i], &v, 8);
             flipped = true;
