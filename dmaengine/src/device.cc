@@ -199,8 +199,9 @@ ChanState Ioat::channel_state(unsigned channel) const
 namespace
 {
 constexpr uint32_t kStateMagic = 0x494f4154; // "IOAT"
-// 2: CHANERR_INT and its mask left the stream; 3: holds a release ends (fault plans).
-constexpr uint16_t kStateVersion = 3;
+// 2: CHANERR_INT and its mask left the stream; 3: holds a release ends (fault plans);
+// 4: the operation in progress (XOR, PQ, fill), counters by operation, a held interrupt.
+constexpr uint16_t kStateVersion = 4;
 } // namespace
 
 void Ioat::save(StateWriter& w) const
