@@ -69,7 +69,7 @@ WANTED_MODULES = [
     "async_tx", "async_memcpy", "async_xor", "async_pq",
     "async_raid6_recov", "raid6_pq", "xor", "brd",
     "virtio_pci", "virtio_blk",
-    "e1000e", "pktgen",     # the iommu-flush study's NIC workload (init.sh nic_pktgen)
+    "e1000e", "igb", "pktgen",  # the iommu-flush study's NIC workload (init.sh nic_pktgen)
 ]
 
 STAMP_VERSION = "1"

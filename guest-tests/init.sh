@@ -29,6 +29,7 @@ BIND_WAIT=10
 DISK=""
 PKTGEN=""
 PKTGEN_RATE=1000
+NICS=e1000e
 PKTGEN_COUNT=2000
 SWIOTLB_STATS=""
 PROFILE=""
@@ -39,7 +40,8 @@ for w in $(cat /proc/cmdline); do
 	dmalab.bind_wait=*)	BIND_WAIT=${w#*=} ;;
 	dmalab.disk=*)		DISK=${w#*=} ;;
 	dmalab.pktgen=*)	PKTGEN=$(echo "${w#*=}" | tr , ' ') ;;
-	dmalab.pktgen_rate=*)	PKTGEN_RATE=${w#*=} ;;
+	dmalab.pktgen_rate=*)	PKTGEN_RATE=$(echo "${w#*=}" | tr , ' ') ;;
+	dmalab.nics=*)		NICS=$(echo "${w#*=}" | tr , ' ') ;;
 	dmalab.pktgen_count=*)	PKTGEN_COUNT=${w#*=} ;;
 	dmalab.swiotlb_stats=1)	SWIOTLB_STATS=1 ;;
 	dmalab.profile=1)	PROFILE=1 ;;
@@ -179,61 +181,45 @@ cpu_time() {
 	CLOCK_US=10000
 }
 
-# What the NICs counted as lost: eth0's dropped and failed transmissions,
-# eth1's dropped and missed receptions.
+# What the NICs counted as lost: $1's dropped and failed transmissions,
+# $2's dropped and missed receptions.
 nic_lost() {
 	n=0
-	for f in eth0/statistics/tx_dropped eth0/statistics/tx_errors \
-		 eth1/statistics/rx_dropped eth1/statistics/rx_missed_errors; do
+	for f in "$1/statistics/tx_dropped" "$1/statistics/tx_errors" \
+		 "$2/statistics/rx_dropped" "$2/statistics/rx_missed_errors"; do
 		read -r v < "/sys/class/net/$f"
 		n=$((n + v))
 	done
 	echo "$n"
 }
 
+# The interfaces driver $1 drives, in name order ("eth0 eth1").
+nic_ifaces() {
+	for i in /sys/class/net/*; do
+		[ -e "$i/device/driver" ] || continue
+		[ "$(basename "$(readlink "$i/device/driver")")" = "$1" ] && printf '%s ' "${i##*/}"
+	done
+}
+
 # dmalab.pktgen=SIZE[,SIZE..]: the NIC workload of dmalab measure's
-# iommu-flush study.  Two NICs on one QEMU hub (eth0 sends, eth1 receives:
-# the runner puts them there); Linux's pktgen sends dmalab.pktgen_count
-# packets of each SIZE from eth0 to eth1's MAC address at
-# dmalab.pktgen_rate packets/s (0: as fast as it can), after a window as
-# long (0: one second) with nothing sent (what the idle guest costs).  Each size prints one "# bench-nic" line:
+# iommu-flush study.  For each driver of dmalab.nics (e1000e, igb; default
+# e1000e) two NICs on one QEMU hub (the runner puts them there): the first
+# sends, the second receives.  Linux's pktgen sends dmalab.pktgen_count
+# packets of each SIZE from one to the other's MAC address at each rate of
+# dmalab.pktgen_rate (packets/s, comma-separated; 0: as fast as it can),
+# after a window as long (0: one second) with nothing sent (what the idle
+# guest costs).  Each driver, rate and size prints one "# bench-nic" line:
 # packets sent and received, those the NICs counted as lost, the rate
-# achieved, wall and busy CPU time (cpu_time: clock_us is its unit), and busy
-# time per packet, whole and beyond the idle window's.
+# achieved, wall and busy CPU time (cpu_time: clock_us is its unit), busy
+# time per packet, whole (gross) and beyond the idle window's, and util_ppm,
+# the CPU's utilisation at the rate achieved (busy time per packet times
+# packets per second, in millionths).
 nic_pktgen() {
-	load_mod e1000e && load_mod pktgen || return 1
-	tries=100
-	while [ ! -e /sys/class/net/eth1 ] && [ "$tries" -gt 0 ]; do
-		sleep 0.1
-		tries=$((tries - 1))
-	done
-	for i in eth0 eth1; do
-		ip link set "$i" up || { say "error: no $i"; return 1; }
-	done
-	tries=100
-	while [ "$(cat /sys/class/net/eth0/carrier /sys/class/net/eth1/carrier 2>/dev/null | tr -d '\n')" != 11 ] &&
-	      [ "$tries" -gt 0 ]; do
-		sleep 0.1
-		tries=$((tries - 1))
-	done
-	[ "$tries" -gt 0 ] || { say "error: eth0 or eth1 has no link"; return 1; }
-	read -r mac < /sys/class/net/eth1/address
-	pg=/proc/net/pktgen
-	echo "rem_device_all" > $pg/kpktgend_0
-	echo "add_device eth0" > $pg/kpktgend_0
-	# rate 0: back to back (pktgen's delay 0), after a one-second idle window
-	delay=0 ms=1000
-	if [ "$PKTGEN_RATE" -gt 0 ]; then
-		delay=$((1000000000 / PKTGEN_RATE)) ms=$((PKTGEN_COUNT * 1000 / PKTGEN_RATE))
-	fi
-	for c in "count $PKTGEN_COUNT" "delay $delay" "clone_skb 0" \
-		 "dst 10.0.0.2" "dst_mac $mac"; do
-		echo "$c" > $pg/eth0
+	load_mod pktgen || return 1
+	for drv in $NICS; do
+		load_mod "$drv" || return 1
 	done
 	NCPUS=$(grep -c '^cpu[0-9]' /proc/stat)
-	cpu_time; b0=$BUSY; t0=$NOW
-	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
-	cpu_time; idle_busy=$((BUSY - b0)); idle_us=$((NOW - t0))
 	windows=0
 	# dmalab.profile=1: an empty window first, what the two dmalab-mark
 	# processes themselves add to each window (the first one's exit, the
@@ -242,34 +228,84 @@ nic_pktgen() {
 		dmalab-mark open $((0x08000000)) && windows=$((windows + 1))
 		dmalab-mark close 1
 	fi
-	for size in $PKTGEN; do
-		echo "pkt_size $size" > $pg/eth0
-		read -r rx0 < /sys/class/net/eth1/statistics/rx_packets
-		lost0=$(nic_lost)
-		# dmalab.profile=1: an instruction-profile window (docs/profile.rst)
-		# around what is measured, opened and closed outside it
-		if [ -n "$PROFILE" ]; then
-			dmalab-mark open $((0x07000000 + size)) && windows=$((windows + 1))
-		fi
-		cpu_time; b0=$BUSY; t0=$NOW
-		echo start > $pg/pgctrl
-		cpu_time; busy=$((BUSY - b0)); wall=$((NOW - t0))
-		[ -n "$PROFILE" ] && dmalab-mark close "$PKTGEN_COUNT"
-		read -r rx < /sys/class/net/eth1/statistics/rx_packets
-		rx=$((rx - rx0))
-		lost=$(($(nic_lost) - lost0))
-		sent=$(awk '/pkts-sofar/ { print $2; exit }' $pg/eth0)
-		# pktgen's own rate (its "Result:"): the window's wall time is
-		# longer, as pgctrl polls for the end every 100 ms
-		pps=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+pps$/) { sub("pps", "", $i); print $i; exit } }' $pg/eth0)
-		[ "$sent" -gt 0 ] 2>/dev/null || { say "error: pktgen sent nothing"; return 1; }
-		# the idle window's busy time, scaled to this window's length
-		base=$((idle_us > 0 ? idle_busy * wall / idle_us : 0))
-		net=$((busy > base ? busy - base : 0))
-		echo "# bench-nic size=$size rate=$PKTGEN_RATE sent=$sent received=$rx lost=$lost per_s=${pps:-0} wall_ms=$((wall / 1000)) busy_ms=$((busy / 1000)) idle_busy_ms=$((base / 1000)) busy_ns_per_packet=$((busy * 1000 / sent)) net_ns_per_packet=$((net * 1000 / sent)) clock_us=$CLOCK_US cpus=$NCPUS"
+	for drv in $NICS; do
+		tries=100
+		while [ "$(nic_ifaces "$drv" | wc -w)" -lt 2 ] && [ "$tries" -gt 0 ]; do
+			sleep 0.1
+			tries=$((tries - 1))
+		done
+		# shellcheck disable=SC2046  # one word per interface
+		set -- $(nic_ifaces "$drv")
+		[ $# -ge 2 ] || { say "error: fewer than two $drv interfaces"; return 1; }
+		nic_pair "$drv" "$1" "$2" || return 1
 	done
 	[ -n "$PROFILE" ] && echo "# dmalab-profile windows=$windows source=nic"
 	return 0
+}
+
+# One driver's pair: $2 sends to $3, every rate and size.
+nic_pair() {
+	drv=$1 tx=$2 rx=$3
+	for i in $tx $rx; do
+		ip link set "$i" up || { say "error: no $i"; return 1; }
+	done
+	tries=100
+	while [ "$(cat "/sys/class/net/$tx/carrier" "/sys/class/net/$rx/carrier" 2>/dev/null | tr -d '\n')" != 11 ] &&
+	      [ "$tries" -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	[ "$tries" -gt 0 ] || { say "error: $tx or $rx has no link"; return 1; }
+	read -r mac < "/sys/class/net/$rx/address"
+	pg=/proc/net/pktgen
+	echo "rem_device_all" > $pg/kpktgend_0
+	echo "add_device $tx" > $pg/kpktgend_0
+	for rate in $PKTGEN_RATE; do
+		# rate 0: back to back (pktgen's delay 0), after a one-second idle window
+		delay=0 ms=1000
+		if [ "$rate" -gt 0 ]; then
+			delay=$((1000000000 / rate)) ms=$((PKTGEN_COUNT * 1000 / rate))
+		fi
+		for c in "count $PKTGEN_COUNT" "delay $delay" "clone_skb 0" \
+			 "dst 10.0.0.2" "dst_mac $mac"; do
+			echo "$c" > "$pg/$tx"
+		done
+		cpu_time; b0=$BUSY; t0=$NOW
+		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+		cpu_time; idle_busy=$((BUSY - b0)); idle_us=$((NOW - t0))
+		for size in $PKTGEN; do
+			nic_window || return 1
+		done
+	done
+}
+
+# One window: pktgen sends $PKTGEN_COUNT packets of $size at $rate.
+nic_window() {
+	echo "pkt_size $size" > "$pg/$tx"
+	read -r rx0 < "/sys/class/net/$rx/statistics/rx_packets"
+	lost0=$(nic_lost "$tx" "$rx")
+	# dmalab.profile=1: an instruction-profile window (docs/profile.rst)
+	# around what is measured, opened and closed outside it
+	if [ -n "$PROFILE" ]; then
+		dmalab-mark open $((0x07000000 + size)) && windows=$((windows + 1))
+	fi
+	cpu_time; b0=$BUSY; t0=$NOW
+	echo start > $pg/pgctrl
+	cpu_time; busy=$((BUSY - b0)); wall=$((NOW - t0))
+	[ -n "$PROFILE" ] && dmalab-mark close "$PKTGEN_COUNT"
+	read -r got < "/sys/class/net/$rx/statistics/rx_packets"
+	got=$((got - rx0))
+	lost=$(($(nic_lost "$tx" "$rx") - lost0))
+	sent=$(awk '/pkts-sofar/ { print $2; exit }' "$pg/$tx")
+	# pktgen's own rate (its "Result:"): the window's wall time is
+	# longer, as pgctrl polls for the end every 100 ms
+	pps=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+pps$/) { sub("pps", "", $i); print $i; exit } }' "$pg/$tx")
+	[ "$sent" -gt 0 ] 2>/dev/null || { say "error: pktgen sent nothing"; return 1; }
+	# the idle window's busy time, scaled to this window's length
+	base=$((idle_us > 0 ? idle_busy * wall / idle_us : 0))
+	net=$((busy > base ? busy - base : 0))
+	per=$((busy * 1000 / sent))
+	echo "# bench-nic nic=$drv size=$size rate=$rate sent=$sent received=$got lost=$lost per_s=${pps:-0} wall_ms=$((wall / 1000)) busy_ms=$((busy / 1000)) idle_busy_ms=$((base / 1000)) busy_ns_per_packet=$per net_ns_per_packet=$((net * 1000 / sent)) util_ppm=$((per * ${pps:-0} / 1000 / NCPUS)) clock_us=$CLOCK_US cpus=$NCPUS"
 }
 
 # dmalab.swiotlb_stats=1 (the swiotlb study): what swiotlb bounced while the
@@ -324,6 +360,12 @@ report_channels
 if [ "$SCENARIO" = memcpy ]; then
 	EX_PARAMS="$EX_PARAMS $(mod_params dmalab_exercise)"
 	EX_PARAMS=${EX_PARAMS% }
+	# mode=copycost reads the remapping unit's invalidation queue (sgcost.c)
+	VTD_ADDR=/sys/class/iommu/dmar0/intel-iommu/address
+	case " $EX_PARAMS " in
+	*" mode=copycost "*)
+		[ -r $VTD_ADDR ] && EX_PARAMS="$EX_PARAMS vtd_base=0x$(cat $VTD_ADDR)" ;;
+	esac
 	[ -n "$SWIOTLB_STATS" ] && swiotlb_start
 	say "exercise start params=${EX_PARAMS# }"
 	# shellcheck disable=SC2086  # word splitting of the parameters is wanted

@@ -16,21 +16,19 @@ Per operation and size it prints, for each configuration, the median over the
 boots of each boot's median (p50) and 99th percentile, the smallest and largest
 p50 of the boots (the spread), and p50 over the baseline's p50.
 
---study iommu-flush, two workloads in each boot.  The copy engine:
-the exerciser's mode=copycost, the 2008 proposal's study: copies through
-dmalab-ioat, each buffer pair mapped and unmapped with the DMA API as a driver
-would, at a fixed offered rate (--rate copies/s, default 1000; 0: back to
-back) for 2 s at each of 4 KiB and 64 KiB, without an IOMMU and behind
-dmalab-vtd and intel-iommu lazy and strict, on a one-CPU guest, in modelled time unless
---host-clock.  Per size it prints the copies
-per second achieved, how many copies made the thread sleep, and the service
-demand: the guest CPU time (wall minus idle) per copy beyond what the pacing
-alone costs, median over the boots with its range, and its ratio to the
-baseline's.  The NIC: two e1000e on one QEMU hub, and pktgen sending 2,000
-packets of 64 and of 1,500 bytes from one to the other at the same rate
-(init.sh's nic_pktgen); per size the guest CPU time per packet.  At a fixed
-offered rate that every configuration reaches, the CPU cost compares at equal
-throughput.
+--study iommu-flush (studies/iommu_flush.py), on a modelled CPU of 1 ns per
+guest instruction (-icount shift=0; --icount N for 2^N ns), one CPU: the
+exerciser's mode=copycost, copies through dmalab-ioat each mapped and unmapped
+as a driver would, 4, 16 and 64 KiB; pktgen packets of 64, 512 and 1,500 bytes
+between two e1000e and between two igb (init.sh's nic_pktgen); each at offered
+rates up to back to back (--rates, default 1000,2000,5000,10000,0; --rate N one
+rate); and scatter-gather maps and unmaps with the invalidation waits the unit
+processed.  No IOMMU, dmalab-vtd pass-through, lazy and strict, intel-iommu lazy
+and strict.  Per rate and size: the gross guest CPU time (wall minus idle, in
+us) per operation, the utilisation, and the ratios strict / lazy /
+pass-through / none beside the 2008 DMAR thread's 2.27 / 1.64 / 1.00; then
+what a copy's figure is made of (instructions, the unit's waits, the engine's
+time), with --profile SO the instruction profiles.
 
 --study swiotlb: mode=mapcost again, on a one-CPU guest (with two, Linux
 distrusted the TSC and timed with the 279 ns ACPI PM timer), without an IOMMU,
@@ -85,6 +83,7 @@ import runner  # noqa: E402
 import measure_checks as checks  # noqa: E402
 import plots  # noqa: E402
 from studies import STUDIES  # noqa: E402
+import studies.profiles  # noqa: E402
 from studies.common import Study, configs, modelled_clock, vtd_variants  # noqa: E402,F401
 from studies.iommu_flush import COPY_ENGINE, NIC  # noqa: E402,F401
 from studies.offload import OFFLOAD_CPUS, SLOW_ENGINE, offload_configs  # noqa: E402,F401
@@ -110,7 +109,8 @@ def write_results(path_stem, meta, rows, boots, counters=None):
     with open(path_stem + ".json", "w") as f:
         json.dump(dict(meta, summary=rows, boots=boots, counters=counters or {}), f,
                   indent=1)
-    fields = ["study", "clock", "tag", "size", "op", "rate", "config", "metric", "value"]
+    fields = ["study", "clock", "tag", "nic", "way", "size", "op", "rate", "config", "metric",
+              "value"]
     with open(path_stem + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
@@ -129,9 +129,16 @@ def make_parser():
                     help="boots per configuration, alternating (default 3, with --quick 1)")
     ap.add_argument("--calls", type=int, default=2000,
                     help="dma-api: calls timed per operation and size (default 2000)")
-    ap.add_argument("--rate", type=int, default=1000,
+    ap.add_argument("--rate", type=int,
                     help="iommu-flush: offered copies per second, 0 for back to back "
-                    "(default 1000)")
+                    "(default 1000; without --quick, the study's sweep unless this is given)")
+    ap.add_argument("--rates", metavar="R1,R2,...",
+                    help="iommu-flush: offered rates to sweep in each boot, copies and "
+                    "packets per second, 0 for back to back (e.g. 1000,2000,5000,10000,0)")
+    ap.add_argument("--profile", metavar="SO",
+                    help="iommu-flush: boot with the instruction profiler "
+                    "(libdmalab-profile.so) and print instructions per operation and "
+                    "strict's top symbols over no IOMMU and over lazy")
     ap.add_argument("--quick", action="store_true",
                     help="fewer calls, shorter windows, and one boot per configuration "
                     "unless --repeat says otherwise: a smoke run, not a measurement")
@@ -190,12 +197,21 @@ def main(argv=None):
     params = {"cryptomgr.notests": 1,
               "dmalab_exercise.mapcost_calls": args.calls,
               "dmalab_exercise.offload_calls": args.calls // 4,
-              "dmalab_exercise.copycost_rate": args.rate, "dmalab.pktgen_rate": args.rate}
+              "dmalab_exercise.copycost_rate": args.rate or 0, "dmalab.pktgen_rate": args.rate or 0}
+    if args.rate is None:
+        params["dmalab_exercise.copycost_rate"] = params["dmalab.pktgen_rate"] = 1000
+        if not args.quick and args.rates is None:
+            args.rates = getattr(study, "rates", None)
+    if args.rates:
+        params.update({"dmalab_exercise.copycost_rates": args.rates,
+                       "dmalab.pktgen_rate": args.rates})
     if args.same_counts and args.icount is None and not study.own_clock:
         print("measure.py: --same-counts needs the modelled clock", file=sys.stderr)
         return 2
     if args.quick:
         params.update(study.quick)
+        keep = getattr(study, "quick_labels", None)
+        configs = [c for c in configs if not keep or c[0].split(",")[0] in keep]
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
     if args.same_counts and args.repeat < 2:
@@ -208,13 +224,16 @@ def main(argv=None):
         print("measure.py: --expect-order needs the modelled clock and a study whose "
               "figures come in that order (iommu-flush)", file=sys.stderr)
         return 2
-    clock = ["--append", " ".join("%s=%d" % kv for kv in params.items())]
+    clock = ["--append", " ".join("%s=%s" % kv for kv in params.items())]
     if study.smp:
         clock += ["--smp", str(study.smp)]
     if args.icount is not None:
         clock += modelled_clock(args.icount)
+    if args.profile:
+        clock += ["--profile-plugin", os.path.abspath(args.profile)]
     rp = runner.make_parser()
     failed = []
+    profiles = {}
     runs = {label: [] for label, _ in configs}
     counters = {label: [] for label, _ in configs}
     for label, extra in [c for _ in range(max(args.repeat, 1)) for c in configs]:
@@ -229,6 +248,8 @@ def main(argv=None):
             args.log_dir and os.path.join(args.log_dir, "%s-%s.log" % (args.name, label)),
             args.verbose)
         failed += bad
+        if args.profile and label not in profiles:
+            profiles[label] = getattr(boot, "profile", None)
         rows = sum((facts["bench"] for _, facts, _ in results), [])
         for t in study.tables:
             if not bad and not any(tag == t.tag for tag, _ in rows):
@@ -241,13 +262,17 @@ def main(argv=None):
     labels = list(dict.fromkeys(label for label, _ in configs))
     print("==== %s: medians of %d boots per configuration, %s ====" % (
         args.study, max(args.repeat, 1),
-        "modelled time (-icount shift=%d)" % args.icount if args.icount is not None
+        "modelled time (-icount shift=%d: %d ns per guest instruction, a %s CPU)" % (
+            args.icount, 2 ** args.icount, "1-GIPS" if not args.icount else
+            "%g-MIPS" % (1000 / 2 ** args.icount))
+        if args.icount is not None
         else "modelled time, each configuration's own (-icount)" if study.own_clock
         else "host-driven guest time (not a hardware time)"))
     rows = []
     for t in study.tables:
         summaries = {label: summarise(runs[label], t) for label in labels}
-        for line in table(summaries, labels, t):
+        for line in table(summaries, labels, t, "%d ns per guest instruction" % (
+                2 ** args.icount) if args.icount is not None else "guest clock"):
             print(line)
         rows += records(summaries, labels, t)
         if t.derived:
@@ -257,6 +282,13 @@ def main(argv=None):
             rows += extra
     for line in counter_lines(counters, labels):
         print(line)
+    if getattr(study, "explain", None) and args.icount is not None:
+        try:
+            loaded = {label: studies.profiles.load(path) for label, path in profiles.items()}
+        except (OSError, TypeError, studies.profiles.prof.ProfileError) as e:
+            failed.append(("profile", ["no profile: %s" % e]))
+            loaded = {}
+        print("\n".join(study.explain(runs, counters, labels, args.icount, loaded)))
     if args.expect_order:
         lines, wrong = checks.expect_order(runs, labels, study.tables)
         print("\n".join(lines))

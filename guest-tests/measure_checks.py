@@ -46,8 +46,8 @@ def copy_row(label, f, modelled):
     if not copies:
         return ["bench-copy size=%s: no copy was made" % f.get("size")]
     if slept != copies and modelled:
-        return ["bench-copy size=%s: %d of %d copies slept: the configurations do not "
-                "compare" % (f.get("size"), slept, copies)]
+        return ["bench-copy size=%s rate=%s: %d of %d copies slept: the configurations do "
+                "not compare" % (f.get("size"), f.get("rate"), slept, copies)]
     return []
 
 
@@ -84,14 +84,14 @@ def swiotlb_row(label, f, modelled):
 
 
 def copy_bound(f):
-    """The most net_ns_per_copy can be off by its clocks: each window's busy time is a
+    """The most busy_ns_per_copy can be off by its clock: the window's busy time is a
     difference of wall time (times the CPUs) and of idle time, each read in whole us, so
-    off by less than CPUs + 1 us; spread over the copy window's copies and the pacing
-    window's slots, with 1 ns for each integer division."""
-    copies, slots, cpus = _ints(f, "copies", "slots", "cpus") or (0, 0, 0)
-    if not copies or not slots:
+    off by less than CPUs + 1 us; spread over the window's copies, with 1 ns for the
+    integer division."""
+    copies, cpus = _ints(f, "copies", "cpus") or (0, 0)
+    if not copies:
         return None
-    return (cpus + 1) * 1000 / copies + (cpus + 1) * 1000 / slots + 2
+    return (cpus + 1) * 1000 / copies + 1
 
 
 def nic_bound(f):

@@ -63,14 +63,15 @@ def aligned(head, rows):
     return ["  " + "  ".join(v.rjust(w) for v, w in zip(r, width)) for r in [head] + rows]
 
 
-def table(summaries, labels, study=None):
+def table(summaries, labels, study=None, clock="guest clock"):
     """Text lines: one block per key, one row per configuration."""
     study = study or BENCH_MAP
     base = summaries[labels[0]]
     out = []
     for key in base:
-        out.append("%s (%s, guest clock):" % (
-            " ".join("%s=%s" % kv for kv in zip(study.keys, key)) or study.tag, study.unit))
+        out.append("%s (%s, %s):" % (
+            " ".join("%s=%s" % kv for kv in zip(study.keys, key)) or study.tag, study.unit,
+            clock))
         p = study.primary
         head = (["config", p, "range"] + list(study.others) +
                 ["boots", "%s / %s" % (p, labels[0])])

@@ -58,7 +58,9 @@ def _clock_only(meta):
         return "host-driven guest time (TCG), not a hardware time"
     if clock == "icount-per-config":
         return "modelled time (-icount), each configuration's own"
-    return "modelled time (-icount shift=%s)" % clock.split("-")[-1]
+    shift = clock.split("-")[-1]
+    return "modelled time (-icount shift=%s: %d ns per guest instruction)" % (
+        shift, 2 ** int(shift)) if shift.isdigit() else "modelled time (%s)" % clock
 
 
 def _configs(rows):
@@ -105,30 +107,34 @@ def plot_dma_api(plt, meta, rows):
 
 
 def plot_iommu_flush(plt, meta, rows):
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
     configs = [c for c in _configs(rows) if c != "no-iommu"]
+    rates = sorted({int(r["rate"]) for r in rows if r.get("rate") is not None} - {0})
+    low = str(rates[0]) if rates else None
     for ax, tag, primary, what in (
-            (axes[0], "bench-copy", "net_ns_per_copy", "copy through dmalab-ioat"),
-            (axes[1], "bench-nic", "busy_ns_per_packet", "pktgen packet, two e1000e")):
-        ratio = _values(rows, primary + ":ratio", tag)
-        sizes = sorted({k[2] for k in ratio}, key=int)
-        groups = [(None, s) for s in sizes]
+            (axes[0], "bench-copy", "busy_ns_per_copy", "copy through dmalab-ioat"),
+            (axes[1], "bench-nic", "busy_ns_per_packet", "pktgen packet, e1000e and igb")):
+        # the lowest paced rate: every configuration at the same throughput
+        ratio = {(r["config"], r.get("nic"), str(r.get("size"))): r["value"] for r in rows
+                 if r["metric"] == primary + ":ratio" and r["tag"] == tag and
+                 str(r.get("rate")) == low}
+        groups = sorted({k[1:] for k in ratio}, key=lambda g: (str(g[0]), int(g[1])))
         _bars(ax, groups, configs, lambda c, g: ratio.get((c,) + g))
         ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels([_size_label(s) for _, s in groups])
+        ax.set_xticklabels([(nic + "\n" if nic else "") + _size_label(s) for nic, s in groups])
         ax.axhline(1, color="black", linewidth=0.8)
         for name, v in DMAR_2008.items():
             ax.axhline(v, color="grey", linestyle="--", linewidth=0.8)
             ax.text(-0.45, v, "2008 DMAR thread (16 KiB UDP), %s: %.2f" % (name, v),
                     va="bottom", ha="left", fontsize="x-small", color="dimgrey",
                     bbox=dict(facecolor="white", edgecolor="none", pad=1))
-        ax.set_ylabel("guest CPU per %s, / no IOMMU" % ("copy" if tag == "bench-copy"
-                                                          else "packet"))
-        ax.set_title(what, fontsize="medium")
+        ax.set_ylabel("gross guest CPU per %s, / no IOMMU" % ("copy" if tag == "bench-copy"
+                                                                else "packet"))
+        ax.set_title("%s, %s/s" % (what, low), fontsize="medium")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=max(len(labels), 1),
                fontsize="small")
-    fig.suptitle("%s: service demand at equal offered rate, ratio to no IOMMU\n%s" % (
+    fig.suptitle("%s: gross service demand at equal offered rate, ratio to no IOMMU\n%s" % (
         meta["study"], _clock(meta)))
     return fig
 

@@ -128,14 +128,66 @@ class SameCountsWiringTests(unittest.TestCase):
 def copy_row(size, net, copies=300, slept=300, slots=300):
     return ("bench-copy", {"size": str(size), "rate": "1000", "copies": str(copies),
                            "slept": str(slept), "slots": str(slots), "cpus": "1",
+                           "busy_ns_per_copy": str(net), "per_s": "1000",
+                           "util_ppm": str(net), "pacing_ns_per_copy": "0",
                            "net_ns_per_copy": str(net)})
 
 
 def nic_row(size, busy, sent=300, received=300, lost=0, clock_us=1):
-    return ("bench-nic", {"size": str(size), "rate": "1000", "sent": str(sent),
+    return ("bench-nic", {"nic": "igb", "size": str(size), "rate": "1000", "sent": str(sent),
                           "received": str(received), "lost": str(lost),
                           "clock_us": str(clock_us), "cpus": "1",
-                          "busy_ns_per_packet": str(busy)})
+                          "busy_ns_per_packet": str(busy), "per_s": "1000",
+                          "util_ppm": str(busy), "net_ns_per_packet": str(busy)})
+
+
+def sg_row(way, waits=50, unmaps=50, descs=100):
+    return ("bench-sg", {"way": way, "unmaps": str(unmaps), "waits": str(waits),
+                         "descs": str(descs), "busy_ns_per_unmap": "1000",
+                         "waits_per_kunmap": str(waits * 1000 // max(unmaps, 1)),
+                         "iotlb_invs": str(waits)})
+
+
+class IommuFlushWiringTests(unittest.TestCase):
+    """main() for iommu-flush with mocked boots: the modelled CPU's speed in every header,
+    --rates reaching the guest, --quick's configurations and the service-demand split."""
+
+    def run_main(self, extra):
+        argvs = []
+
+        def bench_boot(rp, argv, label, log_path=None, verbose=False):
+            argvs.append((label, argv))
+            boot = runner.Boot()
+            boot.device_stats = [{"type": "dmalab-vtd", "waits": 10,
+                                  "wait-modelled-ns": 7500}]
+            busy = {"no-iommu": 1000}.get(label, 3000 if "strict" in label else 2000)
+            rows = [copy_row(4096, busy), nic_row(64, busy), sg_row("pages", 1000, 1000)]
+            return boot, [(None, {"bench": rows}, [])], []
+        out = io.StringIO()
+        with unittest.mock.patch.object(measure.runner, "bench_boot", bench_boot), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            rc = measure.main(["--study", "iommu-flush", "--qemu", "q", "--kernel", "k",
+                               "--initrd", "i"] + extra)
+        return rc, argvs, out.getvalue()
+
+    def test_quick_boots_dmalab_vtd_only_on_a_1_ns_cpu(self):
+        rc, argvs, out = self.run_main(["--quick", "--rates", "1000,0"])
+        self.assertEqual(rc, 0, out)
+        self.assertEqual([l for l, _ in argvs], ["no-iommu", "vtd-lazy", "vtd-strict"])
+        argv = " ".join(argvs[0][1])
+        self.assertIn("shift=0,sleep=off", argv)
+        self.assertIn("dmalab_exercise.copycost_rates=1000,0", argv)
+        self.assertIn("dmalab.pktgen_rate=1000,0", argv)
+        self.assertIn("-icount shift=0: 1 ns per guest instruction, a 1-GIPS CPU", out)
+        self.assertIn("size=4096 rate=1000 (guest CPU ns per copy, gross, 1 ns per guest "
+                      "instruction):", out)
+        # 1.000 waits per unmap, 750 ns per wait (QMP), two unmaps a copy
+        split = [l.split() for l in out.splitlines() if l.strip().startswith("vtd-strict ")]
+        self.assertIn(["vtd-strict", "3,000", "3,000", "1.000", "750", "1500", "3,024"], split)
+
+    def test_shift_5_says_32_ns(self):
+        rc, _, out = self.run_main(["--quick", "--icount", "5"])
+        self.assertIn("32 ns per guest instruction, a 31.25-MIPS CPU", out)
 
 
 class PremiseTests(unittest.TestCase):
@@ -205,6 +257,37 @@ class RowCheckTests(unittest.TestCase):
         self.assertTrue(check("a", nic_row(64, 1, received=301)[1], True))
         self.assertTrue(check("a", nic_row(64, 1, sent=0, received=0)[1], True))
 
+    def test_sg_windows_read_the_unit_where_there_is_one(self):
+        from studies.iommu_flush import sg_row as check
+        self.assertEqual(check("vtd-strict", sg_row("sg")[1], True), [])
+        self.assertEqual(check("no-iommu", sg_row("sg", 0, 50, -1)[1], True), [])
+        self.assertIn("was not read", check("vtd-lazy", sg_row("sg", 0, 50, -1)[1], True)[0])
+        self.assertIn("49 waits for 50 strict unmaps",
+                      check("vtd-strict,wait-ns=0", sg_row("pages", 49)[1], True)[0])
+        self.assertEqual(check("vtd-lazy", sg_row("pages", 1)[1], True), [])
+        self.assertTrue(check("vtd-lazy", sg_row("pages", 1, 0)[1], True))
+
+    def test_ratios_beside_the_2008_figures(self):
+        from studies.iommu_flush import ratios_2008
+        t = measure.STUDIES["iommu-flush"].tables[0]
+        others = [0] * len(t.others)
+
+        def s(v, rate):
+            o = list(others)
+            o[t.others.index("util_ppm")], o[t.others.index("per_s")] = v * 10, rate
+            return {("4096", "1000"): (v, v, v, o, 1)}
+        summaries = {"no-iommu": s(1000, 1000), "vtd-pt": s(1000, 1000),
+                     "vtd-lazy": s(1640, 1000), "vtd-strict": s(2270, 995)}
+        lines, rows = ratios_2008(summaries, list(summaries), t)
+        self.assertIn("2.27", lines[0])
+        self.assertEqual(lines[-1].split(), ["4096", "1000", "vtd", "1.00", "2.27", "1.64",
+                                             "1.00", "equal"])
+        self.assertEqual({r["config"]: r["value"] for r in rows},
+                         {"vtd-strict": 2.27, "vtd-lazy": 1.64, "vtd-pt": 1.0})
+        summaries["vtd-strict"] = s(2270, 900)     # 10% below no IOMMU's rate
+        self.assertEqual(ratios_2008(summaries, list(summaries), t)[0][-1].split()[-1],
+                         "differs")
+
     def test_swiotlb_bounced_only_where_forced(self):
         check = measure.checks.swiotlb_row
         some = {"bounced_maps": "400", "bounced_bytes": "1638400"}
@@ -217,7 +300,7 @@ class RowCheckTests(unittest.TestCase):
     def test_a_failed_row_check_fails_the_study(self):
         def bench_boot(rp, argv, label, log_path=None, verbose=False):
             slept = 200 if label == "vtd-lazy" else 300
-            rows = [copy_row(4096, 1000, slept=slept), nic_row(64, 1000)]
+            rows = [copy_row(4096, 1000, slept=slept), nic_row(64, 1000), sg_row("sg")]
             return runner.Boot(), [(None, {"bench": rows}, [])], []
         out = io.StringIO()
         with unittest.mock.patch.object(measure.runner, "bench_boot", bench_boot), \
@@ -225,7 +308,8 @@ class RowCheckTests(unittest.TestCase):
             rc = measure.main(["--study", "iommu-flush", "--qemu", "q", "--kernel", "k",
                                "--initrd", "i", "--quick"])
         self.assertEqual(rc, 1)
-        self.assertIn("FAIL: bench-copy size=4096: 200 of 300 copies slept", out.getvalue())
+        self.assertIn("FAIL: bench-copy size=4096 rate=1000: 200 of 300 copies slept",
+                      out.getvalue())
 
 
 class OrderTests(unittest.TestCase):
@@ -237,8 +321,8 @@ class OrderTests(unittest.TestCase):
                 for label in self.LABELS}
 
     def test_bounds_are_the_clocks_units_over_the_count(self):
-        # 2 us (one CPU) over 300 copies, and over 300 pacing slots, and 2 ns
-        self.assertAlmostEqual(measure.checks.copy_bound(copy_row(1, 1)[1]), 2 * 2000 / 300 + 2)
+        # 2 us (one CPU) over 300 copies, and 1 ns
+        self.assertAlmostEqual(measure.checks.copy_bound(copy_row(1, 1)[1]), 2000 / 300 + 1)
         # /proc/uptime's 10 ms over 300 packets, twice, and 1 ns
         self.assertAlmostEqual(measure.checks.nic_bound(nic_row(1, 1, clock_us=10000)[1]),
                                2 * 10_000_000 / 300 + 1)
@@ -264,7 +348,7 @@ class OrderTests(unittest.TestCase):
             runs[label] = [[copy_row(4096, copy[label]),
                             nic_row(1500, nic[label], clock_us=10000)]] * 2
         _, wrong = measure.checks.expect_order(runs, self.LABELS, self.TABLES)
-        self.assertTrue(any(w.startswith("bench-nic size=1500 rate=1000: vtd-strict is not "
+        self.assertTrue(any(w.startswith("bench-nic nic=igb size=1500 rate=1000: vtd-strict is not "
                                          "above vtd-lazy") for w in wrong), wrong)
         self.assertFalse(any(w.startswith("bench-copy") for w in wrong), wrong)
 

@@ -35,10 +35,12 @@ def results(study):
     elif study == "iommu-flush":
         for i, cfg in enumerate(["no-iommu", "vtd-lazy", "vtd-strict"]):
             for size in ("4096", "65536"):
-                rows.append(row("bench-copy", cfg, "net_ns_per_copy:ratio", 1 + i, size=size))
-            for size in ("64", "1500"):
-                rows.append(row("bench-nic", cfg, "busy_ns_per_packet:ratio", 1 + i / 10,
-                                size=size))
+                rows.append(row("bench-copy", cfg, "busy_ns_per_copy:ratio", 1 + i, size=size,
+                                rate="1000"))
+            for nic in ("e1000e", "igb"):
+                for size in ("64", "1500"):
+                    rows.append(row("bench-nic", cfg, "busy_ns_per_packet:ratio", 1 + i / 10,
+                                    nic=nic, size=size, rate="1000"))
     else:
         for i, cfg in enumerate(["cpu-1ns", "cpu-8ns"]):
             for op in ("sync", "async"):
@@ -55,7 +57,8 @@ def results(study):
 # wrong shift, would mislead.
 HOST = "host-driven guest time (TCG), not a hardware time; Linux 6.1.0-57-amd64"
 CLOCKS = {"dma-api": HOST, "swiotlb": HOST,
-          "iommu-flush": "modelled time (-icount shift=5); Linux 6.1.0-57-amd64",
+          "iommu-flush": "modelled time (-icount shift=5: 32 ns per guest instruction); "
+                         "Linux 6.1.0-57-amd64",
           "offload": "modelled time (-icount), each configuration's own; "
                      "Linux 6.1.0-57-amd64"}
 
@@ -86,7 +89,8 @@ class PlotTests(unittest.TestCase):
         meta, rows = results("iommu-flush")
         with tempfile.TemporaryDirectory() as tmp:
             svg = self.render(dict(meta, clock="icount-3"), rows, tmp)
-        self.assertIn("<!-- modelled time (-icount shift=3) -->", svg)
+        self.assertIn("<!-- modelled time (-icount shift=3: 8 ns per guest instruction) -->",
+                      svg)
 
     def test_unknown_study_is_an_error(self):
         with self.assertRaises(KeyError):

@@ -160,19 +160,20 @@ class MeasureTests(unittest.TestCase):
         import measure
         study = measure.STUDIES["iommu-flush"].tables[0]
 
-        def copy(net, per_s, slept=9):
+        def copy(busy, per_s, slept=9):
             return ("bench-copy", {"size": "4096", "rate": "1000", "copies": "9",
                                    "slept": str(slept), "per_s": str(per_s),
-                                   "busy_ns_per_copy": str(net + 50),
-                                   "pacing_ns_per_slot": "50", "net_ns_per_copy": str(net)})
+                                   "util_ppm": str(busy), "busy_ns_per_copy": str(busy),
+                                   "pacing_ns_per_copy": "50", "net_ns_per_copy": str(busy - 50)})
         base = measure.summarise([[copy(400, 999)], [copy(600, 998, slept=8)]], study)
-        self.assertEqual(base, {("4096", "1000"): (600, 400, 600, [999, 9, 650, 50], 2)})
+        self.assertEqual(base, {("4096", "1000"): (600, 400, 600, [999, 600, 9, 50, 550], 2)})
         strict = measure.summarise([[copy(1800, 997)]], study)
-        lines = measure.table({"a": base, "b": strict}, ["a", "b"], study)
-        self.assertEqual(lines[0], "size=4096 rate=1000 (guest CPU ns per copy beyond the "
-                                   "pacing's, guest clock):")
-        self.assertEqual(lines[-1].split(), ["b", "1800", "1800-1800", "997", "9", "1850", "50",
-                                             "1", "3.00"])
+        lines = measure.table({"a": base, "b": strict}, ["a", "b"], study, "1 ns per guest "
+                              "instruction")
+        self.assertEqual(lines[0], "size=4096 rate=1000 (guest CPU ns per copy, gross, 1 ns "
+                                   "per guest instruction):")
+        self.assertEqual(lines[-1].split(), ["b", "1800", "1800-1800", "997", "1800", "9", "50",
+                                             "1750", "1", "3.00"])
 
     def test_results_are_written_as_json_and_csv_rows(self):
         import csv
@@ -203,8 +204,8 @@ class MeasureTests(unittest.TestCase):
     def test_each_study_boots_dmalab_ioat_with_its_engine_profile(self):
         import measure
         copy = dict(measure.STUDIES["iommu-flush"].configs())
-        self.assertEqual(list(copy), ["no-iommu", "vtd-lazy", "vtd-strict", "intel-lazy",
-                                      "intel-strict"])
+        self.assertEqual(list(copy), ["no-iommu", "vtd-pt", "vtd-lazy", "vtd-strict",
+                                      "intel-lazy", "intel-strict"])
         self.assertIn("intel-iommu", copy["intel-strict"])
         self.assertIn("dmalab-ioat," + measure.COPY_ENGINE, copy["vtd-strict"])
         self.assertIn("dmalab-ioat", dict(measure.STUDIES["dma-api"].configs())["vtd-pt"])

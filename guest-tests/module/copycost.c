@@ -4,23 +4,29 @@
  * iommu-flush study (docs/measure.rst).  Copies through the DMA engine, each
  * buffer pair mapped and unmapped with the DMA API as a driver would
  * (dma_map_single, prep, submit, wait for the callback, dma_unmap_single), at
- * a fixed offered rate (copycost_rate copies per second; 0: back to back),
- * for copycost_ms at each size.  Between copies the thread sleeps, so the
- * CPUs are idle unless something works.
+ * each offered rate of copycost_rates (copies per second; 0: back to back, for
+ * copycost_b2b_ms), for copycost_ms at each of copycost_sizes.  The thread
+ * wakes once per batch of copies (copycost_batch; by default rate / HZ, so
+ * once per tick, at least one copy) and makes them one after the other (each
+ * waits for its interrupt), so the pacing's own sleep and wake-up is shared
+ * by the batch; between batches the CPU is idle unless something works.
  *
  * Service demand: the CPU time the guest spent, on all its CPUs, during the
- * window (wall time minus idle time, get_cpu_idle_time_us), per copy, less
- * what a window of the same pacing without copies cost per slot.  It counts
- * everything the copies cost the guest: the DMA API and the IOMMU driver,
- * ioatdma's submission, interrupt and cleanup, the wake-ups, and whatever
- * else ran meanwhile (little in this guest).  One "# bench-copy size=...
- * rate=... copies=... slept=... slots=... per_s=... busy_us=... idle_us=... iowait_us=...
- * busy_ns_per_copy=... pacing_ns_per_slot=... net_ns_per_copy=...
- * busy_us_per_mib=... cpus=..."
- * line per size; slept counts the copies still running when their thread
- * came to wait, which measure.py keeps equal across configurations by fixing
- * the engine's timing (and requires equal to copies); slots, those of the
- * pacing window without copies.
+ * window (wall time minus idle time, get_cpu_idle_time_us, in us), per copy:
+ * busy_ns_per_copy, gross, everything the copies cost the guest (the DMA API
+ * and the IOMMU driver, ioatdma's submission, interrupt and cleanup, the
+ * wake-ups, the pacing, and whatever else ran meanwhile: little in this
+ * guest); util_ppm, the window's busy time over its wall time times the CPUs,
+ * in millionths.  A window of the same pacing without copies measures what
+ * the pacing alone costs (pacing_ns_per_copy: per wake-up over the batch), and
+ * net_ns_per_copy subtracts it.  One "# bench-copy size=... rate=... batch=...
+ * copies=... slept=... slots=... per_s=... busy_us=... idle_us=... iowait_us=...
+ * wall_us=... util_ppm=... busy_ns_per_copy=... pacing_ns_per_copy=...
+ * net_ns_per_copy=... busy_us_per_mib=... cpus=..." line per rate and size;
+ * slept counts the copies still running when their thread came to wait, which
+ * measure.py keeps equal across configurations by fixing the engine's timing
+ * (and requires equal to copies); slots, the wake-ups of the pacing window.
+ * Then sgcost.c's scatter-gather windows (copycost_sg_count).
  */
 
 #include <linux/module.h>
@@ -42,11 +48,27 @@ static unsigned int copycost_rate = 1000;
 module_param(copycost_rate, uint, 0444);
 MODULE_PARM_DESC(copycost_rate, "copycost: offered copies per second (0: back to back; default 1000)");
 
-static unsigned int copycost_ms = 2000;
-module_param(copycost_ms, uint, 0444);
-MODULE_PARM_DESC(copycost_ms, "copycost: how long each size runs (default 2000 ms)");
+static unsigned int copycost_rates[8];
+static int copycost_nrates;
+module_param_array(copycost_rates, uint, &copycost_nrates, 0444);
+MODULE_PARM_DESC(copycost_rates, "copycost: offered rates to run, in turn (default: copycost_rate)");
 
-static const size_t dlx_copycost_sizes[] = { 4096, 65536 };
+static unsigned int copycost_ms = 1000;
+module_param(copycost_ms, uint, 0444);
+MODULE_PARM_DESC(copycost_ms, "copycost: how long each paced rate and size runs (default 1000 ms)");
+
+static unsigned int copycost_b2b_ms = 200;
+module_param(copycost_b2b_ms, uint, 0444);
+MODULE_PARM_DESC(copycost_b2b_ms, "copycost: how long each size runs back to back (default 200 ms)");
+
+static unsigned int copycost_batch;
+module_param(copycost_batch, uint, 0444);
+MODULE_PARM_DESC(copycost_batch, "copycost: copies per wake-up of the paced thread (default 0: rate / HZ, at least 1: one wake-up per tick)");
+
+static unsigned int copycost_sizes[4] = { 4096, 16384, 65536 };
+static int copycost_nsizes = 3;
+module_param_array(copycost_sizes, uint, &copycost_nsizes, 0444);
+MODULE_PARM_DESC(copycost_sizes, "copycost: copy sizes in bytes (default 4096,16384,65536)");
 
 /* instruction-profile windows opened (dlx_profile_mark) */
 static unsigned int dlx_copycost_windows;
@@ -55,7 +77,7 @@ static unsigned int dlx_copycost_windows;
  * Idle or (iowait) iowait time of all online CPUs in us, or U64_MAX where the
  * kernel keeps none.
  */
-static u64 dlx_idle_us(bool iowait)
+u64 dlx_idle_us(bool iowait)
 {
 	u64 sum = 0;
 	int cpu;
@@ -103,29 +125,35 @@ MODULE_PARM_DESC(cpu_us, "read-only: the guest clock and all CPUs' busy time, in
 struct dlx_window {
 	u64 copies;
 	u64 slept;	/* copies not complete when the thread came to wait */
-	u64 wall_ns;
+	u64 slots;	/* wake-ups of the pacing */
+	u64 wall_ns, wall_us;	/* wall_us: times the CPUs */
 	u64 busy_us;	/* all CPUs: wall minus idle */
 	u64 idle_us, iowait_us;
 	bool ok;
 };
 
 /*
- * One window of copycost_ms at the offered rate: a copy of len bytes in each
- * slot, or (copy false) nothing, which measures what the pacing itself (the
- * sleeps and wake-ups) costs the CPUs.
+ * One window at the offered rate (copycost_ms, or copycost_b2b_ms back to
+ * back): a batch of copies of len bytes in each slot of batch / rate seconds,
+ * or (copy false) nothing, which measures what the pacing itself (the sleeps
+ * and wake-ups) costs the CPUs.
  */
-static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, bool copy)
+static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, unsigned int rate,
+					     unsigned int batch, bool copy)
 {
-	u64 period = copycost_rate ? div_u64(NSEC_PER_SEC, copycost_rate) : 0;
+	u64 period = rate ? div_u64((u64)batch * NSEC_PER_SEC, rate) : 0;
+	u64 ms = rate ? copycost_ms : copycost_b2b_ms;
 	u64 idle0, idle1, io0, io1, t0, next, now, wall_us;
 	struct dlx_window w = { .ok = true };
+	unsigned int i;
 
 	/*
-	 * The slots start half a period after a tick.  Timer-wheel timers (lazy
-	 * mode's flush queue, the NICs' watchdogs) fire on ticks, which then
-	 * fall between slots whenever the period divides the tick's, never into
-	 * a copy's submission: an interrupt there can hold the thread until the
-	 * copy is done, and it does not sleep.
+	 * The slots start half a period after a tick (half a tick when the
+	 * period is whole ticks).  Timer-wheel timers (lazy mode's flush queue,
+	 * the NICs' watchdogs) fire on ticks, which then fall between slots
+	 * whenever the period divides the tick's or is a multiple of it, never
+	 * into a copy's submission: an interrupt there can hold the thread
+	 * until the copy is done, and it does not sleep.
 	 */
 	schedule_timeout_uninterruptible(1);
 	/* an instruction-profile window around what is measured (docs/profile.rst) */
@@ -134,8 +162,8 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, boo
 	idle0 = dlx_idle_us(false);
 	io0 = dlx_idle_us(true);
 	t0 = ktime_get_ns();
-	next = t0 + period / 2;
-	while (w.ok && (now = ktime_get_ns()) - t0 < (u64)copycost_ms * NSEC_PER_MSEC) {
+	next = t0 + (period && period % TICK_NSEC == 0 ? TICK_NSEC : period) / 2;
+	while (w.ok && (now = ktime_get_ns()) - t0 < ms * NSEC_PER_MSEC) {
 		dma_addr_t s, d;
 
 		if (period && now < next) {
@@ -146,42 +174,42 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, boo
 			continue;
 		}
 		next += period;
-		if (!copy) {
-			w.copies++;
-			continue;
-		}
-		if (!dlx_map_pair(c, len, &s, &d)) {
-			w.ok = false;
-			break;
-		}
-		if (!dlx_start_copy(c, d, s, len)) {
+		w.slots++;
+		for (i = 0; copy && w.ok && i < (period ? batch : 1); i++) {
+			if (!dlx_map_pair(c, len, &s, &d)) {
+				w.ok = false;
+				break;
+			}
+			if (!dlx_start_copy(c, d, s, len)) {
+				dlx_unmap_pair(c, len, s, d);
+				w.ok = false;
+				break;
+			}
+			/*
+			 * Whether this copy makes the thread sleep: a copy
+			 * that has completed by now (its interrupt taken on
+			 * the way, as when the engine finishes inside the
+			 * doorbell write) costs no sleep and wake-up, and one
+			 * still running does.
+			 */
+			if (!completion_done(&c->done))
+				w.slept++;
+			if (!dlx_wait(c, c->tmo_ms)) {
+				/* the copy may be in flight: keep its buffers mapped */
+				c->abandoned = true;
+				w.ok = false;
+				break;
+			}
 			dlx_unmap_pair(c, len, s, d);
-			w.ok = false;
-			break;
+			if (c->result != DMA_TRANS_NOERROR)
+				w.ok = false;
+			w.copies++;
 		}
-		/*
-		 * Whether this copy makes the thread sleep: a copy that has
-		 * completed by now (its interrupt taken on the way, as when
-		 * the engine finishes inside the doorbell write) costs no
-		 * sleep and wake-up, and one still running does.
-		 */
-		if (!completion_done(&c->done))
-			w.slept++;
-		if (!dlx_wait(c, c->tmo_ms)) {
-			/* the copy may still be in flight: keep its buffers mapped */
-			c->abandoned = true;
-			w.ok = false;
-			break;
-		}
-		dlx_unmap_pair(c, len, s, d);
-		if (c->result != DMA_TRANS_NOERROR)
-			w.ok = false;
-		w.copies++;
 	}
 	w.wall_ns = ktime_get_ns() - t0;
 	idle1 = dlx_idle_us(false);
 	io1 = dlx_idle_us(true);
-	dlx_profile_mark(false, w.copies);
+	dlx_profile_mark(false, copy ? w.copies : w.slots);
 	if (idle0 == U64_MAX || idle1 == U64_MAX) {
 		w.ok = false;
 		return w;
@@ -189,29 +217,37 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, boo
 	w.idle_us = idle1 - idle0;
 	w.iowait_us = io0 == U64_MAX || io1 == U64_MAX ? 0 : io1 - io0;
 	wall_us = div_u64(w.wall_ns, NSEC_PER_USEC) * num_online_cpus();
+	w.wall_us = wall_us;
 	w.busy_us = wall_us > idle1 - idle0 ? wall_us - (idle1 - idle0) : 0;
 	return w;
 }
 
 /*
- * One size: the pacing alone, then the copies. busy_ns_per_copy is the copy
- * window's CPU time per copy; net_ns_per_copy subtracts what the pacing alone
- * cost per slot, leaving the copy path's own cost (the DMA API, ioatdma, the
- * interrupt and the wake-up it causes).
+ * One rate and size: the pacing alone (paced rates only), then the copies.
+ * busy_ns_per_copy is the copy window's CPU time per copy, gross; util_ppm its
+ * share of the window's CPU time; net_ns_per_copy subtracts what the pacing
+ * alone cost per wake-up, shared by the batch.
  */
-static bool dlx_copycost_size(struct dlx_chan *c, size_t len)
+static bool dlx_copycost_size(struct dlx_chan *c, size_t len, unsigned int rate)
 {
-	struct dlx_window idle = dlx_copycost_window(c, len, false);
-	struct dlx_window w = dlx_copycost_window(c, len, true);
-	u64 per = div64_u64(w.busy_us * 1000, max_t(u64, w.copies, 1));
-	u64 base = copycost_rate ? div64_u64(idle.busy_us * 1000, max_t(u64, idle.copies, 1)) : 0;
+	unsigned int batch = copycost_batch ? copycost_batch : max(rate / HZ, 1U);
+	struct dlx_window idle = { .ok = true };
+	struct dlx_window w;
+	u64 per, base = 0;
 
+	if (rate) {
+		idle = dlx_copycost_window(c, len, rate, batch, false);
+		base = div64_u64(idle.busy_us * 1000, max_t(u64, idle.slots, 1) * batch);
+	}
+	w = dlx_copycost_window(c, len, rate, batch, true);
+	per = div64_u64(w.busy_us * 1000, max_t(u64, w.copies, 1));
 	if (!idle.ok && !c->abandoned)
 		pr_info("# %s: copycost: no idle time from the kernel (no NO_HZ?)\n", DLX_NAME);
-	pr_info("# bench-copy size=%zu rate=%u copies=%llu slept=%llu slots=%llu per_s=%llu busy_us=%llu idle_us=%llu iowait_us=%llu busy_ns_per_copy=%llu pacing_ns_per_slot=%llu net_ns_per_copy=%llu busy_us_per_mib=%llu cpus=%u\n",
-		len, copycost_rate, w.copies, w.slept, idle.copies,
+	pr_info("# bench-copy size=%zu rate=%u batch=%u copies=%llu slept=%llu slots=%llu per_s=%llu busy_us=%llu idle_us=%llu iowait_us=%llu wall_us=%llu util_ppm=%llu busy_ns_per_copy=%llu pacing_ns_per_copy=%llu net_ns_per_copy=%llu busy_us_per_mib=%llu cpus=%u\n",
+		len, rate, batch, w.copies, w.slept, idle.slots,
 		div64_u64(w.copies * NSEC_PER_SEC, max_t(u64, w.wall_ns, 1)), w.busy_us,
-		w.idle_us, w.iowait_us,
+		w.idle_us, w.iowait_us, w.wall_us,
+		div64_u64(w.busy_us * 1000000, max_t(u64, w.wall_us, 1)),
 		per, base, per > base ? per - base : 0,
 		div64_u64(w.busy_us << 20, max_t(u64, w.copies * len, 1)), num_online_cpus());
 	c->ops += w.copies;
@@ -219,30 +255,37 @@ static bool dlx_copycost_size(struct dlx_chan *c, size_t len)
 	return idle.ok && w.ok && w.copies;
 }
 
-/* mode=copycost: mapped copies on channel 0 at the offered rate, and their CPU cost. */
+/* mode=copycost: mapped copies on channel 0 at the offered rates, and their CPU cost. */
 void dlx_mode_copycost(unsigned int n)
 {
 	struct dlx_chan *c = &dlx_chans[0];
-	unsigned int i;
+	unsigned int nrates = copycost_nrates ? copycost_nrates : 1;
+	unsigned int i, r, t = 0;
 
-	pr_info("1..%zu\n", ARRAY_SIZE(dlx_copycost_sizes));
+	pr_info("1..%u\n", nrates * copycost_nsizes + 1);
 	init_completion(&c->done);
 	c->tmo_ms = timeout_ms;
 	if (dlx_alloc_buffers(c)) {
-		for (i = 0; i < ARRAY_SIZE(dlx_copycost_sizes); i++)
-			pr_info("not ok %u copy-%zu # no buffers\n", i + 1,
-				dlx_copycost_sizes[i]);
+		for (i = 0; i < nrates * copycost_nsizes + 1; i++)
+			pr_info("not ok %u copycost # no buffers\n", i + 1);
 		return;
 	}
-	pr_info("# %s: copycost: %s, %u copies/s offered, %u ms per size, guest clock\n",
-		DLX_NAME, c->name, copycost_rate, copycost_ms);
-	for (i = 0; i < ARRAY_SIZE(dlx_copycost_sizes); i++) {
-		size_t len = min_t(size_t, dlx_copycost_sizes[i], c->buf_len / 2);
-		bool ok = !c->abandoned && dlx_copycost_size(c, len);
+	pr_info("# %s: copycost: %s, %u rate(s), %u ms per paced window, HZ %u, guest clock\n",
+		DLX_NAME, c->name, nrates, copycost_ms, HZ);
+	for (r = 0; r < nrates; r++) {
+		unsigned int rate = copycost_nrates ? copycost_rates[r] : copycost_rate;
 
-		pr_info("%sok %u copy-%zu\n", ok ? "" : "not ", i + 1, dlx_copycost_sizes[i]);
+		for (i = 0; i < copycost_nsizes; i++) {
+			size_t len = min_t(size_t, copycost_sizes[i], c->buf_len / 2);
+			bool ok = !c->abandoned && dlx_copycost_size(c, len, rate);
+
+			pr_info("%sok %u copy-%u-rate-%u\n", ok ? "" : "not ", ++t,
+				copycost_sizes[i], rate);
+		}
 	}
-	pr_info("# dmalab-profile windows=%u source=copycost\n", dlx_copycost_windows);
+	pr_info("%sok %u sg\n", !c->abandoned && dlx_sgcost(c) ? "" : "not ", ++t);
+	pr_info("# dmalab-profile windows=%u source=copycost\n",
+		dlx_copycost_windows + dlx_sgcost_windows);
 	if (!c->abandoned)
 		dlx_free_buffers(c);
 }

@@ -140,6 +140,11 @@ void dlx_mode_inflight_reset(unsigned int n);
 void dlx_mode_bench(unsigned int n);
 void dlx_mode_mapcost(unsigned int n);
 void dlx_mode_copycost(unsigned int n);
+/* copycost.c: idle (or iowait) time of all online CPUs in us, U64_MAX if none kept */
+u64 dlx_idle_us(bool iowait);
+/* sgcost.c: copycost's scatter-gather windows, and the profile windows they opened */
+bool dlx_sgcost(struct dlx_chan *c);
+extern unsigned int dlx_sgcost_windows;
 void dlx_mode_offload(unsigned int n);
 void dlx_mode_bar_race(unsigned int n);
 
@@ -164,6 +169,8 @@ void dlx_mode_bar_race(unsigned int n);
 #define DLX_PROF_MEMCPY		6	/* mapcost: one memcpy() of the buffer */
 #define DLX_PROF_NIC		7	/* init.sh: pktgen's packets; ops: packets */
 #define DLX_PROF_MARKS		8	/* init.sh: an empty window, dmalab-mark's own cost */
+#define DLX_PROF_SG		9	/* sgcost: dma_map_sg + dma_unmap_sg; ops: unmaps */
+#define DLX_PROF_SGPAGES	10	/* sgcost: the same pages one by one; ops: unmaps */
 
 static inline void dlx_profile_mark(bool open, u64 arg)
 {

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """iommu-flush: the guest CPU a mapped copy through dmalab-ioat and a pktgen packet between
-two e1000e cost at a fixed offered rate, without an IOMMU and behind dmalab-vtd and
-intel-iommu, lazy and strict; measure.py's docstring and docs/measure.rst say more."""
+two e1000e and between two igb cost, at offered rates up to back to back, without an IOMMU
+and behind dmalab-vtd (pass-through, lazy, strict) and intel-iommu (lazy, strict), on a
+modelled CPU of 1 ns per guest instruction; and how many invalidation waits a
+scatter-gather unmap costs. measure.py's docstring and docs/measure.rst say more."""
 
 import measure_checks as checks
-from measure_tables import Table
+from measure_tables import Table, aligned, median
 from studies.common import Study
 
 
@@ -17,33 +19,187 @@ from studies.common import Study
 # wake-up rather than by what the IOMMU costs).  The figures are a chosen
 # profile of the order of one I/OAT channel's, not a measured one.
 COPY_ENGINE = "latency-ns=2000,bandwidth=4000000000"
+ENGINE_LATENCY_NS, ENGINE_BYTES_PER_S = 2000, 4000000000
 
-# The flush study runs on the modelled clock unless told otherwise: on the
-# host's, whether a copy has completed by the time its thread waits (so whether
-# it sleeps) depends on how fast the host emulates the code in between, and in
-# host-driven runs most copies did not sleep.  Its guest has one CPU: with two, the waiting thread and the
-# completion interrupt land on the same CPU or on different ones from boot to
-# boot, and the wake-up's cost (an IPI or none) moved its figures by up to 2x
-# between identical modelled-time boots.
-#
-# Its NIC workload (init.sh's nic_pktgen): two e1000e on one QEMU hub, so the
-# first one's transmissions are the second one's receptions with no host
-# networking, both behind the IOMMU when there is one; pktgen sends 64- and
-# 1500-byte packets at the same rate as the copies.
-NIC = ["--qemu-arg=-netdev", "--qemu-arg=hubport,id=dlx-tx,hubid=0",
-       "--qemu-arg=-netdev", "--qemu-arg=hubport,id=dlx-rx,hubid=0",
-       "--device", "e1000e,netdev=dlx-tx,romfile=",
-       "--device", "e1000e,netdev=dlx-rx,romfile=",
-       "--append", "dmalab.pktgen=64,1500"]
+# The modelled CPU: -icount shift=0, 1 ns of guest time per guest instruction
+# (a 1-GIPS CPU), so that the guest's instructions and the devices' modelled
+# delays (dmalab-vtd's 0.75 us per invalidation wait, dmalab-ioat's latency)
+# are on one scale.  At shift=5 (32 ns an instruction) a wait weighed as 23
+# instructions and the study measured the instruction count of the strict path.
+ICOUNT = 0
 
-STUDY = Study("copycost", False, COPY_ENGINE, [
-    Table("bench-copy", ("size", "rate"), "net_ns_per_copy",
-          ["per_s", "slept", "busy_ns_per_copy", "pacing_ns_per_slot"],
-          "guest CPU ns per copy beyond the pacing's", check=checks.copy_row,
-          bound=checks.copy_bound),
-    Table("bench-nic", ("size", "rate"), "busy_ns_per_packet",
-          ["per_s", "sent", "received", "net_ns_per_packet", "idle_busy_ms"],
-          "guest CPU ns per packet sent and received", check=checks.nic_row,
-          bound=checks.nic_bound)],
-    smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab.pktgen_count": 300},
-    icount=5, extra=NIC)
+# The NIC workload (init.sh's nic_pktgen): per driver two NICs on one QEMU hub,
+# so the first one's transmissions are the second one's receptions with no host
+# networking, all behind the IOMMU when there is one.  e1000e maps and unmaps
+# every buffer; igb recycles its receive pages and syncs them.  Each igb
+# reserves two slots 16 above its own for its SR-IOV VFs: two igb in adjacent
+# slots clash, so they sit at 8 and 10 (VFs at 24-25 and 26-27).
+NIC_SIZES = "64,512,1500"
+
+
+def nic_args(drivers=("e1000e", "igb"), sizes=NIC_SIZES):
+    """Runner arguments: a pair of each driver's NICs, each pair on its own hub."""
+    out = []
+    for hub, drv in enumerate(drivers):
+        for end, addr in (("tx", "0x8"), ("rx", "0xa")):
+            out += ["--qemu-arg=-netdev",
+                    "--qemu-arg=hubport,id=dlx-%s-%s,hubid=%d" % (drv, end, hub),
+                    "--device", "%s,netdev=dlx-%s-%s,romfile=%s" % (
+                        drv, drv, end, ",addr=" + addr if drv == "igb" else "")]
+    return out + ["--append", "dmalab.nics=%s dmalab.pktgen=%s dmalab.pktgen_count=1000" % (
+        ",".join(drivers), sizes)]
+
+
+NIC = nic_args()
+
+# The 2008 Intel DMAR thread: gross CPU utilisation at 826 Mbit/s, the same
+# throughput in every mode: 25% strict, 18% deferred (lazy), 11% without the IOMMU.
+DMAR_2008 = (("strict", 25 / 11), ("lazy", 18 / 11), ("pt", None), ("none", 1.0))
+
+
+def _family(label):
+    """('vtd', ',wait-ns=0') for 'vtd-strict,wait-ns=0'."""
+    name, comma, rest = label.partition(",")
+    return name.rsplit("-", 1)[0], comma + rest
+
+
+def ratios_2008(summaries, labels, t):
+    """Gross CPU per operation (and utilisation, the same ratio at equal throughput) of
+    strict, lazy and pass-through over no IOMMU per key, beside the 2008 thread's
+    strict / lazy / none = 2.27 / 1.64 / 1.00; per IOMMU.  Equal throughput is what
+    the 2008 figures compare at: where a configuration's rate differs from no IOMMU's by
+    more than 1% (back to back) the line says so."""
+    base = summaries.get("no-iommu", {})
+    util = t.others.index("util_ppm")
+    rate = t.others.index("per_s")
+    fams = list(dict.fromkeys(_family(l) for l in labels if l != "no-iommu"))
+    head = ["key", "iommu", "util none %"] + ["%s/none" % m for m, _ in DMAR_2008[:3]] + [
+        "throughput"]
+    body, rows = [], []
+    for key in base:
+        b = base[key]
+        for fam, tail in fams:
+            row = ["%s" % " ".join(str(k) for k in key), fam + tail,
+                   "%.2f" % (b[3][util] / 1e4)]
+            equal = True
+            for mode, _ in DMAR_2008[:3]:
+                s = summaries.get("%s-%s%s" % (fam, mode, tail), {}).get(key)
+                if not s or not b[0]:
+                    row.append("-")
+                    continue
+                row.append("%.2f" % (s[0] / b[0]))
+                equal &= abs(s[3][rate] - b[3][rate]) <= 0.01 * max(b[3][rate], 1)
+                rows.append(dict(zip(t.keys, key), tag=t.tag, config="%s-%s%s" % (
+                    fam, mode, tail), metric=t.primary + ":ratio_2008", value=round(
+                        s[0] / b[0], 4)))
+            row.append("equal" if equal else "differs")
+            body.append(row)
+    return (["%s: gross CPU per operation over no IOMMU's (= utilisation's ratio at equal "
+             "throughput); 2008 DMAR thread, 16 KiB UDP at 826 Mbit/s: strict/none 2.27, "
+             "lazy/none 1.64, none 1.00 (gross utilisation 25 / 18 / 11 %%)" % t.tag] +
+            aligned(head, body)), rows
+
+
+def explain(runs, counters, labels, shift, profiles):
+    """What each configuration's figures are made of: per copy, the busy time and the
+    instructions it stands for at 2^shift ns each, the unit's modelled waits (QMP:
+    wait-modelled-ns over waits, and waits per unmap from the sg window's reading of the
+    unit's queue) and the engine's modelled time (during which the CPU is idle); with
+    profiles, the instructions counted and the top symbols of strict minus no IOMMU and
+    strict minus lazy."""
+    ns = 2 ** shift
+    out = ["service demand per 4 KiB copy at the lowest rate (1 guest instruction = %d ns; "
+           "no calibration of real VT-d hardware exists in the project's sources: "
+           "instructions are the unit, ns at this speed beside them):" % ns]
+    head = ["config", "busy ns", "insns (busy/ns)", "waits/unmap", "ns/wait (QMP)",
+            "wait ns/copy", "engine ns/copy (idle)"]
+    body = []
+    for label in labels:
+        copies = [f for rows in runs[label] for tag, f in rows
+                  if tag == "bench-copy" and f.get("size") == "4096" and
+                  f.get("rate", "").isdigit() and f.get("busy_ns_per_copy", "").isdigit()]
+        if not copies:
+            continue
+        low = min(int(f["rate"]) or 10 ** 9 for f in copies)
+        busy = median([int(f["busy_ns_per_copy"]) for f in copies
+                       if (int(f["rate"]) or 10 ** 9) == low])
+        pages = [int(f["waits_per_kunmap"]) for rows in runs[label] for tag, f in rows
+                 if tag == "bench-sg" and f.get("way") == "pages" and
+                 f.get("waits_per_kunmap", "").isdigit()]
+        per_unmap = median(pages) / 1000 if pages else 0
+        vtd = [c.get("dmalab-vtd") for c in counters[label] if c.get("dmalab-vtd")]
+        per_wait = (vtd[0].get("wait-modelled-ns", 0) / vtd[0]["waits"]
+                    if vtd and vtd[0].get("waits") else 0)
+        body.append([label, "{:,}".format(busy), "{:,.0f}".format(busy / ns),
+                     "%.3f" % per_unmap, "%.0f" % per_wait if vtd else "-",
+                     "%.0f" % (2 * per_unmap * per_wait) if vtd else "-",
+                     "{:,.0f}".format(ENGINE_LATENCY_NS + 4096 * 1e9 / ENGINE_BYTES_PER_S)])
+    out += aligned(head, body)
+    out.append("  (busy ns = guest instructions x %d ns: under -icount the CPU's busy time "
+               "is its instructions; the unit's waits are inside it, as the instructions "
+               "of the guest polling for the wait descriptor's status)" % ns)
+    if profiles:
+        out += profile_lines(profiles, labels)
+    return out
+
+
+def profile_lines(profiles, labels, top=8):
+    """Instructions per operation per window and configuration, and the top symbols of
+    strict minus no IOMMU and strict minus lazy, per IOMMU, in the 4 KiB copy window."""
+    from studies.profiles import per_op_table, diff_lines, window_diff_lines
+    out = per_op_table(profiles, labels)
+    if "no-iommu" in profiles:
+        # what a larger copy costs the CPU where mapping does not depend on size
+        out += window_diff_lines(profiles, "no-iommu", "copy-65536", "copy-4096", top)
+    for label in labels:
+        fam, tail = _family(label)
+        if not label.startswith(fam + "-strict"):
+            continue
+        for other in ("no-iommu", "%s-lazy%s" % (fam, tail)):
+            if other in profiles and label in profiles:
+                out += diff_lines(profiles, label, other, "copy-4096", top)
+    return out
+
+
+def sg_row(label, f, modelled):
+    """bench-sg: the module read the unit's queue where there is an IOMMU, and behind a
+    strict one every unmap waited for its invalidation (the reading is wrong otherwise)."""
+    try:
+        descs, waits, unmaps = int(f["descs"]), int(f["waits"]), int(f["unmaps"])
+    except (KeyError, ValueError):
+        return ["bench-sg: no descs=, waits= or unmaps="]
+    if not unmaps:
+        return ["bench-sg way=%s: no unmaps" % f.get("way")]
+    iommu = label.split(",")[0] != "no-iommu"
+    if iommu and descs < 0:
+        return ["bench-sg way=%s: the unit's invalidation queue was not read" % f.get("way")]
+    if "-strict" in label and waits < unmaps:
+        return ["bench-sg way=%s: %d waits for %d strict unmaps: the queue reading missed "
+                "some" % (f.get("way"), waits, unmaps)]
+    return []
+
+
+STUDY = Study("copycost", True, COPY_ENGINE, [
+    Table("bench-copy", ("size", "rate"), "busy_ns_per_copy",
+          ["per_s", "util_ppm", "slept", "pacing_ns_per_copy", "net_ns_per_copy"],
+          "guest CPU ns per copy, gross", check=checks.copy_row, bound=checks.copy_bound,
+          derived=lambda s, labels: ratios_2008(s, labels, STUDY.tables[0])),
+    Table("bench-nic", ("nic", "size", "rate"), "busy_ns_per_packet",
+          ["per_s", "util_ppm", "sent", "received", "net_ns_per_packet"],
+          "guest CPU ns per packet sent and received, gross", check=checks.nic_row,
+          bound=checks.nic_bound,
+          derived=lambda s, labels: ratios_2008(s, labels, STUDY.tables[1])),
+    Table("bench-sg", ("way",), "busy_ns_per_unmap",
+          ["waits_per_kunmap", "waits", "iotlb_invs", "descs", "unmaps"],
+          "guest CPU ns per map and unmap of 16 pages (sg) or of one page (pages)",
+          check=sg_row)],
+    smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab_exercise.copycost_sizes":
+                  "4096,65536", "dmalab_exercise.copycost_sg_count": 50,
+                  "dmalab.pktgen_count": 300, "dmalab.pktgen": "64,1500"},
+    icount=ICOUNT, extra=NIC)
+# --quick: the three configurations --expect-order compares, twice each, in under 2 minutes
+STUDY.quick_labels = ("no-iommu", "vtd-lazy", "vtd-strict")
+# The full run's offered rates, copies and packets per second, up to back to back (0)
+STUDY.rates = "1000,2000,5000,10000,0"
+STUDY.explain = explain
+STUDY.ns_per_insn = True

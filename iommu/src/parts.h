@@ -187,6 +187,18 @@ class Translator
     // would not take, changing nothing for it.
     uint64_t extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint64_t max_pages,
                         uint64_t out, bool r0, bool w0);
+    // With translation off, or for a pass-through context: the address itself, read and write.
+    static Translation identity(uint64_t iova);
+    // The translation fault the fault plan injects into this request, or None.
+    FaultReason injected(uint16_t sid, uint64_t iova, unsigned perm);
+    // A request on the page the latest translation used (front_).
+    Translation from_front(uint16_t sid, uint64_t iova, unsigned perm);
+    // The IOTLB entry for iova in ctx's domain, at whichever page size is cached; or none.
+    TlbEntry* iotlb_find(const ContextInfo& ctx, uint64_t iova);
+    // An IOTLB miss: walks ctx's tables and caches the leaf in `e` (the cache's copy in
+    // `slot`); the walk's fault, or None.
+    FaultReason fill(uint16_t sid, const ContextInfo& ctx, uint64_t iova, unsigned perm,
+                     TlbEntry& e, TlbEntry*& slot);
     // translate()'s last step: the answer for a page the IOTLB holds in `slot`.
     Translation answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift, uint64_t page,
                        bool r, bool w, bool fpd, TlbEntry* slot);

@@ -205,102 +205,118 @@ void Translator::audit(uint16_t sid, const ContextInfo& ctx, uint64_t iova, uint
         s_.host.observer->stale(sid, iova, cached, now_addr, why);
 }
 
-Translation Translator::translate(uint16_t sid, uint64_t iova, unsigned perm)
+Translation Translator::identity(uint64_t iova)
 {
     Translation t;
-    if (!te_) {
-        t.ok = true;
-        t.iova = iova & ~uint64_t{0xfff};
-        t.addr = t.iova;
-        t.mask = 0xfff;
-        t.read = t.write = true;
-        return t;
-    }
-    s_.counters.translations++;
-    if (s_.injector && perm) {
-        FaultReason injected = FaultReason::None;
-        faults::Occasion o{};
-        o.kinds = 1u << static_cast<unsigned>(faults::Kind::TranslationFault);
-        o.unit = sid;
-        o.op = (perm & Unit::kWrite) ? kFaultOpWrite : kFaultOpRead;
-        o.key = iova;
-        o.start[0] = iova;
-        o.end[0] = iova == ~uint64_t{0} ? iova : iova + 1;
-        s_.injector->decide(o, s_.now(), [&](const faults::Rule& r) {
-            injected = static_cast<FaultReason>(r.reason);
-        });
-        if (injected != FaultReason::None)
-            return refuse(sid, iova, perm, injected, true);
-    }
-    if (front_.valid && front_.sid == sid && (iova & ~front_.mask) == front_.base &&
-        !s_.config.audit) {
-        s_.counters.context_hits++;
-        s_.counters.iotlb_hits++;
-        caches_.iotlb.touch(front_.entry);
-        if ((perm & Unit::kWrite) && !front_.w)
-            return refuse(sid, iova, perm, FaultReason::Write, !front_.fpd);
-        if ((perm & Unit::kRead) && !front_.r)
-            return refuse(sid, iova, perm, FaultReason::Read, !front_.fpd);
-        t.ok = true;
-        t.translated = true;
-        t.mask = front_.mask;
-        t.iova = front_.base;
-        t.addr = front_.page;
-        t.read = front_.r;
-        t.write = front_.w;
-        return t;
-    }
-    ContextInfo ctx;
-    if (FaultReason why = context_for(sid, ctx); why != FaultReason::None)
-        return refuse(sid, iova, perm, why, !ctx.fpd);
-    if (ctx.tt == TT::Passthrough) {
-        t.ok = true;
-        t.iova = iova & ~uint64_t{0xfff};
-        t.addr = t.iova;
-        t.mask = 0xfff;
-        t.read = t.write = true;
-        return t;
-    }
-    unsigned agaw = ctx.aw == 1 ? 39 : 48;
-    if (iova >> agaw)
-        return refuse(sid, iova, perm, FaultReason::AddressBeyondAw, !ctx.fpd);
+    t.ok = true;
+    t.iova = iova & ~uint64_t{0xfff};
+    t.addr = t.iova;
+    t.mask = 0xfff;
+    t.read = t.write = true;
+    return t;
+}
 
-    TlbEntry* hit = nullptr;
+FaultReason Translator::injected(uint16_t sid, uint64_t iova, unsigned perm)
+{
+    FaultReason reason = FaultReason::None;
+    if (!s_.injector || !perm)
+        return reason;
+    faults::Occasion o{};
+    o.kinds = 1u << static_cast<unsigned>(faults::Kind::TranslationFault);
+    o.unit = sid;
+    o.op = (perm & Unit::kWrite) ? kFaultOpWrite : kFaultOpRead;
+    o.key = iova;
+    o.start[0] = iova;
+    o.end[0] = iova == ~uint64_t{0} ? iova : iova + 1;
+    s_.injector->decide(
+        o, s_.now(), [&](const faults::Rule& r) { reason = static_cast<FaultReason>(r.reason); });
+    return reason;
+}
+
+Translation Translator::from_front(uint16_t sid, uint64_t iova, unsigned perm)
+{
+    s_.counters.context_hits++;
+    s_.counters.iotlb_hits++;
+    caches_.iotlb.touch(front_.entry);
+    if ((perm & Unit::kWrite) && !front_.w)
+        return refuse(sid, iova, perm, FaultReason::Write, !front_.fpd);
+    if ((perm & Unit::kRead) && !front_.r)
+        return refuse(sid, iova, perm, FaultReason::Read, !front_.fpd);
+    Translation t;
+    t.ok = true;
+    t.translated = true;
+    t.mask = front_.mask;
+    t.iova = front_.base;
+    t.addr = front_.page;
+    t.read = front_.r;
+    t.write = front_.w;
+    return t;
+}
+
+TlbEntry* Translator::iotlb_find(const ContextInfo& ctx, uint64_t iova)
+{
     for (unsigned shift : {12u, 21u, 30u}) {
         // No entry of this page size is cached anywhere: the lookup would miss.
         if (caches_.iotlb.kind_size((shift - 12) / 9) == 0)
             continue;
-        uint64_t vpn = iova >> shift;
-        uint64_t tag = Caches::iotlb_tag(ctx.did, vpn, shift);
-        hit = caches_.iotlb.find(caches_.iotlb_set(tag), tag);
-        if (hit)
-            break;
+        uint64_t tag = Caches::iotlb_tag(ctx.did, iova >> shift, shift);
+        if (TlbEntry* hit = caches_.iotlb.find(caches_.iotlb_set(tag), tag))
+            return hit;
     }
+    return nullptr;
+}
+
+FaultReason Translator::fill(uint16_t sid, const ContextInfo& ctx, uint64_t iova, unsigned perm,
+                             TlbEntry& e, TlbEntry*& slot)
+{
+    s_.counters.iotlb_misses++;
+    Walk w;
+    uint64_t reads = s_.counters.walk_reads;
+    FaultReason why = walk(ctx, iova, perm, w, true);
+    charge(sid, (s_.counters.walk_reads - reads) * s_.config.walk_read_ns);
+    if (why != FaultReason::None)
+        return why;
+    e = {ctx.did, static_cast<uint8_t>(w.shift), w.r, w.w, iova >> w.shift, w.page};
+    uint64_t tag = Caches::iotlb_tag(ctx.did, e.vpn, w.shift);
+    auto [where, evicted] =
+        caches_.iotlb.insert(caches_.iotlb_set(tag), tag, ctx.did, e, (w.shift - 12) / 9);
+    slot = where;
+    // An eviction can only have replaced the front entry, which answer() sets again; the
+    // context cache is untouched.
+    if (evicted)
+        s_.counters.iotlb_evictions++;
+    return FaultReason::None;
+}
+
+Translation Translator::translate(uint16_t sid, uint64_t iova, unsigned perm)
+{
+    if (!te_)
+        return identity(iova);
+    s_.counters.translations++;
+    if (FaultReason why = injected(sid, iova, perm); why != FaultReason::None)
+        return refuse(sid, iova, perm, why, true);
+    if (front_.valid && front_.sid == sid && (iova & ~front_.mask) == front_.base &&
+        !s_.config.audit)
+        return from_front(sid, iova, perm);
+    ContextInfo ctx;
+    if (FaultReason why = context_for(sid, ctx); why != FaultReason::None)
+        return refuse(sid, iova, perm, why, !ctx.fpd);
+    if (ctx.tt == TT::Passthrough)
+        return identity(iova);
+    unsigned agaw = ctx.aw == 1 ? 39 : 48;
+    if (iova >> agaw)
+        return refuse(sid, iova, perm, FaultReason::AddressBeyondAw, !ctx.fpd);
+
     TlbEntry e;
-    TlbEntry* slot = hit;
-    if (hit) {
+    TlbEntry* slot = iotlb_find(ctx, iova);
+    if (slot) {
         s_.counters.iotlb_hits++;
-        e = *hit;
+        e = *slot;
         if (s_.config.audit)
             audit(sid, ctx, iova, e.page + (iova & (pow2(e.shift) - 1) & ~uint64_t{0xfff}), e.r,
                   e.w);
-    } else {
-        s_.counters.iotlb_misses++;
-        Walk w;
-        uint64_t reads = s_.counters.walk_reads;
-        FaultReason why = walk(ctx, iova, perm, w, true);
-        charge(sid, (s_.counters.walk_reads - reads) * s_.config.walk_read_ns);
-        if (why != FaultReason::None)
-            return refuse(sid, iova, perm, why, !ctx.fpd);
-        e = {ctx.did, static_cast<uint8_t>(w.shift), w.r, w.w, iova >> w.shift, w.page};
-        uint64_t tag = Caches::iotlb_tag(ctx.did, e.vpn, w.shift);
-        auto [where, evicted] =
-            caches_.iotlb.insert(caches_.iotlb_set(tag), tag, ctx.did, e, (w.shift - 12) / 9);
-        slot = where;
-        // An eviction can only have replaced the front entry, which is set again below;
-        // the context cache is untouched.
-        if (evicted)
-            s_.counters.iotlb_evictions++;
+    } else if (FaultReason why = fill(sid, ctx, iova, perm, e, slot); why != FaultReason::None) {
+        return refuse(sid, iova, perm, why, !ctx.fpd);
     }
     return answer(sid, iova, perm, e.shift, e.page, e.r, e.w, ctx.fpd, slot);
 }
