@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 namespace dmalab::ioat::gf256
 {
@@ -29,18 +30,27 @@ constexpr uint8_t mul_slow(uint8_t a, uint8_t b)
     return static_cast<uint8_t>(r);
 }
 
-using Table = std::array<std::array<uint8_t, 256>, 256>;
+using Row = std::array<uint8_t, 256>;
 
-consteval Table make_table()
+constexpr Row make_row(uint8_t a)
 {
-    Table t{};
-    for (unsigned a = 0; a < 256; a++)
-        for (unsigned b = 0; b < 256; b++)
-            t[a][b] = mul_slow(static_cast<uint8_t>(a), static_cast<uint8_t>(b));
-    return t;
+    Row r{};
+    for (unsigned b = 0; b < 256; b++)
+        r[b] = mul_slow(a, static_cast<uint8_t>(b));
+    return r;
 }
 
-inline constexpr Table kMul = make_table();
+// One constant per row, each evaluated on its own: the whole table in one constant
+// expression exceeds clang's limit on evaluation steps (-fconstexpr-steps, 2^20 by
+// default), which the fuzz build, compiled with clang, hit.
+template <unsigned A> inline constexpr Row kRow = make_row(static_cast<uint8_t>(A));
+
+template <size_t... A> constexpr std::array<const uint8_t*, 256> rows(std::index_sequence<A...>)
+{
+    return {kRow<A>.data()...};
+}
+
+inline constexpr std::array<const uint8_t*, 256> kMul = rows(std::make_index_sequence<256>{});
 
 // q[i] ^= coef * d[i] for i < n.
 inline void mul_add(uint8_t* q, const uint8_t* d, size_t n, uint8_t coef)
@@ -52,7 +62,7 @@ inline void mul_add(uint8_t* q, const uint8_t* d, size_t n, uint8_t coef)
             q[i] ^= d[i];
         return;
     }
-    const uint8_t* row = kMul[coef].data();
+    const uint8_t* row = kMul[coef];
     for (size_t i = 0; i < n; i++)
         q[i] ^= row[d[i]];
 }
