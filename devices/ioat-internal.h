@@ -45,7 +45,8 @@ struct DmalabIoatState {
 
     /* properties: the model's configuration, with the model's defaults */
     DmalabIoatConfig cfg;
-    uint16_t device_id;
+    char *personality; /* the part it poses as (NULL: skx) */
+    uint16_t device_id; /* 0: the personality's */
     char *fault_plan; /* path of the fault plan file; settable at run time */
     bool fault_doorbell;
     char *race_table;           /* file shared with the race detector plugin */

@@ -203,6 +203,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     DmalabIoatConfig cfg;
     DmalabHost host;
     const char *why = NULL;
+    uint16_t device_id;
     unsigned i;
 
     if (!pci_bus_is_express(pci_get_bus(pdev))) {
@@ -216,14 +217,18 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     }
 
     cfg = s->cfg;
-    why = dmalab_ioat_check(&cfg);
+    why = dmalab_ioat_personality(s->personality, &cfg, &device_id);
+    if (!why) {
+        why = dmalab_ioat_check(&cfg);
+    }
     if (why) {
         error_setg(errp, "dmalab-ioat: %s", why);
         return;
     }
     dmalab_ioat_warn_timing(&cfg);
 
-    pci_config_set_device_id(pdev->config, s->device_id);
+    pci_config_set_device_id(pdev->config,
+                             s->device_id ? s->device_id : device_id);
     pci_config_set_interrupt_pin(pdev->config, 1);
     if (pcie_endpoint_cap_init(pdev, DMALAB_IOAT_CAP_EXP) < 0) {
         error_setg(errp, "dmalab-ioat: cannot add the PCI Express capability");
@@ -379,6 +384,17 @@ static const VMStateDescription vmstate_dmalab_ioat = {
         },
 };
 
+/* "<op>-<what>": element `op` of the counter array at offset `array`. */
+static void dmalab_ioat_add_op_counter(Object *obj, unsigned op,
+                                       const char *what, size_t array)
+{
+    g_autofree char *name =
+        g_strdup_printf("%s-%s", dmalab_ioat_op_name(op), what);
+
+    object_property_add(obj, name, "uint64", dmalab_ioat_get_stat, NULL, NULL,
+                        (void *)(uintptr_t)(array + op * sizeof(uint64_t)));
+}
+
 static void dmalab_ioat_instance_init(Object *obj)
 {
     static const struct {
@@ -414,6 +430,13 @@ static void dmalab_ioat_instance_init(Object *obj)
         object_property_add(obj, counters[i].name, "uint64",
                             dmalab_ioat_get_stat, NULL, NULL,
                             (void *)(uintptr_t)counters[i].offset);
+    }
+    /* The same by operation: xor-descriptors, xor-bytes, ... */
+    for (unsigned op = 0; dmalab_ioat_op_name(op); op++) {
+        dmalab_ioat_add_op_counter(obj, op, "descriptors",
+                                   offsetof(DmalabIoatStats, op_descriptors));
+        dmalab_ioat_add_op_counter(obj, op, "bytes",
+                                   offsetof(DmalabIoatStats, op_bytes));
     }
     for (size_t i = 0; i < ARRAY_SIZE(timing); i++) {
         ObjectProperty *op;
@@ -459,8 +482,8 @@ static const Property dmalab_ioat_properties[] = {
     DEFINE_PROP_UNSIGNED_NODEFAULT("seed", DmalabIoatState, cfg.seed,
                                    qdev_prop_uint64, uint64_t),
     /* The glue's own. */
-    DEFINE_PROP_UINT16("device-id", DmalabIoatState, device_id,
-                       DMALAB_IOAT_DEVICE_SKX),
+    DEFINE_PROP_STRING("personality", DmalabIoatState, personality),
+    DEFINE_PROP_UINT16("device-id", DmalabIoatState, device_id, 0),
     DEFINE_PROP_BOOL("fault-doorbell", DmalabIoatState, fault_doorbell, false),
     DEFINE_PROP_STRING("race-table", DmalabIoatState, race_table),
 };
@@ -484,6 +507,12 @@ static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &vmstate_dmalab_ioat;
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
     device_class_set_props(dc, dmalab_ioat_properties);
+    object_class_property_set_description(
+        klass, "personality",
+        "the part it poses as: skx (Xeon Scalable CBDMA, 0x2021, memcpy only "
+        "to Linux; the default) or bwd (Atom C2000, 0x0c50, with XOR and PQ)");
+    object_class_property_set_description(
+        klass, "device-id", "PCI device ID (0: the personality's)");
     dmalab_ioat_default_config(&defaults);
     dmalab_glue_props_defaults(klass, dmalab_ioat_properties,
                                ARRAY_SIZE(dmalab_ioat_properties),

@@ -9,6 +9,7 @@ Usage: ioat_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
 
 import os
 import random
+import struct
 import sys
 import time
 import unittest
@@ -17,9 +18,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from libqtest import PCI, GuestAlloc, QMPError, QTest, QTestError  # noqa: E402
 import libqtest  # noqa: E402
 from ioat_rig import (  # noqa: E402
-    ACTIVE, ATTNSTATUS, CFG_CHANERR_INT, CFG_CHANERRMSK_INT, CHANCMD, CHANCMP, CHANCTRL,
-    CHANCTRL_RUN, CHANERR_MSK, CMD_RESET, CTL_COMPL_WRITE, CTL_INT_EN, CTL_NULL, DEVICE,
-    DONE, HALTED, INTRCTRL, INTRCTRL_INT, INTRCTRL_INT_STATUS, INTRCTRL_MASTER_INT_EN,
+    ACTIVE, ATTNSTATUS, CBVER, CFG_CHANERR_INT, CFG_CHANERRMSK_INT, CHANCMD, CHANCMP,
+    CHANCTRL, CHANCTRL_RUN, CHANERR_CONTROL, CHANERR_MSK, CMD_RESET, CTL_COMPL_WRITE,
+    CTL_INT_EN, CTL_NULL, DEVICE, DMACAPABILITY, DONE, HALTED, INTRCTRL, INTRCTRL_INT,
+    INTRCTRL_INT_STATUS, INTRCTRL_MASTER_INT_EN,
     VENDOR, Ioat, descriptor)
 
 QEMU = None
@@ -158,9 +160,9 @@ class IoatCase(unittest.TestCase):
         self.machines.append((qt, allowed))
         return qt
 
-    def boot(self, props="", args=(), allowed=()):
+    def boot(self, props="", args=(), allowed=(), device_id=DEVICE):
         """A q35 machine with one dmalab-ioat (DEV + props), found and BAR0 mapped."""
-        io = launch(lambda: Ioat(QEMU, DEV + props, list(args)))
+        io = launch(lambda: Ioat(QEMU, DEV + props, list(args), device_id=device_id))
         self.track(io.qt, allowed)
         return io
 
@@ -578,6 +580,91 @@ class Properties(IoatCase):
         self.assertIn("300 ms", io.qt.stderr)
         # Just under 200 ms: no warning at all (tearDown checks stderr is empty).
         self.boot(",latency-ns=199999999")
+
+
+def gf_mul(a, b):
+    """GF(2^8) product with the RAID-6 polynomial 0x11d (the test's own, not the model's)."""
+    p = 0
+    while b:
+        if b & 1:
+            p ^= a
+        a = (a << 1) ^ (0x11D if a & 0x80 else 0)
+        b >>= 1
+    return p
+
+
+def raid_descriptor(size, ctl, words):
+    """A base or extended descriptor: size, ctl, then words 1-7 as {index: value}."""
+    return struct.pack("<II7Q", size, ctl, *(words.get(i, 0) for i in range(1, 8)))
+
+
+class Personalities(IoatCase):
+    """personality= picks the PCI ID and DMACAPABILITY together (docs/ioat.rst); the
+    per-operation counters show what ran."""
+    OP_XOR, OP_PQ = 0x87, 0x89
+    CAP_XOR, CAP_PQ, CAP_DWBES, CAP_RAID16SS = 1 << 8, 1 << 9, 1 << 13, 1 << 17
+    SIZE = 4096
+
+    def xor_and_pq(self, io):
+        """One XOR of 3 sources and one PQ of 3 sources on channel 0 (layouts of
+        drivers/dma/ioat/hw.h); returns (sources, xor dst, p, q, coefficients)."""
+        io.use_msix()
+        io.setup(0)
+        srcs = [io.buffer(self.SIZE, seed=10 + i) for i in range(3)]
+        xdst, p, q = (io.mem.alloc(self.SIZE, fill=0) for _ in range(3))
+        coef = [1, 2, 0x8E]
+        ring = io.mem.alloc(64 * 3, align=64, fill=0)
+        ctl = CTL_COMPL_WRITE | 1 << 5   # src_cnt 1: three sources
+        io.qt.memwrite(ring, raid_descriptor(self.SIZE, self.OP_XOR << 24 | ctl, {
+            1: srcs[0][0], 2: xdst, 3: ring + 64, 4: srcs[1][0], 5: srcs[2][0]}))
+        io.qt.memwrite(ring + 64, raid_descriptor(self.SIZE, self.OP_PQ << 24 | ctl, {
+            1: srcs[0][0], 2: p, 3: ring + 128, 4: srcs[1][0], 5: srcs[2][0],
+            6: coef[0] | coef[1] << 8 | coef[2] << 16, 7: q}))
+        io.start(0, ring, 2)
+        io.settle()
+        return [d for _, d in srcs], xdst, p, q, coef
+
+    def test_20_default_is_skx_without_raid(self):
+        io = self.boot()
+        self.assertEqual(io.pci.cfg_read(io.bdf, 0x02, 2), 0x2021)
+        self.assertEqual(io.rd(None, DMACAPABILITY, 4), 0)
+        self.xor_and_pq(io)
+        self.assertEqual(io.state(0), HALTED)
+        self.assertEqual(io.chanerr(0), CHANERR_CONTROL)
+        self.assertEqual(self.qom(io, "xor-descriptors"), 0)
+        self.assertEqual(self.qom(io, "errors"), 1)
+
+    def test_21_bwd_offloads_xor_and_pq_and_counts_them(self):
+        io = self.boot(",personality=bwd", device_id=0x0C50)
+        self.assertEqual(io.pci.cfg_read(io.bdf, 0x02, 2), 0x0C50)
+        cap = io.rd(None, DMACAPABILITY, 4)
+        raid = self.CAP_XOR | self.CAP_PQ | self.CAP_RAID16SS
+        self.assertEqual(cap & raid, raid, f"DMACAPABILITY {cap:#x}")
+        self.assertFalse(cap & self.CAP_DWBES)
+        self.assertEqual(io.rd(None, CBVER, 1), 0x33)
+        srcs, xdst, p, q, coef = self.xor_and_pq(io)
+        self.assertEqual((io.state(0), io.chanerr(0)), (DONE, 0))
+        want_p = bytes(a ^ b ^ c for a, b, c in zip(*srcs))
+        want_q = bytes(gf_mul(a, coef[0]) ^ gf_mul(b, coef[1]) ^ gf_mul(c, coef[2])
+                       for a, b, c in zip(*srcs))
+        self.assertEqual(io.qt.memread(xdst, self.SIZE), want_p)
+        self.assertEqual(io.qt.memread(p, self.SIZE), want_p)
+        self.assertEqual(io.qt.memread(q, self.SIZE), want_q)
+        got = {f"{op}-{what}": self.qom(io, f"{op}-{what}")
+               for op in ("xor", "pq", "copy") for what in ("descriptors", "bytes")}
+        self.assertEqual(got, {"xor-descriptors": 1, "xor-bytes": self.SIZE,
+                               "pq-descriptors": 1, "pq-bytes": self.SIZE,
+                               "copy-descriptors": 0, "copy-bytes": 0})
+        self.assertCounters(io, descriptors=2, bytes=2 * self.SIZE, errors=0)
+
+    def test_22_device_id_overrides_and_unknown_personality_is_refused(self):
+        io = self.boot(",personality=bwd,device-id=0x0c51", device_id=0x0C51)
+        self.assertTrue(io.rd(None, DMACAPABILITY, 4) & self.CAP_XOR)
+        with self.assertRaises(QTestError) as cm:
+            launch(lambda: QTest(QEMU, ["-device", DEV + ",personality=icx"]))
+        self.assertEqual(cm.exception.returncode, 1)
+        self.assertIn("unknown personality", cm.exception.stderr)
+        self.assertIn("bwd", cm.exception.stderr)
 
 
 def main():

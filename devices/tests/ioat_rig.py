@@ -50,11 +50,11 @@ class Ioat:
     -device value."""
 
     def __init__(self, qemu, device="dmalab-ioat", args=(), machine="q35", timeout=30.0,
-                 wrapper=None):
+                 wrapper=None, device_id=DEVICE):
         self.qt = QTest(qemu, list(args) + ["-device", device], machine=machine,
                         timeout=timeout, wrapper=wrapper or ())
         self.pci = PCI(self.qt)
-        self.bdf = self.pci.find_device(VENDOR, DEVICE)
+        self.bdf = self.pci.find_device(VENDOR, device_id)
         assert self.bdf is not None, "dmalab-ioat not found"
         self.bar = self.pci.bar_map(self.bdf, 0)
         self.mem = GuestAlloc(self.qt)

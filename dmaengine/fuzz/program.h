@@ -107,7 +107,13 @@ class Program
         c.bandwidth = bw % 4 == 0 ? 0 : uint64_t{bw} << 20;
         c.jitter_ns = byte() % 4 * 500;
         c.seed = byte();
-        c.sync_start = byte() & 1; // a doorbell's first step inside the write, or on a timer
+        uint8_t mode = byte();
+        c.sync_start = mode & 1; // a doorbell's first step inside the write, or on a timer
+        // The operations: copy only (skx), the bwd personality's RAID set, or that with
+        // descriptor write-back of validation results.
+        if (mode & 6)
+            c.dmacap =
+                CAP_FILL_BLOCK | CAP_XOR | CAP_PQ | CAP_RAID16SS | ((mode & 4) ? CAP_DWBES : 0);
         irq.intx = byte() & 1;
         irq.messages = !irq.intx;
         Ioat dev(c, Host{mem, timers, irq, log, nullptr});

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "dmalab/c_abi.h"
 #include "dmalab/fault_doorbell.h"
@@ -13,8 +14,11 @@
 #include "dmalab/race_marks.h"
 #include "dmalab/ioat/device.h"
 #include "dmalab/ioat/faults.h"
+#include "dmalab/ioat/personality.h"
 
 using namespace dmalab;
+
+static_assert(DMALAB_IOAT_OP_KINDS == ioat::kOpKinds);
 
 namespace
 {
@@ -34,7 +38,7 @@ class TraceAdapter final : public ioat::Observer
         if (t_.decided)
             t_.decided(opaque_, d.channel, d.addr, d.len, x.data_at, x.done_at, x.fail);
     }
-    void completed(unsigned ch, uint64_t desc, uint64_t bytes) override
+    void completed(unsigned ch, uint64_t desc, uint64_t bytes, ioat::OpKind) override
     {
         marks.finish(ch);
         if (t_.completed)
@@ -134,6 +138,28 @@ void dmalab_ioat_default_config(DmalabIoatConfig* out)
     out->latency_ns = d.latency_ns;
     out->jitter_ns = d.jitter_ns;
     out->seed = d.seed;
+}
+
+const char* dmalab_ioat_personality(const char* name, DmalabIoatConfig* config, uint16_t* device_id)
+{
+    const ioat::Personality* p = name ? ioat::find_personality(name) : &ioat::kPersonalities[0];
+    if (!p) {
+        static const std::string known = [] {
+            std::string m = "unknown personality; known:";
+            for (const ioat::Personality& k : ioat::kPersonalities)
+                m += " " + std::string(k.name);
+            return m + " (the first is the default)";
+        }();
+        return known.c_str();
+    }
+    config->dmacap = p->dmacap;
+    *device_id = p->device_id;
+    return nullptr;
+}
+
+const char* dmalab_ioat_op_name(unsigned op)
+{
+    return op < ioat::kOpKinds ? ioat::op_name(static_cast<ioat::OpKind>(op)) : nullptr;
 }
 
 const char* dmalab_ioat_check(const DmalabIoatConfig* config)
@@ -281,6 +307,10 @@ void dmalab_ioat_stats(DmalabIoat* dev, int channel, DmalabIoatStats* out)
         out->bytes += s.bytes;
         out->errors += s.errors;
         out->interrupts += s.interrupts;
+        for (unsigned k = 0; k < ioat::kOpKinds; k++) {
+            out->op_descriptors[k] += s.ops[k].descriptors;
+            out->op_bytes[k] += s.ops[k].bytes;
+        }
     }
 }
 

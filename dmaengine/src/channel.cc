@@ -34,6 +34,37 @@ Channel::Channel(Ioat& device, unsigned index)
 {
 }
 
+bool Channel::wrong_size(uint32_t offset, unsigned size) const
+{
+    struct Exact {
+        uint32_t offset;
+        unsigned width;
+    };
+    static constexpr Exact kExact[] = {
+        {channel_offset("CHANCMD"), reg_spec(kChannelRegisters, "CHANCMD").width},
+        {channel_offset("DMACOUNT"), reg_spec(kChannelRegisters, "DMACOUNT").width}};
+    for (const Exact& e : kExact)
+        if (offset < e.offset + e.width && e.offset < offset + size &&
+            (offset != e.offset || size != e.width))
+            return true;
+    return false;
+}
+
+void Channel::mmio_write(uint32_t offset, uint64_t value, unsigned size)
+{
+    // Linux writes CHANCMD with writeb and DMACOUNT with writew (drivers/dma/ioat/dma.h,
+    // dma.c). Half a doorbell, or a command merged with the register beside it, is not a
+    // command the channel can act on.
+    if (wrong_size(offset, size)) {
+        logf(device_.host().log, LogKind::GuestError,
+             "dmalab-ioat channel %u: %u-byte write at 0x%x splits or merges CHANCMD/DMACOUNT",
+             index_, size, offset);
+        halt(CHANERR_CHANCMD_ERR);
+        return;
+    }
+    regs_.write(offset, value, size);
+}
+
 MemAttrs Channel::attrs() const
 {
     MemAttrs a;
@@ -80,6 +111,10 @@ void Channel::reset_state()
     processed_ = 0;
     armed_ = false;
     irq_pending_ = false;
+    if (irq_at_) {
+        irq_at_.reset();
+        device_.host().timers.cancel(interrupt_timer_id());
+    }
     work_.reset();
     rerun_ = false;
     model_end_ = 0;
@@ -135,8 +170,8 @@ void Channel::write_chancmd(uint64_t, uint64_t written, uint64_t)
         reset();
         return;
     }
-    if (cmd & (CHANCMD_START | CHANCMD_APPEND)) {
-        // CB1 commands; CB2 and later start channels through DMACOUNT.
+    if (cmd & CHANCMD_START) {
+        // A CB1 command; CB2 and later start channels through CHAINADDR and DMACOUNT.
         halt(CHANERR_CHANCMD_ERR);
         return;
     }
@@ -165,11 +200,30 @@ void Channel::write_chancmd(uint64_t, uint64_t written, uint64_t)
             if (more)
                 kick();
         }
+        return;
+    }
+    if (cmd & CHANCMD_APPEND) {
+        // Descriptors were appended: a running or idle channel looks at DMACOUNT again,
+        // as its doorbell makes it. (Linux v6.1 never writes APPEND: it rings DMACOUNT.)
+        if ((state_ == ChanState::Active || state_ == ChanState::Done) &&
+            (work_ || processed_ != regs_.get(channel_reg("DMACOUNT")))) {
+            state_ = ChanState::Active;
+            kick();
+        }
     }
 }
 
-void Channel::write_dmacount(uint64_t, uint64_t, uint64_t)
+void Channel::write_dmacount(uint64_t old_value, uint64_t written, uint64_t)
 {
+    // A running channel's count only moves forward (mod 2^16) past what it has completed:
+    // Linux adds to it and restarts from 0 only after a halt, suspend or reset
+    // (__ioat_issue_pending, __ioat_restart_chan). A count that moved back would take
+    // descriptors already given to the engine away from it.
+    if (state_ == ChanState::Active && static_cast<uint16_t>(written - processed_) <
+                                           static_cast<uint16_t>(old_value - processed_)) {
+        halt(CHANERR_DESCRIPTOR_COUNT_ERR);
+        return;
+    }
     switch (state_) {
     case ChanState::Halted:
         // A halted channel restarts only once software has cleared its errors.
@@ -264,115 +318,6 @@ void Channel::disarm_timer()
         armed_at_.reset();
         device_.host().timers.cancel(index_);
     }
-}
-
-// What the migration stream holds besides the registers, in stream order: one list each
-// for save and load.
-template <class IO, class C> void Channel::io_progress(IO& io, C& c)
-{
-    io(c.next_desc_);
-    io(c.last_completed_);
-    io(c.processed_);
-    io(c.started_);
-    io(c.armed_);
-    io(c.irq_pending_);
-}
-
-template <class IO, class M> void Channel::io_mark(IO& io, M& m)
-{
-    io(m.count);
-    io(m.at);
-}
-
-template <class IO, class W> void Channel::io_work(IO& io, W& k)
-{
-    io(k.addr);
-    io(k.desc.size);
-    io(k.desc.ctl);
-    io(k.desc.src_addr);
-    io(k.desc.dst_addr);
-    io(k.desc.next);
-    io(k.plan.data_at);
-    io(k.plan.bandwidth);
-    io(k.plan.done_at);
-    io(k.plan.fail);
-    io(k.plan.move_limit);
-    io(k.plan.corrupt_xor);
-    io(k.plan.drop_interrupt);
-    io(k.plan.release_rule);
-    io(k.plan.held_data_ns);
-    io(k.plan.held_done_ns);
-    io(k.len);
-    io(k.moved);
-    io(k.data_done);
-}
-
-template <class IO, class S> void Channel::io_stats(IO& io, S& s)
-{
-    io(s.descriptors);
-    io(s.bytes);
-    io(s.errors);
-    io(s.interrupts);
-}
-
-void Channel::save(StateWriter& w) const
-{
-    for (unsigned i = 0; i < kChannelRegCount; i++)
-        w.u64(regs_.get(i));
-    w.u8(static_cast<uint8_t>(state_));
-    StateSave save(w);
-    io_progress(save, *this);
-    w.boolean(work_.has_value());
-    if (work_)
-        io_work(save, *work_);
-    io_stats(save, stats_);
-    w.u64(model_end_);
-    w.u8(static_cast<uint8_t>(nmarks_));
-    for (unsigned i = 0; i < nmarks_; i++)
-        io_mark(save, marks_[i]);
-}
-
-bool Channel::load(StateReader& r)
-{
-    power_on_reset();
-    for (unsigned i = 0; i < kChannelRegCount; i++)
-        regs_.set(i, r.u64());
-    uint8_t st = r.u8();
-    if (st > static_cast<uint8_t>(ChanState::Halted))
-        r.reject();
-    state_ = static_cast<ChanState>(st & 3);
-    StateLoad load(r);
-    io_progress(load, *this);
-    if (r.boolean()) {
-        Work k;
-        io_work(load, k);
-        k.plan.data_at = std::min(k.plan.data_at, kTimeLimit);
-        k.plan.done_at = std::min(k.plan.done_at, kTimeLimit);
-        k.plan.fail &= CHANERR_ALL;
-        // The same checks a fetched descriptor passed: a stream cannot smuggle in a range
-        // the device would have refused.
-        // (A descriptor whose error CHANERR_MSK masked moves nothing: len 0.)
-        if (k.len > k.desc.size || k.moved > k.len || wraps(k.desc.src_addr, k.len) ||
-            wraps(k.desc.dst_addr, k.len) || (k.len && validate(k.desc) != 0))
-            r.reject();
-        work_ = k;
-    }
-    io_stats(load, stats_);
-    model_end_ = std::min(r.u64(), kTimeLimit);
-    nmarks_ = r.u8();
-    if (nmarks_ > kMarks)
-        r.reject();
-    for (unsigned i = 0; i < nmarks_ && i < kMarks; i++) {
-        io_mark(load, marks_[i]);
-        marks_[i].at = std::min(marks_[i].at, kTimeLimit);
-    }
-    if (!r.ok()) {
-        power_on_reset();
-        return false;
-    }
-    if (state_ == ChanState::Active)
-        arm(device_.now());
-    return true;
 }
 
 } // namespace dmalab::ioat

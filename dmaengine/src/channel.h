@@ -10,6 +10,8 @@
 
 #include "dmalab/ioat/descriptor.h"
 #include "dmalab/ioat/device.h"
+#include "engine.h"
+#include "operation.h"
 
 namespace dmalab::ioat
 {
@@ -20,10 +22,9 @@ class Channel
     Channel(Ioat& device, unsigned index);
 
     uint64_t mmio_read(uint32_t offset, unsigned size) { return regs_.read(offset, size); }
-    void mmio_write(uint32_t offset, uint64_t value, unsigned size)
-    {
-        regs_.write(offset, value, size);
-    }
+    // A command (CHANCMD) or doorbell (DMACOUNT) written in pieces or together with another
+    // register is refused as a whole: the channel halts with CHANCMD_ERR.
+    void mmio_write(uint32_t offset, uint64_t value, unsigned size);
 
     // CHANCMD reset: keeps what the driver programs once and relies on afterwards.
     void reset();
@@ -31,6 +32,8 @@ class Channel
     void power_on_reset();
     // The channel's timer expired: one bounded step.
     void step();
+    // Its interrupt timer expired: the interrupt INTRDELAY held back goes out.
+    void interrupt_timer();
     // The guest released fault rule `rule` (docs/faults.rst, "until": "release"): a
     // descriptor it holds goes on now, its first step inside the release with sync-start.
     void release(unsigned rule);
@@ -50,14 +53,15 @@ class Channel
     void write_dmacount(uint64_t old_value, uint64_t written, uint64_t bytes);
 
   private:
-    // A descriptor the channel has started and not yet completed.
+    // An operation the channel has started and not yet completed.
     struct Work {
-        uint64_t addr = 0;
-        DmaDescriptor desc{};
+        uint64_t addr = 0; // its base descriptor
+        Operation op;
         Decision plan;
-        uint64_t len = 0;   // bytes it moves
-        uint64_t moved = 0; // bytes moved so far
+        uint64_t len = 0;   // bytes of its block it processes
+        uint64_t moved = 0; // bytes processed so far
         bool data_done = false;
+        uint8_t mismatch = 0; // validating forms: kMismatchP, kMismatchQ found so far
     };
     struct Budget {
         uint64_t bytes;
@@ -66,19 +70,32 @@ class Channel
     enum class Next { Stop, Later, Now };
 
     bool fetch(Budget& budget);
-    uint32_t validate(const DmaDescriptor& d) const;
+    bool read_descriptor(uint64_t addr, RawDescriptor& out);
+    bool fetch_extensions(Operation& op, Budget& budget);
+    void start(uint64_t addr, const Operation& op, uint32_t err);
+    // The CHANERR bits a decoded operation earns on this device (0: none).
+    uint32_t check(const Operation& op) const;
     Next data_phase(Budget& budget, uint64_t now, uint64_t& wake);
+    BlockResult process(Work& w, uint64_t n, uint64_t epoch);
+    bool finish_data(Work& w);
     void complete();
     void halt(uint32_t chanerr, const DmaResult& why = {}, bool write_status = true);
     // False when the status could not be written (wrapping or unreachable address).
     bool write_completion(uint64_t status);
     void signal_interrupt();
+    void send_interrupt();
+    unsigned interrupt_timer_id() const { return device_.config().channels + index_; }
+    bool wrong_size(uint32_t offset, unsigned size) const;
     void start_from_chainaddr();
     void reset_state();
     void kick();
     void arm(uint64_t when);
     void disarm_timer();
     uint16_t chanctrl() const { return static_cast<uint16_t>(regs_.get(channel_reg("CHANCTRL"))); }
+    uint32_t error_mask() const
+    {
+        return static_cast<uint32_t>(regs_.get(channel_reg("CHANERR_MSK")));
+    }
     MemAttrs attrs() const;
     // True while nothing has reset or restarted the channel since `epoch` was read: a host
     // callback (DMA, interrupt) can reach back into the device.
@@ -97,10 +114,14 @@ class Channel
     bool irq_pending_ = false;    // an event arrived while disarmed
     std::optional<Work> work_;
     std::optional<uint64_t> armed_at_; // the channel's timer
+    std::optional<uint64_t> irq_at_;   // when an interrupt INTRDELAY holds back goes out
     bool in_step_ = false;
     bool rerun_ = false; // asked to run again while in its step
     uint64_t epoch_ = 0;
     ChannelStats stats_;
+    Engine engine_;
+    bool loadable(const Work& k) const;
+    template <class IO, class O> static void io_op(IO& io, O& op);
     template <class IO, class W> static void io_work(IO& io, W& work);
     template <class IO, class C> static void io_progress(IO& io, C& channel);
     template <class IO, class M> static void io_mark(IO& io, M& mark);

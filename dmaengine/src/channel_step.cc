@@ -15,21 +15,6 @@ namespace dmalab::ioat
 namespace
 {
 
-DmaDescriptor decode(const uint8_t raw[kDescriptorSize])
-{
-    DmaDescriptor d;
-    d.size = static_cast<uint32_t>(load_le(raw, 4));
-    d.ctl = static_cast<uint32_t>(load_le(raw + 4, 4));
-    d.src_addr = load_le(raw + 8, 8);
-    d.dst_addr = load_le(raw + 16, 8);
-    d.next = load_le(raw + 24, 8);
-    d.rsv1 = load_le(raw + 32, 8);
-    d.rsv2 = load_le(raw + 40, 8);
-    d.user1 = load_le(raw + 48, 8);
-    d.user2 = load_le(raw + 56, 8);
-    return d;
-}
-
 // The CHANERR bit for a failed data access.
 uint32_t data_error(CopyResult::Side side)
 {
@@ -111,11 +96,9 @@ void Channel::step()
         o->stepped(index_, bytes, descs, next);
 }
 
-bool Channel::fetch(Budget& budget)
+bool Channel::read_descriptor(uint64_t addr, RawDescriptor& out)
 {
     const uint64_t epoch = epoch_;
-    uint64_t addr = next_desc_;
-    regs_.set(channel_reg("CDAR"), addr);
     if (addr & (kDescriptorAlign - 1)) {
         halt(CHANERR_NEXT_DESC_ALIGN_ERR);
         return false;
@@ -128,48 +111,103 @@ bool Channel::fetch(Budget& budget)
         halt(CHANERR_NEXT_ADDR_ERR, r);
         return false;
     }
+    for (unsigned i = 0; i < kDescriptorWords; i++)
+        out.word[i] = load_le(raw + 8 * i, 8);
+    return true;
+}
+
+bool Channel::fetch_extensions(Operation& op, Budget& budget)
+{
+    const uint64_t epoch = epoch_;
+    if (needs_ext(op)) {
+        // The extended descriptor is the next one in the ring, and DMACOUNT covers both:
+        // Linux issues an operation's descriptors with one count (ioat_tx_submit_unlock
+        // adds them all to head). A count that stops between the two is malformed.
+        if (static_cast<uint16_t>(regs_.get(channel_reg("DMACOUNT")) - processed_) < 2) {
+            halt(CHANERR_DESCRIPTOR_COUNT_ERR);
+            return false;
+        }
+        RawDescriptor ext;
+        if (!read_descriptor(op.next, ext))
+            return false;
+        budget.descriptors -= std::min(budget.descriptors, 1u);
+        add_ext(op, ext);
+    }
+    if (unsigned n = sed_bytes(op)) {
+        // Bit 14, "Super extended descriptor Address Error" in Linux's chanerr_str
+        // (drivers/dma/ioat/dma.c).
+        RawDescriptor halves[2] = {};
+        if (op.sed & (kSedAlign - 1)) {
+            halt(CHANERR_SED_ADDR_ERR);
+            return false;
+        }
+        uint8_t raw[2 * kDescriptorSize];
+        DmaResult r = wraps(op.sed, n) ? DmaResult::failure(DmaError::Wrap, op.sed)
+                                       : device_.host().memory.read(op.sed, raw, n, attrs());
+        if (!still(epoch))
+            return false;
+        if (!r.ok()) {
+            halt(CHANERR_SED_ADDR_ERR, r);
+            return false;
+        }
+        for (unsigned i = 0; i < n / 8; i++)
+            halves[i / kDescriptorWords].word[i % kDescriptorWords] = load_le(raw + 8 * i, 8);
+        add_sed(op, halves);
+    }
+    return true;
+}
+
+uint32_t Channel::check(const Operation& op) const
+{
+    const Config& c = device_.config();
+    if (uint32_t err = control_error(op.ctl, c.dmacap))
+        return err;
+    return range_error(op, c.xfercap_log);
+}
+
+bool Channel::fetch(Budget& budget)
+{
+    uint64_t addr = next_desc_;
+    regs_.set(channel_reg("CDAR"), addr);
+    RawDescriptor raw;
+    if (!read_descriptor(addr, raw))
+        return false;
     budget.descriptors--;
-    DmaDescriptor desc = decode(raw);
-    uint32_t err = validate(desc);
-    if (err & ~static_cast<uint32_t>(regs_.get(channel_reg("CHANERR_MSK")))) {
+    Operation op = decode_base(raw);
+    uint32_t err = control_error(op.ctl, device_.config().dmacap);
+    // Extended descriptors only for an operation that decoded; one refused for its control
+    // word (and masked) takes its own descriptor only.
+    if (!err && !fetch_extensions(op, budget))
+        return false; // halted, or reset under us
+    if (!err)
+        err = range_error(op, device_.config().xfercap_log);
+    if (err & ~error_mask()) {
         halt(err);
         return false;
     }
+    start(addr, op, err);
+    return true;
+}
+
+void Channel::start(uint64_t addr, const Operation& op, uint32_t err)
+{
     Work w;
     w.addr = addr;
-    w.desc = desc;
-    bool moves = !err && !(desc.ctl & ctl::NULL_DESC);
-    DescriptorInfo info{index_,   addr,          started_++,    ctl::op(desc.ctl),
-                        desc.ctl, desc.src_addr, desc.dst_addr, moves ? desc.size : 0u};
+    w.op = op;
+    bool moves = !err && op.moves_data();
+    uint64_t dst = op.p_on() ? op.dst : op.q;
+    DescriptorInfo info{index_, addr,      started_++, ctl::op(op.ctl),
+                        op.ctl, op.src[0], dst,        moves ? block_len(op) : 0,
+                        op.kind};
     const uint64_t now = device_.now();
-    uint64_t start = std::max(submitted_at(static_cast<uint16_t>(processed_ + 1), now),
+    uint64_t begin = std::max(submitted_at(static_cast<uint16_t>(processed_ + 1), now),
                               std::min(model_end_, now));
-    w.plan = device_.policy().decide(info, start);
+    w.plan = device_.policy().decide(info, begin);
     w.len = std::min<uint64_t>(info.len, w.plan.move_limit);
     w.data_done = !moves && !w.plan.fail;
     if (Observer* o = device_.host().observer)
         o->decided(info, w.plan);
     work_ = w;
-    return true;
-}
-
-uint32_t Channel::validate(const DmaDescriptor& d) const
-{
-    if (ctl::op(d.ctl) != OP_COPY)
-        return CHANERR_CONTROL_ERR; // only memcpy/null are implemented and advertised
-    if (d.ctl & ctl::NULL_DESC) {
-        // The hardware rejects a null descriptor of size 0; Linux gives its null descriptors
-        // a non-zero size for that reason (__ioat_start_null_desc, drivers/dma/ioat/dma.c).
-        return d.size == 0 ? CHANERR_LENGTH_ERR : 0;
-    }
-    if (d.size == 0 || d.size > (uint64_t{1} << device_.config().xfercap_log))
-        return CHANERR_LENGTH_ERR;
-    // A range that wraps past 2^64 is refused before any byte moves.
-    if (wraps(d.src_addr, d.size))
-        return CHANERR_SRC_ADDR_ERR;
-    if (wraps(d.dst_addr, d.size))
-        return CHANERR_DEST_ADDR_ERR;
-    return 0;
 }
 
 Channel::Next Channel::data_phase(Budget& budget, uint64_t now, uint64_t& wake)
@@ -191,19 +229,20 @@ Channel::Next Channel::data_phase(Budget& budget, uint64_t now, uint64_t& wake)
             return Next::Later;
         }
         const uint64_t epoch = epoch_;
-        uint64_t n = std::min(allowed - w.moved, budget.bytes);
-        CopyResult r = copy(device_.host().memory, attrs(), w.desc.dst_addr + w.moved,
-                            w.desc.src_addr + w.moved, n, [&] { return still(epoch) && work_; });
+        // The budget counts bytes of the operation's block: a copy's bytes, an XOR's
+        // result (its sources are read that many times over).
+        BlockResult r = process(w, std::min(allowed - w.moved, budget.bytes), epoch);
         if (!still(epoch) || !work_) // reset, or halted by its own DMA (CHANCMD)
             return Next::Stop;
         // What the piece's translations cost upstream (IOTLB misses behind an IOMMU)
         // delays the descriptor's completion.
         w.plan.done_at = sat_add(w.plan.done_at, device_.host().memory.take_cost());
         w.moved += r.bytes;
+        w.mismatch |= r.mismatch;
         budget.bytes -= std::min(budget.bytes, std::max<uint64_t>(r.bytes, 1));
         if (r.failed != CopyResult::None) {
             uint32_t err = data_error(r.failed);
-            if (err & ~static_cast<uint32_t>(regs_.get(channel_reg("CHANERR_MSK")))) {
+            if (err & ~error_mask()) {
                 halt(err, r.error);
                 return Next::Stop;
             }
@@ -221,37 +260,90 @@ Channel::Next Channel::data_phase(Budget& budget, uint64_t now, uint64_t& wake)
         return Next::Later;
     }
     w.data_done = true;
-    if (w.plan.corrupt_xor && w.len) {
-        uint64_t at = w.desc.dst_addr + w.len - 1;
+    return finish_data(w) ? Next::Now : Next::Stop;
+}
+
+BlockResult Channel::process(Work& w, uint64_t n, uint64_t epoch)
+{
+    auto alive = [&] { return still(epoch) && work_; };
+    if (w.op.kind != OpKind::Copy)
+        return engine_.run(device_.host().memory, attrs(), w.op, w.moved, n, alive);
+    CopyResult c =
+        copy(device_.host().memory, attrs(), w.op.dst + w.moved, w.op.src[0] + w.moved, n, alive);
+    BlockResult r;
+    r.bytes = c.bytes;
+    r.failed = c.failed;
+    r.error = c.error;
+    r.stopped = c.stopped;
+    return r;
+}
+
+// After the last byte: a corruption a fault plan asked for, and a validation's verdict.
+// False when the channel halted or was reset meanwhile.
+bool Channel::finish_data(Work& w)
+{
+    const uint64_t epoch = epoch_;
+    if (w.plan.corrupt_xor && w.len && !is_validate(w.op.kind)) {
+        uint64_t at = (w.op.p_on() ? w.op.dst : w.op.q) + w.len - 1;
         uint8_t b;
-        const uint64_t epoch = epoch_;
         if (device_.host().memory.read(at, &b, 1, attrs()).ok() && still(epoch)) {
             b ^= w.plan.corrupt_xor;
             device_.host().memory.write(at, &b, 1, attrs());
         }
         if (!still(epoch) || !work_)
-            return Next::Stop;
+            return false;
     }
-    return Next::Now;
+    if (!w.mismatch)
+        return true;
+    uint32_t err = ((w.mismatch & kMismatchP) ? CHANERR_XOR_P_OR_CRC_ERR : 0) |
+                   ((w.mismatch & kMismatchQ) ? CHANERR_XOR_Q_ERR : 0);
+    if (w.op.ctl & ctl::WB_EN) {
+        // Descriptor write-back error status: the result bits in the top byte of the
+        // descriptor's first dword (the size's other bits stay), which Linux reads in
+        // desc_get_errstat(); it masks the CHANERR bits then (ioat_intr_quirk, init.c).
+        uint32_t status = dwbes::WBES | ((w.mismatch & kMismatchP) ? dwbes::P_VAL_ERR : 0) |
+                          ((w.mismatch & kMismatchQ) ? dwbes::Q_VAL_ERR : 0);
+        uint8_t b = static_cast<uint8_t>((w.op.size | status) >> 24);
+        DmaResult r = device_.host().memory.write(w.addr + 3, &b, 1, attrs());
+        if (!still(epoch) || !work_)
+            return false;
+        if (!r.ok()) {
+            halt(CHANERR_COMPLETION_ADDR_ERR, r);
+            return false;
+        }
+    }
+    // Without write-back (or with the bits unmasked) the channel halts with the result in
+    // CHANERR: Linux's ioat_eh() turns XOR_P_OR_CRC_ERR and XOR_Q_ERR on an XOR_VAL or
+    // PQ_VAL descriptor into SUM_CHECK_P_RESULT and SUM_CHECK_Q_RESULT and goes on.
+    if (err & ~error_mask()) {
+        halt(err);
+        return false;
+    }
+    return true;
 }
 
 void Channel::complete()
 {
     Work w = *work_;
     work_.reset();
-    processed_++;
+    processed_ = static_cast<uint16_t>(processed_ + w.op.ring_descs);
     // It completes when both its completion time and its data phase have passed.
     model_end_ =
         std::max(w.plan.done_at, sat_add(w.plan.data_at, transfer_ns(w.len, w.plan.bandwidth)));
+    // The completion names the base descriptor, never its extension: Linux's __ioat_cleanup()
+    // compares it with each operation's first descriptor and skips the extended one.
     last_completed_ = w.addr;
-    next_desc_ = w.desc.next;
+    next_desc_ = w.op.next;
     stats_.descriptors++;
     stats_.bytes += w.moved; // a failed descriptor counts no bytes
+    OpStats& by_op = stats_.ops[static_cast<unsigned>(w.op.kind)];
+    by_op.descriptors++;
+    by_op.bytes += w.moved;
     if (Observer* o = device_.host().observer)
-        o->completed(index_, w.addr, w.moved);
+        o->completed(index_, w.addr, w.moved, w.op.kind);
     const uint64_t epoch = epoch_;
     bool caught_up = processed_ == regs_.get(channel_reg("DMACOUNT"));
-    if (w.desc.ctl & ctl::COMPL_WRITE) {
+    if (w.op.ctl & ctl::COMPL_WRITE) {
         ChanState st = caught_up ? ChanState::Done : ChanState::Active;
         bool ok =
             write_completion((w.addr & CHANSTS_COMPLETED_ADDR_MASK) | static_cast<uint64_t>(st));
@@ -266,7 +358,7 @@ void Channel::complete()
     }
     // A lost interrupt (fault plans): the status is there for software that polls, as
     // ioatdma's timer does (ioat_timer_event, drivers/dma/ioat/dma.c).
-    if ((w.desc.ctl & ctl::INT_EN) && !w.plan.drop_interrupt)
+    if ((w.op.ctl & ctl::INT_EN) && !w.plan.drop_interrupt)
         signal_interrupt();
 }
 
@@ -301,7 +393,9 @@ bool Channel::write_completion(uint64_t status)
     uint64_t where = regs_.get(channel_reg("CHANCMP"));
     uint8_t buf[8];
     store_le(buf, status, 8);
-    if (wraps(where, sizeof buf))
+    // The status is one naturally aligned quadword (Linux allocates it from a pool aligned to
+    // the cache line: ioat_probe(), drivers/dma/ioat/init.c).
+    if (wraps(where, sizeof buf) || (where & (sizeof buf - 1)))
         return false;
     return device_.host().memory.write(where, buf, sizeof buf, attrs()).ok();
 }
@@ -312,9 +406,32 @@ void Channel::signal_interrupt()
         irq_pending_ = true;
         return;
     }
+    // INTRDELAY: the interrupt waits that long, and what completes meanwhile goes with it.
+    if (irq_at_)
+        return;
+    uint64_t delay = device_.interrupt_delay_ns();
+    if (delay == 0) {
+        send_interrupt();
+        return;
+    }
+    irq_at_ = std::min(sat_add(device_.now(), delay), kTimeLimit);
+    device_.host().timers.arm(interrupt_timer_id(), *irq_at_);
+}
+
+void Channel::send_interrupt()
+{
     armed_ = false;
     if (device_.channel_interrupt(index_))
         stats_.interrupts++;
+}
+
+void Channel::interrupt_timer()
+{
+    if (!irq_at_)
+        return;
+    irq_at_.reset();
+    if (armed_)
+        send_interrupt();
 }
 
 } // namespace dmalab::ioat

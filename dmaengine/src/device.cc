@@ -84,8 +84,19 @@ void Ioat::set_policy(DescriptorPolicy* policy)
 
 void Ioat::timer(unsigned id)
 {
-    if (id < channels_.size())
+    const size_t n = channels_.size();
+    if (id < n)
         channels_[id]->step();
+    else if (id < 2 * n)
+        channels_[id - n]->interrupt_timer();
+}
+
+uint64_t Ioat::interrupt_delay_ns() const
+{
+    // Microseconds: Linux writes intr_coalesce (its sysfs attribute, in microseconds per
+    // pending descriptor) times the descriptors still pending (__ioat_cleanup,
+    // drivers/dma/ioat/dma.c).
+    return (regs_.get(global_reg("INTRDELAY")) & INTRDELAY_MASK) * 1000;
 }
 
 void Ioat::release(unsigned rule)
@@ -188,8 +199,9 @@ ChanState Ioat::channel_state(unsigned channel) const
 namespace
 {
 constexpr uint32_t kStateMagic = 0x494f4154; // "IOAT"
-// 2: CHANERR_INT and its mask left the stream; 3: holds a release ends (fault plans).
-constexpr uint16_t kStateVersion = 3;
+// 2: CHANERR_INT and its mask left the stream; 3: holds a release ends (fault plans);
+// 4: the operation in progress (XOR, PQ, fill), counters by operation, a held interrupt.
+constexpr uint16_t kStateVersion = 4;
 } // namespace
 
 void Ioat::save(StateWriter& w) const

@@ -39,9 +39,11 @@ faults::ModelSpec fault_spec(unsigned channels)
     s.kinds = kDescriptorKinds;
     s.unit_selector = "channel";
     s.unit_limit = channels;
-    s.ops = {{"copy", OP_COPY},     {"null", kFaultOpNull},  {"fill", OP_FILL},
-             {"xor", OP_XOR},       {"xor-val", OP_XOR_VAL}, {"pq", OP_PQ},
-             {"pq-val", OP_PQ_VAL}, {"pq-update", OP_PQ_UP}};
+    s.ops = {{"copy", OP_COPY},       {"null", kFaultOpNull},
+             {"fill", OP_FILL},       {"xor", OP_XOR},
+             {"xor-val", OP_XOR_VAL}, {"pq", OP_PQ},
+             {"pq-val", OP_PQ_VAL},   {"pq-update", OP_PQ_UP},
+             {"pq-16s", OP_PQ_16S},   {"pq-val-16s", OP_PQ_VAL_16S}};
     s.chanerr_mask = CHANERR_ALL;
     s.max_delay_ns = kMaxDelayNs;
     s.release_kinds = bit(faults::Kind::DelayData) | bit(faults::Kind::DelayCompletion) |
@@ -55,7 +57,7 @@ Decision FaultPolicy::decide(const DescriptorInfo& d, uint64_t now)
     faults::Occasion o{};
     o.kinds = kDescriptorKinds;
     o.unit = d.channel;
-    o.op = (d.ctl & ctl::NULL_DESC) ? kFaultOpNull : d.op;
+    o.op = d.kind == OpKind::Null ? kFaultOpNull : d.op;
     o.key = d.addr;
     o.start[0] = d.src;
     o.end[0] = end_of(d.src, d.len);

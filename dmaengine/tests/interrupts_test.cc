@@ -153,5 +153,67 @@ TEST(Interrupts, AttnstatusNamesOnlyChannelsThatExist)
     }
 }
 
+// INTRDELAY, as Linux programs it (intr_coalesce microseconds per pending descriptor,
+// __ioat_cleanup in drivers/dma/ioat/dma.c): an interrupt waits that long in virtual time,
+// and completions meanwhile go with it.
+TEST(Interrupts, IntrdelayHoldsAnInterruptAndCoalesces)
+{
+    Config c = rig_config();
+    c.latency_ns = 4000; // one completion every 4 us
+    Rig r(c);
+    r.setup(0, kCompletion);
+    r.dev.mmio_write(INTRDELAY, 6, 2);
+    EXPECT_EQ(r.dev.mmio_read(INTRDELAY, 2), 6u | INTRDELAY_COALESCE_SUPPORT);
+    for (unsigned i = 0; i < 3; i++)
+        r.put_desc(kRing + 64 * i, 1, ctl::NULL_DESC | ctl::INT_EN | ctl::COMPL_WRITE, 0, 0,
+                   kRing + 64 * (i + 1));
+    r.set_chainaddr(0, kRing);
+    r.issue(0, 3);
+    std::vector<uint64_t> sent_at;
+    while (r.pending()) {
+        r.step();
+        if (r.irq.raised.size() > sent_at.size())
+            sent_at.push_back(r.timers.now);
+    }
+    EXPECT_EQ(r.dev.stats(0).descriptors, 3u);
+    // Completions at 4, 8 and 12 us; the first holds the interrupt until 10 us, the second
+    // joins it, the third finds the channel disarmed until the driver re-arms.
+    EXPECT_EQ(sent_at, std::vector<uint64_t>{10000});
+    EXPECT_EQ(r.dev.stats(0).interrupts, 1u);
+    // Re-armed: the pending event is held again for the delay, not sent at once.
+    r.rearm(0);
+    EXPECT_EQ(r.irq.raised.size(), 1u);
+    ASSERT_TRUE(r.pending());
+    r.step();
+    EXPECT_EQ(r.timers.now, 18000u);
+    EXPECT_EQ(r.irq.raised.size(), 2u);
+}
+
+TEST(Interrupts, IntrdelayZeroSendsAtOnceAndResetDropsAHeldOne)
+{
+    Rig r;
+    r.setup(0, kCompletion);
+    r.dev.mmio_write(INTRDELAY, 0x3fff, 2); // the most Linux writes: 16,383 us
+    one_null(r, 0, kRing);
+    EXPECT_EQ(r.timers.now, 16383000u) << "the interrupt came 16.383 ms later";
+    EXPECT_EQ(r.irq.raised.size(), 1u);
+    r.rearm(0);
+    r.dev.mmio_write(INTRDELAY, 0, 2);
+    one_null(r, 0, kRing, 2);
+    EXPECT_EQ(r.timers.now, 16383000u) << "no delay: sent inside the step";
+    EXPECT_EQ(r.irq.raised.size(), 2u);
+    // Held, then the channel is reset: the held interrupt is gone with the channel's state.
+    r.rearm(0);
+    r.dev.mmio_write(INTRDELAY, 100, 2);
+    r.put_desc(kRing + 128, 1, ctl::NULL_DESC | ctl::INT_EN | ctl::COMPL_WRITE, 0, 0, kRing + 192);
+    r.issue(0, 3);
+    r.step();
+    EXPECT_EQ(r.dev.stats(0).descriptors, 3u);
+    ASSERT_TRUE(r.pending());
+    r.wr(0, CHANCMD, CHANCMD_RESET, 1);
+    EXPECT_FALSE(r.pending());
+    EXPECT_EQ(r.irq.raised.size(), 2u);
+}
+
 } // namespace
 } // namespace dmalab::ioat::testing

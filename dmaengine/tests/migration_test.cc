@@ -58,6 +58,78 @@ TEST(Migration, MidRingStateMovesToANewModel)
     EXPECT_TRUE(a.mem.ram == b.mem.ram);
 }
 
+// RAID operations in flight: an XOR with its extended descriptor, a 16-source PQ with its SED,
+// and a PQ_VAL whose mismatch was found in a piece before the save. The destination finishes
+// them exactly as the source would, reports the mismatch, and delivers the interrupt INTRDELAY
+// was holding.
+TEST(Migration, RaidOperationsInFlightMoveToANewModel)
+{
+    Config c = raid_config();
+    c.bandwidth = 200000000; // 64 KiB takes 327,680 ns
+    c.step_bytes = 4096;
+    constexpr uint32_t kBlock = 64 << 10;
+    constexpr uint64_t kP = 0x800000, kQ = 0x900000, kSed = 0x20000;
+    std::vector<uint64_t> s;
+    std::vector<uint8_t> coef;
+    for (unsigned i = 0; i < 16; i++) {
+        s.push_back(kSrc + i * kBlock);
+        coef.push_back(static_cast<uint8_t>(1 + i * 13));
+    }
+    Rig a(c);
+    a.setup(0, kCompletion);
+    a.dev.mmio_write(INTRDELAY, 50, 2);
+    a.fill(kSrc, 16 * kBlock, 9);
+    uint64_t at = a.put_xor(kRing, OP_XOR, kBlock, kDst, {s.begin(), s.begin() + 7},
+                            ctl::COMPL_WRITE | ctl::INT_EN);
+    at = a.put_pq(at, OP_PQ_16S, kBlock, kP, kQ, s, coef, ctl::COMPL_WRITE, kSed);
+    // The parity of the first seven sources, wrong in its first piece only.
+    constexpr uint64_t kParity = 0xa00000;
+    for (unsigned i = 0; i < 7; i++)
+        for (uint32_t k = 0; k < kBlock; k++)
+            a.mem.ram[kParity + k] ^= a.mem.ram[s[i] + k];
+    a.mem.ram[kParity + 7] ^= 1;
+    at = a.put_xor(at, OP_XOR_VAL, kBlock, kParity, {s.begin(), s.begin() + 7}, ctl::COMPL_WRITE);
+    const uint16_t count = static_cast<uint16_t>((at - kRing) / 64);
+    a.set_chainaddr(0, kRing);
+    a.issue(0, count);
+    std::vector<uint8_t> stream[3], ram[3];
+    unsigned saved = 0;
+    // Three save points: inside the XOR; inside the PQ16 with the XOR's interrupt held
+    // (50 us from 327 us); inside the XOR_VAL, past the piece it found wrong.
+    const uint64_t at_ns[3] = {100000, 350000, 800000};
+    uint64_t times[3] = {};
+    while (a.pending() && saved < 3) {
+        a.step();
+        if (a.timers.now >= at_ns[saved]) {
+            StateWriter w;
+            a.dev.save(w);
+            stream[saved] = w.bytes;
+            ram[saved] = a.mem.ram;
+            times[saved] = a.timers.now;
+            saved++;
+            ASSERT_TRUE(a.pending());
+        }
+    }
+    ASSERT_EQ(saved, 3u);
+    a.run_until_idle();
+    for (unsigned i = 0; i < 3; i++) {
+        SCOPED_TRACE(i);
+        Rig b(c);
+        b.mem.ram = ram[i]; // guest memory migrates beside the device
+        b.timers.now = times[i];
+        StateReader rd(stream[i]);
+        ASSERT_TRUE(b.dev.load(rd));
+        b.run_until_idle();
+        EXPECT_TRUE(b.mem.ram == a.mem.ram);
+        EXPECT_EQ(b.state(0), a.state(0));
+        EXPECT_EQ(b.chanerr(0), CHANERR_XOR_P_OR_CRC_ERR) << "the mismatch the source found";
+        EXPECT_EQ(b.timers.now, a.timers.now);
+        EXPECT_EQ(b.dev.stats(0).interrupts, a.dev.stats(0).interrupts);
+        EXPECT_EQ(b.dev.stats(0).descriptors, a.dev.stats(0).descriptors);
+    }
+    EXPECT_EQ(a.dev.stats(0).ops[static_cast<unsigned>(OpKind::Pq16)].descriptors, 1u);
+}
+
 TEST(Migration, MalformedStateIsRefused)
 {
     Config lat = rig_config();
@@ -86,11 +158,13 @@ TEST(Migration, MalformedStateIsRefused)
     std::vector<uint8_t> bad = w.bytes;
     bool flipped = false;
     for (size_t i = 0; i + 8 <= bad.size() && !flipped; i++) {
-        uint64_t v, next = 0;
+        uint64_t v;
         std::memcpy(&v, &bad[i], 8);
-        if (i + 16 <= bad.size())
-            std::memcpy(&next, &bad[i + 8], 8);
-        if (v == kSrc && next == kDst) { // the in-progress descriptor's source, then dest
+        // The in-progress operation's first source, then its 15 unused ones.
+        bool unused =
+            i + 8 * kMaxSources <= bad.size() &&
+            std::all_of(&bad[i + 8], &bad[i + 8 * kMaxSources], [](uint8_t b) { return b == 0; });
+        if (v == kSrc && unused) {
             v = ~0ull - 16;
             std::memcpy(&bad[i], &v, 8);
             flipped = true;

@@ -62,7 +62,7 @@ TEST(Timing, DataMovesOverTheModelledDurationAndCompletionWaits)
 
 struct Decisions : Observer {
     void decided(const DescriptorInfo&, const Decision& d) override { plans.push_back(d); }
-    void completed(unsigned, uint64_t, uint64_t) override { completed_at.push_back(*now); }
+    void completed(unsigned, uint64_t, uint64_t, OpKind) override { completed_at.push_back(*now); }
     std::vector<Decision> plans;
     std::vector<uint64_t> completed_at;
     const uint64_t* now = nullptr;

@@ -49,15 +49,29 @@ typedef struct DmalabIoatTrace {
                   uint64_t desc);
 } DmalabIoatTrace;
 
+/* The operations the counters tell apart; dmalab_ioat_op_name() names each. */
+enum { DMALAB_IOAT_OP_KINDS = 9 };
+
 typedef struct DmalabIoatStats {
     uint64_t descriptors;
     uint64_t bytes;
     uint64_t errors;
     uint64_t interrupts;
+    uint64_t op_descriptors[DMALAB_IOAT_OP_KINDS]; /* the first two by operation */
+    uint64_t op_bytes[DMALAB_IOAT_OP_KINDS];
 } DmalabIoatStats;
 
 /* Fills *config with the model's defaults. */
 void dmalab_ioat_default_config(DmalabIoatConfig *config);
+/*
+ * The part the device poses as (docs/ioat.rst, "Personalities"): sets config->dmacap and
+ * *device_id for `name` (NULL: the default, skx). NULL when known; otherwise a message
+ * naming the known ones.
+ */
+const char *dmalab_ioat_personality(const char *name, DmalabIoatConfig *config,
+                                    uint16_t *device_id);
+/* The name of operation `op` in counters ("copy", "xor", ...); NULL past the last. */
+const char *dmalab_ioat_op_name(unsigned op);
 /* Why the configuration is invalid, or NULL. */
 const char *dmalab_ioat_check(const DmalabIoatConfig *config);
 /* NULL when the configuration is invalid; *why then says which part. */

@@ -45,11 +45,17 @@ struct Config {
 // The largest latency or jitter the model accepts, so that no sum of times overflows.
 inline constexpr uint64_t kMaxDelayNs = uint64_t{1} << 50; // about 13 days
 
+struct OpStats {
+    uint64_t descriptors = 0; // operations completed (an extended descriptor is not one)
+    uint64_t bytes = 0;       // bytes of their blocks processed
+};
+
 struct ChannelStats {
     uint64_t descriptors = 0; // completed, null ones included
     uint64_t bytes = 0;
     uint64_t errors = 0;     // times the channel halted on an error
     uint64_t interrupts = 0; // interrupt messages sent, and INTx assertions
+    OpStats ops[kOpKinds];   // the same by operation (OpKind)
 };
 
 // What the model does, for tracing. Every method has an empty default.
@@ -58,7 +64,7 @@ class Observer
   public:
     virtual ~Observer() = default;
     virtual void decided(const DescriptorInfo&, const Decision&) {}
-    virtual void completed(unsigned /*channel*/, uint64_t /*desc*/, uint64_t /*bytes*/) {}
+    virtual void completed(unsigned /*channel*/, uint64_t /*desc*/, uint64_t /*bytes*/, OpKind) {}
     virtual void halted(unsigned /*channel*/, uint32_t /*chanerr*/, const DmaResult&) {}
     virtual void stepped(unsigned /*channel*/, uint64_t /*bytes*/, unsigned /*descs*/,
                          uint64_t /*next_ns, 0: idle*/)
@@ -86,8 +92,9 @@ class Ioat
 
     // Why the model cannot represent `config`, or nullptr when it can.
     static const char* check(const Config& config);
-    // One timer per channel: timer i runs channel i.
-    static unsigned timer_count(const Config& config) { return config.channels; }
+    // Two timers per channel: timer i runs channel i's steps, timer channels + i delivers
+    // the interrupt INTRDELAY held back.
+    static unsigned timer_count(const Config& config) { return 2 * config.channels; }
 
     uint64_t mmio_read(uint32_t offset, unsigned size);
     void mmio_write(uint32_t offset, uint64_t value, unsigned size);
@@ -123,6 +130,8 @@ class Ioat
     const Host& host() const { return host_; }
     uint64_t now() const { return host_.timers.now_ns(); }
     DescriptorPolicy& policy() { return *policy_; }
+    // INTRDELAY: how long an interrupt waits for others to join it (0: none).
+    uint64_t interrupt_delay_ns() const;
     // Returns whether a message was sent or the INTx line rose.
     bool channel_interrupt(unsigned channel);
 

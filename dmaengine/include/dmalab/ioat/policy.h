@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "dmalab/ioat/ops.h"
 #include "dmalab/prng.h"
 #include "dmalab/state.h"
 
@@ -18,11 +19,12 @@ struct DescriptorInfo {
     unsigned channel;
     uint64_t addr;  // bus address of the descriptor
     uint64_t index; // descriptors this channel has started since the device was reset
-    uint8_t op;
+    uint8_t op;     // the opcode, as the control word has it
     uint32_t ctl;
-    uint64_t src;
-    uint64_t dst;
-    uint64_t len; // bytes the descriptor moves (0 for a null descriptor)
+    uint64_t src; // its first source
+    uint64_t dst; // its destination (PQ forms: P, or Q when P is disabled)
+    uint64_t len; // bytes of each range it processes (0 for a null descriptor)
+    OpKind kind;
 };
 
 struct Decision {

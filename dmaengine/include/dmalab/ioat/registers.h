@@ -188,6 +188,9 @@ inline constexpr uint32_t CHANERR_LENGTH_ERR = 1u << 11;
 inline constexpr uint32_t CHANERR_COMPLETION_ADDR_ERR = 1u << 12;
 inline constexpr uint32_t CHANERR_INT_CONFIGURATION_ERR = 1u << 13;
 inline constexpr uint32_t CHANERR_SOFT_ERR = 1u << 14;
+// Bit 14 on parts with super extended descriptors (CB3.3, DMACAPABILITY.RAID16SS): Linux's
+// chanerr_str (drivers/dma/ioat/dma.c) names it "Super extended descriptor Address Error".
+inline constexpr uint32_t CHANERR_SED_ADDR_ERR = CHANERR_SOFT_ERR;
 inline constexpr uint32_t CHANERR_UNAFFILIATED_ERR = 1u << 15;
 inline constexpr uint32_t CHANERR_XOR_P_OR_CRC_ERR = 1u << 16;
 inline constexpr uint32_t CHANERR_XOR_Q_ERR = 1u << 17;
