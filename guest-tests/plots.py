@@ -197,11 +197,13 @@ def plot_swiotlb(plt, meta, rows):
     groups = sorted({(k[1], k[2]) for k in _values(rows, "net_mean_ns", "bench-xdp")},
                     key=lambda k: (int(k[1]), k[0]))
     _bars(xdp, groups, _configs(rows, "bench-xdp"), value, err, log=True)
-    xdp.set_xticklabels(["%s\n%s frame" % (op, _size_label(s)) for op, s in groups],
+    xdp.set_xticklabels(["%s\n%s" % (op, _size_label(s)) for op, s in groups], rotation=45,
                         fontsize="small")
     xdp.set_ylabel("ns per call: mean, net of the empty timed region")
-    xdp.set_title("AF_XDP-like syncs of one long-lived bidirectional mapping; fill: for "
-                  "the device, on a frame the CPU did not write", fontsize="medium")
+    xdp.set_title("\n".join(textwrap.wrap(
+        "AF_XDP-like syncs of one long-lived bidirectional mapping, per frame (its length "
+        "below); fill: for the device, on a frame the CPU did not write", 70)),
+        fontsize="medium")
     # the NICs' packets
     value, err = _metric(rows, "bench-nic", "busy_ns_per_packet")
     rates = sorted({str(r.get("rate")) for r in rows if r["tag"] == "bench-nic"})
@@ -209,7 +211,7 @@ def plot_swiotlb(plt, meta, rows):
     bounce = _values(rows, "bytes_per_packet", "bench-nic-bounce")
     groups = [(None, s) for s in sizes]
     _bars(nic, groups, _configs(rows, "bench-nic"), value, err)
-    nic.set_xticklabels(["%s-byte packets\nswiotlb copied %s bytes each" % (
+    nic.set_xticklabels(["%s-byte packets\n%s bytes\nbounced each" % (
         s, bounce.get(("swiotlb", None, s), "?")) for _, s in groups], fontsize="small")
     nic.set_xlabel("offered rate: %s packets/s" % "/".join(rates))
     nic.set_ylabel("guest CPU busy ns per packet, gross\n(sent by one e1000e, received by "
@@ -222,8 +224,8 @@ def plot_swiotlb(plt, meta, rows):
     groups = sorted({(k[1], k[2]) for k in _values(rows, "busy_ns", "bench-offload")},
                     key=lambda k: (int(k[1]), k[0]))
     _bars(engine, groups, _configs(rows, "bench-offload"), value, err, log=True)
-    engine.set_xticklabels(["%s\n%s" % (op, _size_label(s)) for op, s in groups],
-                           fontsize="x-small")
+    engine.set_xticklabels(["%s %s" % (op, _size_label(s)) for op, s in groups],
+                           fontsize="x-small", rotation=90)
     engine.set_ylabel("guest CPU busy ns per chunk copied, gross")
     engine.set_title("dmalab-ioat through the patched ioatdma (cpu: the CPU's own copy)",
                      fontsize="medium")
