@@ -318,31 +318,35 @@ nic_window() {
 	echo "# bench-nic nic=$drv size=$size rate=$rate sent=$sent received=$got lost=$lost per_s=${pps:-0} wall_ms=$((wall / 1000)) busy_ms=$((busy / 1000)) idle_busy_ms=$((base / 1000)) busy_ns_per_packet=$per net_ns_per_packet=$((net * 1000 / sent)) util_ppm=$((per * ${pps:-0} / 1000 / NCPUS)) clock_us=$CLOCK_US cpus=$NCPUS"
 }
 
-# dmalab.swiotlb_stats=1 (the swiotlb study): what swiotlb bounced while the
-# exerciser ran.  A histogram trigger on the swiotlb_bounced trace event, which
-# fires once per mapping swiotlb bounces, sums the mappings and their sizes; the
-# pool's size and occupancy come from debugfs (6.12 adds the high-water mark).
-SWIOTLB_EV=/sys/kernel/tracing/events/swiotlb/swiotlb_bounced
-swiotlb_start() {
-	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
-	mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
-	echo 'hist:keys=dev_name:vals=size' > $SWIOTLB_EV/trigger ||
-		say "error: no histogram trigger on swiotlb_bounced"
-}
-
-swiotlb_debugfs() {
-	v=-1
-	[ -r "/sys/kernel/debug/swiotlb/$1" ] && read -r v < "/sys/kernel/debug/swiotlb/$1"
-	echo "$v"
-}
-
-swiotlb_report() {
-	# lines like "{ dev_name: 0000:00:01.0 } hitcount: 4001  size: 16781312"
-	sums=$(awk '{ for (i = 1; i < NF; i++) {
-			if ($i == "hitcount:") n += $(i + 1)
-			if ($i == "size:") b += $(i + 1) } }
-		END { printf "bounced_maps=%d bounced_bytes=%d", n, b }' $SWIOTLB_EV/hist)
-	echo "# bench-swiotlb $sums slabs=$(swiotlb_debugfs io_tlb_nslabs) used_slabs=$(swiotlb_debugfs io_tlb_used) hiwater_slabs=$(swiotlb_debugfs io_tlb_used_hiwater)"
+# dmalab.swiotlb_stats=1 with dmalab.pktgen (the swiotlb study): what swiotlb
+# copies per packet on the NICs' path, in a counting pass of its own after
+# nic_pktgen's timed one (the count costs instructions: a kprobe).  The
+# exerciser's kprobe on swiotlb_bounce counts every copy between a buffer and
+# its bounce slot (bounce_probe, bounce_stats: module/bounce.c) while pktgen
+# sends SWIOTLB_COUNT packets of each size from the last pair nic_pktgen
+# used ($tx to $rx), set up as it left them.  One "# bench-nic-bounce" line per size.
+SWIOTLB_COUNT=200
+swiotlb_nic_count() {
+	p=/sys/module/dmalab_exercise/parameters
+	pg=/proc/net/pktgen
+	if ! echo 1 > $p/bounce_probe; then
+		say "error: no counter of swiotlb's copies (bounce_probe)"
+		return 1
+	fi
+	echo "count $SWIOTLB_COUNT" > "$pg/$tx"
+	for size in $PKTGEN; do
+		echo "pkt_size $size" > "$pg/$tx"
+		read -r rx0 < "/sys/class/net/$rx/statistics/rx_packets"
+		read -r tn0 tb0 fn0 fb0 < $p/bounce_stats
+		echo start > $pg/pgctrl
+		read -r tn tb fn fb < $p/bounce_stats
+		read -r got < "/sys/class/net/$rx/statistics/rx_packets"
+		sent=$(awk '/pkts-sofar/ { print $2; exit }' "$pg/$tx")
+		[ "$sent" -gt 0 ] 2>/dev/null || { say "error: pktgen sent nothing"; return 1; }
+		echo "# bench-nic-bounce size=$size sent=$sent received=$((got - rx0)) to_dev_copies=$((tn - tn0)) to_dev_bytes=$((tb - tb0)) from_dev_copies=$((fn - fn0)) from_dev_bytes=$((fb - fb0)) bytes_per_packet=$(((tb - tb0 + fb - fb0) / sent))"
+	done
+	echo 0 > $p/bounce_probe
+	return 0
 }
 
 case "$SCENARIO" in
@@ -377,12 +381,10 @@ if [ "$SCENARIO" = memcpy ]; then
 	*" mode=copycost "* | *" mode=irfault "*)
 		[ -r $VTD_ADDR ] && EX_PARAMS="$EX_PARAMS vtd_base=0x$(cat $VTD_ADDR)" ;;
 	esac
-	[ -n "$SWIOTLB_STATS" ] && swiotlb_start
 	say "exercise start params=${EX_PARAMS# }"
 	# shellcheck disable=SC2086  # word splitting of the parameters is wanted
 	insmod "/lib/modules/$KVER/extra/dmalab_exercise.ko" $EX_PARAMS
 	rc=$?
-	[ -n "$SWIOTLB_STATS" ] && swiotlb_report
 	say "exercise end rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
 	# mode=cow leaves its second half to a process that can fork.
 	case " $EX_PARAMS " in
@@ -396,6 +398,9 @@ report_irqs
 
 if [ -n "$PKTGEN" ]; then
 	nic_pktgen || say "error: the pktgen workload failed"
+	if [ -n "$SWIOTLB_STATS" ]; then
+		swiotlb_nic_count || say "error: swiotlb's copies were not counted"
+	fi
 fi
 
 # dmalab.profile=1 (the instruction profiler, docs/profile.rst): the functions

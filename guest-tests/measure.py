@@ -81,12 +81,13 @@ sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import runner  # noqa: E402
 import measure_checks as checks  # noqa: E402
+import measure_provenance as prov  # noqa: E402
 import plots  # noqa: E402
 from studies import STUDIES  # noqa: E402
 import studies.profiles  # noqa: E402
 from studies.common import Study, configs, modelled_clock, vtd_variants  # noqa: E402,F401
 from studies.iommu_flush import COPY_ENGINE, NIC  # noqa: E402,F401
-from studies.offload import OFFLOAD_CPUS, SLOW_ENGINE, offload_configs  # noqa: E402,F401
+from studies.offload import OFFLOAD_CONFIGS, SLOW_ENGINE, offload_configs  # noqa: E402,F401
 from studies.swiotlb import swiotlb_configs  # noqa: E402,F401
 from measure_tables import (  # noqa: E402,F401  (tests and bench scripts use them here)
     BENCH_MAP,
@@ -102,13 +103,13 @@ from measure_tables import (  # noqa: E402,F401  (tests and bench scripts use th
 
 
 
-def write_results(path_stem, meta, rows, boots, counters=None):
-    """PATH_STEM.json (meta, the summary rows, every boot's bench rows and the
-    devices' counters at the end of every boot) and PATH_STEM.csv (the summary
-    rows, one per line)."""
+def write_results(path_stem, meta, rows, boots, counters=None, variants=None):
+    """PATH_STEM.json (meta with the provenance, the summary rows, every boot's bench
+    rows, the devices' counters at the end of every boot and each boot's variant of
+    the spread) and PATH_STEM.csv (the summary rows, one per line)."""
     with open(path_stem + ".json", "w") as f:
-        json.dump(dict(meta, summary=rows, boots=boots, counters=counters or {}), f,
-                  indent=1)
+        json.dump(dict(meta, summary=rows, boots=boots, counters=counters or {},
+                       variants=variants or {}), f, indent=1)
     fields = ["study", "clock", "tag", "nic", "way", "size", "op", "rate", "config", "metric",
               "value"]
     with open(path_stem + ".csv", "w", newline="") as f:
@@ -130,7 +131,7 @@ def make_parser():
     ap.add_argument("--calls", type=int, default=2000,
                     help="dma-api: calls timed per operation and size (default 2000)")
     ap.add_argument("--rate", type=int,
-                    help="iommu-flush: offered copies per second, 0 for back to back "
+                    help="iommu-flush, swiotlb: offered copies and packets per second, 0 for back to back "
                     "(default 1000; without --quick, the study's sweep unless this is given)")
     ap.add_argument("--rates", metavar="R1,R2,...",
                     help="iommu-flush: offered rates to sweep in each boot, copies and "
@@ -139,6 +140,15 @@ def make_parser():
                     help="iommu-flush: boot with the instruction profiler "
                     "(libdmalab-profile.so) and print instructions per operation and "
                     "strict's top symbols over no IOMMU and over lazy")
+    ap.add_argument("--seeds", metavar="N1,N2,...",
+                    help="the spread: QEMU -seed of the reference boot, then one boot more "
+                    "per further seed (default 1,2; with --quick 1)")
+    ap.add_argument("--builds", type=int, choices=(1, 2),
+                    help="the spread: 2 adds a boot with the exerciser built again in "
+                    "another folder (default 2; with --quick 1)")
+    ap.add_argument("--rate-spread", type=float, metavar="PCT",
+                    help="the spread, studies with a rate: a boot at the rate less and one "
+                    "at the rate more by PCT percent (default 1; with --quick 0)")
     ap.add_argument("--quick", action="store_true",
                     help="fewer calls, shorter windows, and one boot per configuration "
                     "unless --repeat says otherwise: a smoke run, not a measurement")
@@ -147,10 +157,10 @@ def make_parser():
                     "configuration ends with the same device counters (QMP); the guest's "
                     "figures that differ between boots are listed either way")
     ap.add_argument("--expect-order", action="store_true",
-                    help="iommu-flush, modelled clock: fail unless every boot of each "
-                    "strict configuration costs more than every boot of its lazy twin, "
-                    "and that more than no IOMMU, per workload and size, by more than the "
-                    "figures' resolution")
+                    help="modelled clock: fail unless the study's figures come in the order "
+                    "they must (iommu-flush: every strict boot above every lazy one above "
+                    "no IOMMU; dma-api, swiotlb, offload: studies/orders.py), each by more "
+                    "than the figures' resolution")
     ap.add_argument("--set", action="append", default=[], metavar="PROP=VALUE",
                     help="a dmalab-vtd property for every configuration with dmalab-vtd, "
                     "e.g. wait-ns=5000 or iotlb-entries=64 (repeatable)")
@@ -176,6 +186,35 @@ def make_parser():
     return ap
 
 
+def spread(args, study):
+    """The boots of each configuration, one per variant: the reference (the first seed,
+    the image's exerciser, the offered rate), then one factor changed at a time: each
+    further seed, the exerciser's second build, the rate less and more by
+    --rate-spread percent.  [(name, seed, build, rate)]."""
+    quick = args.quick
+    seeds = [int(x) for x in (args.seeds or ("1" if quick else "1,2")).split(",") if x]
+    builds = args.builds or (1 if quick else 2)
+    pct = args.rate_spread if args.rate_spread is not None else (0 if quick else 1)
+    rate = 1000 if args.rate is None else args.rate
+    out = [("ref", seeds[0], "a", rate)]
+    out += [("seed=%d" % x, x, "a", rate) for x in seeds[1:]]
+    if builds > 1:
+        out.append(("build=b", seeds[0], "b", rate))
+    # a sweep (--rates) offers its own rates: no spread around one
+    if study.rated and pct and rate and not getattr(args, "rates", None):
+        out += [("rate%+g%%" % (sign * pct), seeds[0], "a",
+                 int(round(rate * (1 + sign * pct / 100)))) for sign in (-1, 1)]
+    return out
+
+
+def clock_words(icount, study):
+    """What the figures were read from, for every table and plot."""
+    if icount is not None:
+        return "modelled time (-icount shift=%d: %d ns per guest instruction, a %s CPU)" % (
+            icount, 2 ** icount, "1-GIPS" if not icount else "%g-MIPS" % (1000 / 2 ** icount))
+    return "host-driven guest time (not a hardware time)"
+
+
 def main(argv=None):
     args = make_parser().parse_args(argv)
     study = STUDIES[args.study]
@@ -184,90 +223,103 @@ def main(argv=None):
     except ValueError as e:
         print("measure.py: %s" % e, file=sys.stderr)
         return 2
-    if study.own_clock and (args.icount is not None or args.host_clock):
-        print("measure.py: the offload study sets each configuration's clock itself",
-              file=sys.stderr)
-        return 2
     if args.icount is None and not args.host_clock:
         args.icount = study.icount
-    # cryptomgr.notests=1: no crypto self-tests.  The kernel runs them in a thread
-    # when an algorithm is first used, as when it checks the exerciser's signature;
-    # on 6.12 under -icount that thread ran through the whole measurement and took
-    # every idle moment of its one CPU (the copy workload read no idle time at all).
-    params = {"cryptomgr.notests": 1,
-              "dmalab_exercise.mapcost_calls": args.calls,
-              "dmalab_exercise.offload_calls": args.calls // 4,
-              "dmalab_exercise.copycost_rate": args.rate or 0, "dmalab.pktgen_rate": args.rate or 0}
-    if args.rate is None:
-        params["dmalab_exercise.copycost_rate"] = params["dmalab.pktgen_rate"] = 1000
-        if not args.quick and args.rates is None:
-            args.rates = getattr(study, "rates", None)
-    if args.rates:
-        params.update({"dmalab_exercise.copycost_rates": args.rates,
-                       "dmalab.pktgen_rate": args.rates})
-    if args.same_counts and args.icount is None and not study.own_clock:
+    if args.rate is None and not args.quick and args.rates is None:
+        args.rates = getattr(study, "rates", None)
+    if args.same_counts and args.icount is None:
         print("measure.py: --same-counts needs the modelled clock", file=sys.stderr)
         return 2
     if args.quick:
-        params.update(study.quick)
         keep = getattr(study, "quick_labels", None)
         configs = [c for c in configs if not keep or c[0].split(",")[0] in keep]
     if args.repeat is None:
-        args.repeat = 1 if args.quick else 3
+        args.repeat = 1
     if args.same_counts and args.repeat < 2:
-        # one boot per configuration has nothing to compare with
+        # one boot per variant has nothing to compare with
         print("measure.py: --same-counts compares the boots of each configuration: it "
-              "needs --repeat 2 or more (--quick's default is 1)", file=sys.stderr)
+              "needs --repeat 2 or more", file=sys.stderr)
         return 2
-    modelled = args.icount is not None or study.own_clock
-    if args.expect_order and not (modelled and any(t.bound for t in study.tables)):
+    modelled = args.icount is not None
+    if args.expect_order and not (modelled and study.expect):
         print("measure.py: --expect-order needs the modelled clock and a study whose "
-              "figures come in that order (iommu-flush)", file=sys.stderr)
+              "figures come in an order (%s has none)" % args.study, file=sys.stderr)
         return 2
-    clock = ["--append", " ".join("%s=%s" % kv for kv in params.items())]
-    if study.smp:
-        clock += ["--smp", str(study.smp)]
-    if args.icount is not None:
-        clock += modelled_clock(args.icount)
-    if args.profile:
-        clock += ["--profile-plugin", os.path.abspath(args.profile)]
+    variants = spread(args, study)
+    nominal = variants[0][3]
+    initrds = {"a": os.path.abspath(args.initrd)}
+    if any(v[2] == "b" for v in variants):
+        try:
+            initrds["b"] = prov.second_build(args.kernel, initrds["a"],
+                                             args.log_dir or os.path.dirname(initrds["a"]))
+        except (RuntimeError, OSError) as e:
+            print("measure.py: %s" % e, file=sys.stderr)
+            return 2
     rp = runner.make_parser()
     failed = []
     profiles = {}
     runs = {label: [] for label, _ in configs}
     counters = {label: [] for label, _ in configs}
-    for label, extra in [c for _ in range(max(args.repeat, 1)) for c in configs]:
+    names = {label: [] for label, _ in configs}
+    boots = [(v, c) for _ in range(args.repeat) for v in variants for c in configs]
+    for (vname, seed, build, rate), (label, extra) in boots:
+        # cryptomgr.notests=1: no crypto self-tests.  The kernel runs them in a thread
+        # when an algorithm is first used, as when it checks the exerciser's signature;
+        # on 6.12 under -icount that thread ran through the whole measurement and took
+        # every idle moment of its one CPU (the copy workload read no idle time at all).
+        params = {"cryptomgr.notests": 1,
+                  "dmalab_exercise.mapcost_calls": args.calls,
+                  "dmalab_exercise.offload_calls": args.calls // 4,
+                  "dmalab_exercise.copycost_rate": rate, "dmalab.pktgen_rate": rate}
+        if args.rates:
+            params.update({"dmalab_exercise.copycost_rates": args.rates,
+                           "dmalab.pktgen_rate": args.rates})
+        if args.quick:
+            params.update(study.quick)
+        clock = ["--append", " ".join("%s=%s" % kv for kv in params.items())]
+        if study.smp:
+            clock += ["--smp", str(study.smp)]
+        if args.icount is not None:
+            clock += modelled_clock(args.icount, seed)
+        else:
+            clock += ["--qemu-arg=-seed", "--qemu-arg=%d" % seed]
+        if args.profile:
+            clock += ["--profile-plugin", os.path.abspath(args.profile)]
         boot, results, bad = runner.bench_boot(
             rp,
             ["--qemu", os.path.abspath(args.qemu),
              "--kernel", os.path.abspath(args.kernel),
-             "--initrd", os.path.abspath(args.initrd),
+             "--initrd", initrds[build],
              "--name", "%s-%s" % (args.name, label),
-             "--timeout", str(args.timeout)] + extra + clock + args.runner_arg,
-            label,
-            args.log_dir and os.path.join(args.log_dir, "%s-%s.log" % (args.name, label)),
+             "--timeout", str(args.timeout)] +
+            (["--cpu", study.cpu] if study.cpu else []) + extra + clock + args.runner_arg,
+            label if vname == "ref" else "%s [%s]" % (label, vname),
+            args.log_dir and os.path.join(args.log_dir, "%s-%s%s.log" % (
+                args.name, label, "" if vname == "ref" else "-" + vname.replace("%", ""))),
             args.verbose)
         failed += bad
         if args.profile and label not in profiles:
             profiles[label] = getattr(boot, "profile", None)
         rows = sum((facts["bench"] for _, facts, _ in results), [])
+        if rate != nominal:
+            # the spread's rate boots count towards the nominal rate's figures (tables
+            # keyed by the rate); the rate the boot offered stays beside it
+            rows = [(tag, dict(f, rate=str(nominal), offered_rate=f["rate"])
+                     if f.get("rate") == str(rate) else f) for tag, f in rows]
         for t in study.tables:
-            if not bad and not any(tag == t.tag for tag, _ in rows):
+            if not bad and t.wants(label) and not any(tag == t.tag for tag, _ in rows):
                 failed.append((label, ["no '# %s' lines from the guest" % t.tag]))
             for tag, f in rows:
                 wrong = t.check(label, f, modelled) if t.check and tag == t.tag else []
                 failed += [(label, [w]) for w in wrong]
         runs[label].append(rows)
         counters[label].append(unit_counters(boot))
+        names[label].append(vname)
     labels = list(dict.fromkeys(label for label, _ in configs))
-    print("==== %s: medians of %d boots per configuration, %s ====" % (
-        args.study, max(args.repeat, 1),
-        "modelled time (-icount shift=%d: %d ns per guest instruction, a %s CPU)" % (
-            args.icount, 2 ** args.icount, "1-GIPS" if not args.icount else
-            "%g-MIPS" % (1000 / 2 ** args.icount))
-        if args.icount is not None
-        else "modelled time, each configuration's own (-icount)" if study.own_clock
-        else "host-driven guest time (not a hardware time)"))
+    clock_text = clock_words(args.icount, study)
+    print("==== %s: medians of %d boots per configuration (%s), %s ====" % (
+        args.study, len(variants) * args.repeat, ", ".join(v[0] for v in variants),
+        clock_text))
     rows = []
     for t in study.tables:
         summaries = {label: summarise(runs[label], t) for label in labels}
@@ -290,12 +342,12 @@ def main(argv=None):
             loaded = {}
         print("\n".join(study.explain(runs, counters, labels, args.icount, loaded)))
     if args.expect_order:
-        lines, wrong = checks.expect_order(runs, labels, study.tables)
+        lines, wrong = study.expect(runs, labels, study.tables)
         print("\n".join(lines))
         failed += [("expect-order", [w]) for w in wrong]
-    if max(args.repeat, 1) > 1:
-        devices, figures = repeat_differences(runs, counters, labels)
-        print("between boots of each configuration: %s" % (
+    if args.repeat > 1:
+        devices, figures = repeat_differences(runs, counters, labels, names)
+        print("between boots of each configuration and variant: %s" % (
             "; ".join(devices + figures) or "device counters and guest figures identical"))
         if args.same_counts and devices:
             failed.append(("same-counts", ["device counters differ between boots: " +
@@ -308,18 +360,24 @@ def main(argv=None):
                                            ", ".join(unread)]))
     if args.log_dir:
         stem = os.path.join(args.log_dir, args.name)
-        meta = {"study": args.study, "repeat": max(args.repeat, 1),
-                "clock": "icount-%d" % args.icount if args.icount is not None
-                else "icount-per-config" if study.own_clock else "host",
+        meta = {"study": args.study, "repeat": args.repeat,
+                "clock": "icount-%d" % args.icount if args.icount is not None else "host",
+                "clock_text": clock_text,
+                "ns_per_insn": 2 ** args.icount if args.icount is not None else None,
+                "cpu": study.cpu or "max", "smp": study.smp or 2,
                 "kernel": os.path.abspath(args.kernel), "configs": dict(configs),
-                "set": args.set, "sweep": args.sweep}
-        info = os.path.join(os.path.dirname(os.path.abspath(args.kernel)), "image-info.json")
-        if os.path.isfile(info):
-            with open(info) as f:
-                meta["kernel_version"] = json.load(f).get("kernel_version")
+                "set": args.set, "sweep": args.sweep, "rate": args.rate,
+                "spread": [dict(zip(("name", "seed", "build", "rate"), v))
+                           for v in variants],
+                "provenance": prov.provenance(args.qemu, args.kernel, initrds["a"]),
+                "builds": {b: {"initrd": p, "initrd_sha256": prov.sha256(p),
+                               "modules_sha256": prov.initrd_modules(p)
+                               if os.path.isfile(p) else {}}
+                           for b, p in initrds.items()}}
+        meta["kernel_version"] = prov.image_info(args.kernel).get("kernel_version")
         write_results(stem, meta, rows,
                       {label: [[{"tag": tag, **f} for tag, f in boot] for boot in runs[label]]
-                       for label in labels}, counters)
+                       for label in labels}, counters, names)
         print("results: %s.json, %s.csv" % (stem, stem))
         try:
             print("plots: %s" % ", ".join(plots.render(meta, rows, stem)))

@@ -14,23 +14,62 @@ class Table:
     the table's summaries into more lines and rows (derived(summaries, labels)
     -> (lines, rows)); `check(label, fields, modelled)` lists what is wrong
     with one row of a boot (measure_checks.py); `bound(fields)` is the most
-    a row's primary figure can be off by the clocks it was read from."""
+    a row's primary figure can be off by the clocks it was read from;
+    `per_boot(rows) -> rows`, if given, adds fields to one boot's rows before
+    they are summed up (net_of_empty); `only(label)`, if given, says which
+    configurations must print the table's lines (default: every one)."""
 
     def __init__(self, tag, keys, primary, others, unit, derived=None, check=None,
-                 bound=None):
+                 bound=None, per_boot=None, only=None):
         self.tag, self.keys = tag, keys
         self.primary, self.others, self.unit = primary, others, unit
         self.derived, self.check, self.bound = derived, check, bound
+        self.per_boot, self.only = per_boot, only
 
-# dma-api's table, and what summarise() and table() take by default.
-BENCH_MAP = Table("bench-map", ("op", "size"), "p50_ns", ["p99_ns"], "ns per call")
+    def wants(self, label):
+        """Whether configuration `label` must print this table's lines."""
+        return self.only is None or self.only(label)
+
+
+def net_of_empty(rows):
+    """One boot's bench-map and bench-xdp rows with the timed region's own cost taken
+    away: the mean and median of mapcost's "empty" op (nothing between the two
+    ktime_get_ns() reads; the mean of its rows, one per size) subtracted from every
+    call's mean (net_mean_ns), median (net_p50_ns) and 99th percentile (net_p99_ns:
+    less the empty region's median).  Rows of other tags pass unchanged; without an
+    empty row, so do all."""
+    empty = [(int(f["mean_ns"]), int(f["p50_ns"])) for tag, f in rows
+             if tag == "bench-map" and f.get("op") == "empty" and "mean_ns" in f]
+    if not empty:
+        return rows
+    mean = sum(e[0] for e in empty) / len(empty)
+    p50 = sum(e[1] for e in empty) / len(empty)
+    out = []
+    for tag, f in rows:
+        if tag in ("bench-map", "bench-xdp") and "mean_ns" in f:
+            f = dict(f, net_mean_ns=str(round(int(f["mean_ns"]) - mean)),
+                     net_p50_ns=str(round(int(f["p50_ns"]) - p50)),
+                     net_p99_ns=str(round(int(f["p99_ns"]) - p50)),
+                     empty_mean_ns=str(round(mean)))
+        out.append((tag, f))
+    return out
+
+# dma-api's table, and what summarise() and table() take by default: per call, the
+# mean first (lazy mode's queue flushes and the IOVA allocator's slow paths are rare and
+# costly: they are in the mean and the tail, not in the median), the timed region's own
+# cost subtracted (net_of_empty), and the gross mean beside it.
+BENCH_MAP = Table("bench-map", ("op", "size"), "net_mean_ns",
+                  ["mean_ns", "net_p50_ns", "net_p99_ns", "max_ns"],
+                  "ns per call, mean less the empty region's", per_boot=net_of_empty)
 
 
 def summarise(runs, study=None):
-    """{key: (primary median, min, max, [other medians], boots)} of one
-    configuration's boots, each a list of (tag, fields) bench rows, for one
+    """{key: (primary median, min, max, [other medians], boots, [(other min, max)])}
+    of one configuration's boots, each a list of (tag, fields) bench rows, for one
     Table (by default dma-api's)."""
     study = study or BENCH_MAP
+    if study.per_boot:
+        runs = [study.per_boot(rows) for rows in runs]
     out = {}
     keys = []
     for rows in runs:
@@ -53,8 +92,14 @@ def summarise(runs, study=None):
                     others[i].append(v)
         if prim:
             out[key] = (median(prim), min(prim), max(prim),
-                        [median(o) for o in others], len(prim))
+                        [median(o) for o in others], len(prim),
+                        [(min(o), max(o)) for o in others])
     return out
+
+
+def base_label(summaries, labels):
+    """The baseline of one table: the first configuration with figures in it."""
+    return next((label for label in labels if summaries.get(label)), labels[0])
 
 
 def aligned(head, rows):
@@ -64,9 +109,12 @@ def aligned(head, rows):
 
 
 def table(summaries, labels, study=None, clock="guest clock"):
-    """Text lines: one block per key, one row per configuration."""
+    """Text lines: one block per key, one row per configuration (those with figures
+    in the table); each figure the median over the boots, the primary one's range
+    beside it; clock: what the figures were read from, printed with every block."""
     study = study or BENCH_MAP
-    base = summaries[labels[0]]
+    first = base_label(summaries, labels)
+    base = summaries[first]
     out = []
     for key in base:
         out.append("%s (%s, %s):" % (
@@ -74,10 +122,12 @@ def table(summaries, labels, study=None, clock="guest clock"):
             clock))
         p = study.primary
         head = (["config", p, "range"] + list(study.others) +
-                ["boots", "%s / %s" % (p, labels[0])])
+                ["boots", "%s / %s" % (p, first)])
         rows = []
         for label in labels:
             s = summaries[label].get(key)
+            if not s and not study.wants(label):
+                continue        # this table is not this configuration's
             if not s:
                 rows.append([label] + ["-"] * (len(head) - 3) + ["0", "-"])
                 continue
@@ -93,16 +143,18 @@ def records(summaries, labels, t):
     (key, configuration, metric), where metric is the primary figure's median,
     min and max, each other figure's median, the boot count and the ratio of
     the primary median to the baseline's."""
-    base = summaries[labels[0]]
+    base = summaries[base_label(summaries, labels)]
     out = []
     for key in base:
         for label in labels:
             s = summaries[label].get(key)
             if not s:
                 continue
+            ranges = s[5] if len(s) > 5 else []
             metrics = [(t.primary, s[0]), (t.primary + ":min", s[1]),
                        (t.primary + ":max", s[2])] + list(zip(t.others, s[3])) + [
-                ("boots", s[4])]
+                (o + ":" + m, r[i]) for o, r in zip(t.others, ranges)
+                for i, m in enumerate(("min", "max"))] + [("boots", s[4])]
             if base[key][0]:
                 metrics.append((t.primary + ":ratio", round(s[0] / base[key][0], 4)))
             for metric, value in metrics:
@@ -136,32 +188,47 @@ def in_copies(summaries, labels):
     return lines + aligned(head, body), rows
 
 
+OFFLOADED = ("wait", "overlap", "ordered")
+
+
 def crossover(summaries, labels):
-    """The offload study per configuration: each offloaded kind's p50 over the
-    CPU copy's at each size, and the crossover, the smallest size from which
-    on the engine's copy costs the CPU less than its own."""
-    lines = ["offload against the CPU's copy (p50 / cpu's p50, modelled clock):"]
+    """The offload study per configuration: the CPU copy's cost per byte at each size,
+    each offloaded kind's CPU busy time over the CPU copy's (per chunk, median over
+    median) at each size, and the crossover, the smallest size from which on the
+    engine's copy costs the CPU less than its own."""
+    lines = ["offload against the CPU's copy (busy ns per chunk / cpu's; the cpu row: its "
+             "ns per byte):"]
     rows = []
     for label in labels:
         s = summaries[label]
         sizes = sorted({int(k[1]) for k in s})
-        for op in ("sync", "async"):
+        cpu = {size: s[("cpu", str(size))][0] for size in sizes if ("cpu", str(size)) in s}
+        if not cpu:
+            continue
+        per_byte = [(size, cpu[size] / size) for size in sizes if size in cpu]
+        for size, v in per_byte:
+            rows.append({"tag": "bench-offload", "op": "cpu", "size": size, "config": label,
+                         "metric": "busy_ns:per_byte", "value": round(v, 4)})
+        lines.append("  %-20s %-7s %s" % (label, "cpu", " ".join(
+            "%d:%.3f" % r for r in per_byte)))
+        for op in OFFLOADED:
             ratios = []
             for size in sizes:
-                cpu, off = s.get(("cpu", str(size))), s.get((op, str(size)))
-                if cpu and off and cpu[0]:
-                    ratios.append((size, off[0] / cpu[0]))
+                off = s.get((op, str(size)))
+                if cpu.get(size) and off:
+                    ratios.append((size, off[0] / cpu[size]))
                     rows.append({"tag": "bench-offload", "op": op, "size": size,
-                                 "config": label, "metric": "p50_ns:per_cpu",
-                                 "value": round(off[0] / cpu[0], 4)})
+                                 "config": label, "metric": "busy_ns:per_cpu",
+                                 "value": round(off[0] / cpu[size], 4)})
+            if not ratios:
+                continue
             cross = next((size for i, (size, _) in enumerate(ratios)
                           if all(r < 1 for _, r in ratios[i:])), None)
             rows.append({"tag": "bench-offload", "op": op, "config": label,
                          "metric": "crossover_bytes", "value": cross or -1})
-            lines.append("  %-20s %-5s %s; crossover %s" % (
+            lines.append("  %-20s %-7s %s; crossover %s" % (
                 label, op, " ".join("%d:%.2f" % r for r in ratios),
-                "%d bytes" % cross if cross else "none up to %d bytes" % sizes[-1]
-                if sizes else "-"))
+                "%d bytes" % cross if cross else "none up to %d bytes" % sizes[-1]))
     return lines, rows
 
 
@@ -197,24 +264,32 @@ def counter_lines(counters, labels):
              "range where they differ):"] + out) if out else []
 
 
-def repeat_differences(runs, counters, labels):
-    """What differs between the boots of each configuration: (device counter
-    lines, guest figure lines), each "CONFIG DEVICE.NAME a/b/..." (or "CONFIG TAG
-    SIZE OP FIELD a/b/..."), empty when the boots agree."""
+def repeat_differences(runs, counters, labels, variants=None):
+    """What differs between the boots of each configuration that should be the same
+    (with variants, {label: [variant name per boot]}, only boots of one variant are
+    compared: the spread's boots differ on purpose): (device counter lines, guest
+    figure lines), each "CONFIG DEVICE.NAME a/b/..." (or "CONFIG TAG SIZE OP FIELD
+    a/b/..."), empty when the boots agree."""
     devices, figures = [], []
     for label in labels:
-        boots = counters[label]
-        for dev in sorted({d for b in boots for d in b}):
-            for name in sorted({n for b in boots for n in b.get(dev, {})}):
-                vals = [b.get(dev, {}).get(name) for b in boots]
+        names = (variants or {}).get(label) or [None] * len(runs[label])
+        for v in dict.fromkeys(names):
+            which = [i for i, n in enumerate(names) if n == v]
+            if len(which) < 2:
+                continue
+            tag = label if v in (None, "ref") else "%s[%s]" % (label, v)
+            boots = [counters[label][i] for i in which if i < len(counters[label])]
+            for dev in sorted({d for b in boots for d in b}):
+                for name in sorted({n for b in boots for n in b.get(dev, {})}):
+                    vals = [b.get(dev, {}).get(name) for b in boots]
+                    if len(set(vals)) > 1:
+                        devices.append("%s %s.%s %s" % (tag, dev, name,
+                                                        "/".join(str(x) for x in vals)))
+            per_boot = [{(t, f.get("size"), f.get("op"), k): x for t, f in runs[label][i]
+                         for k, x in f.items()} for i in which]
+            for key in sorted({k for b in per_boot for k in b}, key=str):
+                vals = [b.get(key) for b in per_boot]
                 if len(set(vals)) > 1:
-                    devices.append("%s %s.%s %s" % (label, dev, name,
-                                                    "/".join(str(v) for v in vals)))
-        per_boot = [{(tag, f.get("size"), f.get("op"), k): v for tag, f in rows
-                     for k, v in f.items()} for rows in runs[label]]
-        for key in sorted({k for b in per_boot for k in b}, key=str):
-            vals = [b.get(key) for b in per_boot]
-            if len(set(vals)) > 1:
-                figures.append("%s %s %s %s %s %s" % ((label,) + key + (
-                    "/".join(str(v) for v in vals),)))
+                    figures.append("%s %s %s %s %s %s" % ((tag,) + key + (
+                        "/".join(str(x) for x in vals),)))
     return devices, figures

@@ -6,21 +6,28 @@
                                      OUT_STEM.png and OUT_STEM.svg (default:
                                      the JSON's path without .json)
 
-measure.py calls render() after every study.  Each plot names its clock, its
-units and its baseline, and marks the published figure the study relates to
-where there is one.
+measure.py calls render() after every study.  Every plot names its clock (and on the
+modelled clock the ns per guest instruction), the guest kernel and the spread its range
+bars show (the boots: seeds, builds, rates); every axis says what its figure is (net of
+what, or gross; per what; at which offered rate); absolute figures are plotted beside
+their baseline's, not only as ratios; a published figure is drawn only on a panel whose
+axis measures the same thing.
 """
 
 import json
 import os
 import sys
+import textwrap
 
 # The published figures the studies relate to (docs/measure.rst, docs/offload.rst).
 # The 2008 Intel DMAR thread: 16 KiB UDP sends at equal throughput, CPU
 # utilisation 25% strict, 18% deferred, 11% without the IOMMU.
 DMAR_2008 = {"strict": 25 / 11, "deferred": 18 / 11}
-# NET_DMA's net.ipv4.tcp_dma_copybreak default: the smallest read it offloaded.
-NET_DMA_COPYBREAK = 4096
+# NET_DMA's net.ipv4.tcp_dma_copybreak: the smallest read it offloaded, tuned per I/OAT
+# version by Intel in 2008 (4096 bytes for I/OAT 1.2, 2048 for 2.0).
+NET_DMA_COPYBREAK = {"I/OAT 1.2": 4096, "I/OAT 2.0": 2048}
+
+OPS = ("empty", "memcpy", "map", "unmap", "sync")
 
 
 def _values(rows, metric, tag=None):
@@ -30,9 +37,6 @@ def _values(rows, metric, tag=None):
         if r["metric"] == metric and (tag is None or r["tag"] == tag):
             out[(r["config"], r.get("op"), str(r.get("size")))] = r["value"]
     return out
-
-
-OPS = ("memcpy", "map", "unmap", "sync")
 
 
 def _op_order(key):
@@ -47,9 +51,15 @@ def _size_label(size):
 
 
 def _clock(meta):
-    """The clock, and the guest kernel where the results name it."""
+    """The clock (with the ns per instruction), the guest kernel and the spread."""
     ver = meta.get("kernel_version")
-    return _clock_only(meta) + ("; Linux %s" % ver if ver else "")
+    spread = meta.get("spread") or []
+    boots = len(spread) * meta.get("repeat", 1)
+    text = _clock_only(meta) + ("; Linux %s" % ver if ver else "")
+    if spread:
+        text += "; bars: range over %d boot%s (%s)" % (
+            boots, "" if boots == 1 else "s", ", ".join(v["name"] for v in spread))
+    return text
 
 
 def _clock_only(meta):
@@ -63,16 +73,23 @@ def _clock_only(meta):
         shift, 2 ** int(shift)) if shift.isdigit() else "modelled time (%s)" % clock
 
 
-def _configs(rows):
+def _title(fig, text, width=110):
+    """A figure title wrapped to the figure, never clipped (render saves the whole
+    drawing: bbox_inches="tight")."""
+    fig.suptitle("\n".join(textwrap.wrap(text, width)), fontsize="medium")
+
+
+def _configs(rows, tag=None):
     seen = []
     for r in rows:
-        if r["config"] not in seen:
+        if (tag is None or r["tag"] == tag) and r["config"] not in seen:
             seen.append(r["config"])
     return seen
 
 
-def _bars(ax, groups, configs, value, err=None):
-    """One group of bars per entry of groups, one bar per configuration."""
+def _bars(ax, groups, configs, value, err=None, log=False):
+    """One group of bars per entry of groups, one bar per configuration; err(cfg, key)
+    -> (min, max) draws the range."""
     width = 0.8 / max(len(configs), 1)
     for i, cfg in enumerate(configs):
         xs, ys, lo, hi = [], [], [], []
@@ -80,29 +97,51 @@ def _bars(ax, groups, configs, value, err=None):
             v = value(cfg, key)
             if v is None:
                 continue
+            v = max(v, 0.5) if log else v
             xs.append(g + (i - (len(configs) - 1) / 2) * width)
             ys.append(v)
-            if err:
-                a, b = err(cfg, key)
-                lo.append(max(v - a, 0))
-                hi.append(max(b - v, 0))
-        ax.bar(xs, ys, width, label=cfg, yerr=[lo, hi] if err and xs else None, capsize=2)
+            a, b = err(cfg, key) if err else (v, v)
+            a, b = (v if a is None else a), (v if b is None else b)
+            lo.append(max(v - a, 0))
+            hi.append(max(b - v, 0))
+        ax.bar(xs, ys, width, label=cfg, yerr=[lo, hi] if err and xs else None, capsize=2,
+               error_kw={"elinewidth": 1})
+    if log:
+        ax.set_yscale("log")
+    ax.set_xticks(range(len(groups)))
+
+
+def _metric(rows, tag, metric):
+    """(value, range) accessors of one metric: value(cfg, (op, size)) and err(...)."""
+    v = _values(rows, metric, tag)
+    lo, hi = _values(rows, metric + ":min", tag), _values(rows, metric + ":max", tag)
+    return (lambda c, g: v.get((c,) + g),
+            lambda c, g: (lo.get((c,) + g), hi.get((c,) + g)))
+
+
+def _empty_line(ax, rows, tag="bench-map"):
+    empty = [v for (c, op, s), v in _values(rows, "mean_ns", tag).items() if op == "empty"]
+    if empty:
+        e = sorted(empty)[len(empty) // 2]
+        ax.axhline(e, color="grey", linestyle=":", linewidth=0.8)
+        ax.text(-0.45, e, "the empty timed region: %d ns (subtracted)" % e, va="bottom",
+                fontsize="x-small", color="dimgrey")
 
 
 def plot_dma_api(plt, meta, rows):
-    p50 = _values(rows, "p50_ns", "bench-map")
-    lo, hi = _values(rows, "p50_ns:min", "bench-map"), _values(rows, "p50_ns:max", "bench-map")
-    configs = _configs(rows)
-    groups = sorted({(k[1], k[2]) for k in p50}, key=_op_order)
-    fig, ax = plt.subplots(figsize=(10, 5))
-    _bars(ax, groups, configs, lambda c, g: p50.get((c,) + g),
-          lambda c, g: (lo.get((c,) + g, 0), hi.get((c,) + g, 0)))
-    ax.set_xticks(range(len(groups)))
+    value, err = _metric(rows, "bench-map", "net_mean_ns")
+    configs = _configs(rows, "bench-map")
+    groups = sorted({(k[1], k[2]) for k in _values(rows, "net_mean_ns", "bench-map")
+                     if k[1] != "empty"}, key=_op_order)
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    _bars(ax, groups, configs, value, err, log=True)
+    _empty_line(ax, rows)
     ax.set_xticklabels(["%s\n%s" % (op, _size_label(size)) for op, size in groups])
-    ax.set_yscale("log")
-    ax.set_ylabel("ns per call (median over boots; bars: range of the boots)")
-    ax.set_title("%s: the DMA API per call\n%s" % (meta["study"], _clock(meta)))
-    ax.legend(fontsize="small")
+    ax.set_ylabel("ns per call: mean, net of the empty timed region\n"
+                  "(median over boots; bars: their range)")
+    ax.legend(fontsize="small", ncol=2)
+    _title(fig, "dma-api: the DMA API per call on dmalab-ioat's device, absolute (no-iommu "
+           "is the baseline). %s" % _clock(meta))
     return fig
 
 
@@ -134,58 +173,125 @@ def plot_iommu_flush(plt, meta, rows):
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=max(len(labels), 1),
                fontsize="small")
-    fig.suptitle("%s: gross service demand at equal offered rate, ratio to no IOMMU\n%s" % (
+    _title(fig, "%s: gross service demand at equal offered rate, ratio to no IOMMU. %s" % (
         meta["study"], _clock(meta)))
     return fig
 
 
 def plot_swiotlb(plt, meta, rows):
-    per = _values(rows, "p50_ns:per_memcpy", "bench-map")
-    configs = _configs(rows)
-    groups = sorted({(k[1], k[2]) for k in per}, key=_op_order)
-    fig, ax = plt.subplots(figsize=(9, 5))
-    _bars(ax, groups, configs, lambda c, g: per.get((c,) + g))
-    for n in (1, 2):
-        ax.axhline(n, color="grey", linestyle="--", linewidth=0.8)
-        ax.text(-0.45, n, "%d cop%s of the buffer" % (n, "y" if n == 1 else "ies"),
-                va="bottom", ha="left", fontsize="x-small", color="dimgrey",
-                bbox=dict(facecolor="white", edgecolor="none", pad=1))
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(["%s\n%s" % (op, _size_label(size)) for op, size in groups])
-    ax.set_ylabel("cost per call, in memcpy()s of the same size (p50 / memcpy's p50)")
-    ax.set_title("%s: DMA API calls with and without bouncing\n%s" % (
-        meta["study"], _clock(meta)))
-    ax.legend(fontsize="small", loc="upper center")
+    fig, axes = plt.subplots(2, 2, figsize=(13, 10))
+    (calls, xdp), (nic, engine) = axes
+    # the DMA API per call, with the CPU's own memcpy of the same size beside it
+    value, err = _metric(rows, "bench-map", "net_mean_ns")
+    cfgs = _configs(rows, "bench-map")
+    groups = sorted({(k[1], k[2]) for k in _values(rows, "net_mean_ns", "bench-map")
+                     if k[1] != "empty"}, key=_op_order)
+    _bars(calls, groups, cfgs, value, err, log=True)
+    _empty_line(calls, rows)
+    calls.set_xticklabels(["%s\n%s" % (op, _size_label(s)) for op, s in groups])
+    calls.set_ylabel("ns per call: mean, net of the empty timed region")
+    calls.set_title("DMA API calls; memcpy: the CPU's copy of that size", fontsize="medium")
+    calls.legend(fontsize="small")
+    # AF_XDP-like syncs per frame
+    value, err = _metric(rows, "bench-xdp", "net_mean_ns")
+    groups = sorted({(k[1], k[2]) for k in _values(rows, "net_mean_ns", "bench-xdp")},
+                    key=lambda k: (int(k[1]), k[0]))
+    _bars(xdp, groups, _configs(rows, "bench-xdp"), value, err, log=True)
+    xdp.set_xticklabels(["%s\n%s" % (op, _size_label(s)) for op, s in groups], rotation=45,
+                        fontsize="small")
+    xdp.set_ylabel("ns per call: mean, net of the empty timed region")
+    xdp.set_title("\n".join(textwrap.wrap(
+        "AF_XDP-like syncs of one long-lived bidirectional mapping, per frame (its length "
+        "below); fill: for the device, on a frame the CPU did not write", 70)),
+        fontsize="medium")
+    # the NICs' packets
+    value, err = _metric(rows, "bench-nic", "busy_ns_per_packet")
+    rates = sorted({str(r.get("rate")) for r in rows if r["tag"] == "bench-nic"})
+    sizes = sorted({str(r.get("size")) for r in rows if r["tag"] == "bench-nic"}, key=int)
+    bounce = _values(rows, "bytes_per_packet", "bench-nic-bounce")
+    groups = [(None, s) for s in sizes]
+    _bars(nic, groups, _configs(rows, "bench-nic"), value, err)
+    nic.set_xticklabels(["%s-byte packets\n%s bytes\nbounced each" % (
+        s, bounce.get(("swiotlb", None, s), "?")) for _, s in groups], fontsize="small")
+    nic.set_xlabel("offered rate: %s packets/s" % "/".join(rates))
+    nic.set_ylabel("guest CPU busy ns per packet, gross\n(sent by one e1000e, received by "
+                   "the other, at the offered rate)")
+    nic.set_title("a real driver: pktgen between two e1000e on a QEMU hub",
+                  fontsize="medium")
+    nic.legend(fontsize="small")
+    # the copy engine
+    value, err = _metric(rows, "bench-offload", "busy_ns")
+    groups = sorted({(k[1], k[2]) for k in _values(rows, "busy_ns", "bench-offload")},
+                    key=lambda k: (int(k[1]), k[0]))
+    _bars(engine, groups, _configs(rows, "bench-offload"), value, err, log=True)
+    engine.set_xticklabels(["%s %s" % (op, _size_label(s)) for op, s in groups],
+                           fontsize="x-small", rotation=90)
+    engine.set_ylabel("guest CPU busy ns per chunk copied, gross")
+    engine.set_title("dmalab-ioat through the patched ioatdma (cpu: the CPU's own copy)",
+                     fontsize="medium")
+    engine.legend(fontsize="small")
+    _title(fig, "swiotlb: what bouncing costs, without (no-bounce) and with "
+           "swiotlb=force, absolute. %s" % _clock(meta))
     return fig
 
 
 def plot_offload(plt, meta, rows):
-    per = _values(rows, "p50_ns:per_cpu", "bench-offload")
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    styles = {"sync": "-", "async": "--"}
-    for i, cfg in enumerate(_configs(rows)):
+    fig, (busy_ax, ratio_ax) = plt.subplots(1, 2, figsize=(13, 5.5))
+    busy = _values(rows, "busy_ns", "bench-offload")
+    lo, hi = _values(rows, "busy_ns:min", "bench-offload"), \
+        _values(rows, "busy_ns:max", "bench-offload")
+    elapsed = _values(rows, "elapsed_ns", "bench-offload")
+    first = (_configs(rows, "bench-offload") or [None])[0]
+    for i, op in enumerate(("cpu", "wait", "overlap", "ordered")):
+        pts = sorted((int(k[2]), v, lo.get(k, v), hi.get(k, v)) for k, v in busy.items()
+                     if k[0] == first and k[1] == op)
+        if not pts:
+            continue
+        busy_ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                         yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
+                         marker="o", capsize=2, color="C%d" % i, label="%s: busy" % op)
+        if op == "overlap":
+            e = sorted((int(k[2]), v) for k, v in elapsed.items()
+                       if k[0] == first and k[1] == op)
+            busy_ax.plot([p[0] for p in e], [p[1] for p in e], ":", marker=".",
+                         color="C%d" % i, label="overlap: elapsed")
+    busy_ax.set_xscale("log", base=2)
+    busy_ax.set_yscale("log")
+    busy_ax.set_xlabel("chunk size")
+    busy_ax.set_ylabel("guest CPU ns per chunk copied, gross (busy: elapsed less idle)")
+    busy_ax.set_title("%s: absolute, per kind" % first, fontsize="medium")
+    busy_ax.legend(fontsize="x-small")
+    per = _values(rows, "busy_ns:per_cpu", "bench-offload")
+    styles = {"wait": "-", "overlap": "--", "ordered": "-."}
+    for i, cfg in enumerate(_configs(rows, "bench-offload")):
         for op, style in styles.items():
             pts = sorted((int(k[2]), v) for k, v in per.items() if k[0] == cfg and k[1] == op)
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
-                        color="C%d" % i, label="%s, %s" % (cfg, op))
+                ratio_ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                              color="C%d" % i, label="%s, %s" % (cfg, op))
     sizes = sorted({int(k[2]) for k in per})
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xticks(sizes)
-    ax.set_xticklabels([_size_label(x) for x in sizes])
-    ax.axhline(1, color="black", linewidth=0.8)
-    ax.text(sizes[0] if sizes else 1, 1, "break-even: the CPU's own copy", va="bottom",
-            fontsize="x-small")
-    ax.axvline(NET_DMA_COPYBREAK, color="grey", linestyle=":")
-    ax.text(NET_DMA_COPYBREAK, ax.get_ylim()[1], " NET_DMA's tcp_dma_copybreak (4096 B)",
-            va="top", fontsize="x-small", color="grey")
-    ax.set_xlabel("copy size")
-    ax.set_ylabel("offloaded copy / CPU memcpy (p50 over p50)")
-    ax.set_title("%s: copy through dmalab-ioat against the CPU's (below 1: offload is "
-                 "cheaper)\nsync: waited for at once; async: 16 per wait; %s" % (
-                     meta["study"], _clock(meta)))
-    ax.legend(fontsize="x-small", loc="lower left")
+    for ax in (busy_ax, ratio_ax):
+        ax.set_xticks(sizes)
+        ax.set_xticklabels([_size_label(x) for x in sizes])
+    ratio_ax.set_xscale("log", base=2)
+    ratio_ax.set_yscale("log")
+    ratio_ax.set_xticks(sizes)
+    ratio_ax.set_xticklabels([_size_label(x) for x in sizes])
+    ratio_ax.axhline(1, color="black", linewidth=0.8)
+    ratio_ax.text(sizes[0] if sizes else 1, 1, "break-even: the CPU's own copy",
+                  va="bottom", fontsize="x-small")
+    # the copybreak is a size from which offloading was chosen: this panel's question
+    for name, size in NET_DMA_COPYBREAK.items():
+        ratio_ax.axvline(size, color="grey", linestyle=":")
+        ratio_ax.text(size, ratio_ax.get_ylim()[1], " tcp_dma_copybreak, %s" % name,
+                      va="top", rotation=90, fontsize="x-small", color="grey")
+    ratio_ax.set_xlabel("chunk size")
+    ratio_ax.set_ylabel("CPU busy time of the offloaded chunk / of the CPU's own copy")
+    ratio_ax.set_title("below 1 offloading costs the CPU less", fontsize="medium")
+    ratio_ax.legend(fontsize="x-small", loc="lower left")
+    _title(fig, "offload: copies through dmalab-ioat against the CPU's memcpy; wait: one at "
+           "a time, polled; overlap: 16 offloaded while the CPU copies one, then sleeps; "
+           "ordered: 16 offloaded, polled, then the CPU's one. %s" % _clock(meta))
     return fig
 
 
@@ -204,7 +310,8 @@ def render(meta, rows, stem):
     out = []
     for ext in ("png", "svg"):
         path = "%s.%s" % (stem, ext)
-        fig.savefig(path, dpi=100, metadata={"Date": None} if ext == "svg" else None)
+        fig.savefig(path, dpi=100, bbox_inches="tight",
+                    metadata={"Date": None} if ext == "svg" else None)
         out.append(path)
     plt.close(fig)
     return out

@@ -138,6 +138,9 @@ def make_parser():
     ap.add_argument("--machine", default="q35,sata=off,smbus=off")
     ap.add_argument("--memory", default="1G")
     ap.add_argument("--smp", type=int, default=2)
+    ap.add_argument("--cpu", default="max",
+                    help="QEMU's -cpu model (default max; the cost studies take away "
+                    "the fast-string features: max,-erms,-fsrm)")
     ap.add_argument("--scenario", default="memcpy",
                     help="guest scenario: memcpy (default) or boot")
     ap.add_argument("--name", help="test name for the verdict line "

@@ -75,7 +75,7 @@ class SameCountsWiringTests(unittest.TestCase):
     the test chooses: what reaches the verdict."""
 
     ARGS = ["--study", "dma-api", "--qemu", "q", "--kernel", "k", "--initrd", "i",
-            "--icount", "5", "--same-counts"]
+            "--icount", "5", "--same-counts", "--seeds", "1", "--builds", "1"]
 
     def run_main(self, extra, stats):
         """main() with boots whose device counters are stats(boot number); returns (exit
@@ -214,7 +214,8 @@ class PremiseTests(unittest.TestCase):
     }
     WANT = {"no-iommu": "none", "vtd-pt": "pt", "vtd-lazy": "lazy", "vtd-strict": "strict",
             "intel-lazy": "lazy", "intel-strict": "strict", "no-bounce": "none",
-            "swiotlb": "bounced", "cpu-8ns": "none"}
+            "swiotlb": "bounced", "no-bounce-engine": "none", "swiotlb-engine": "bounced",
+            "engine": "none"}
 
     def wrong(self, config_args, lines):
         from harness.judge import judge_lines
@@ -227,7 +228,7 @@ class PremiseTests(unittest.TestCase):
         configs = (measure.configs("mapcost") + measure.swiotlb_configs("mapcost", "d") +
                    measure.offload_configs("offload", "d"))
         for label, args in configs:
-            want = self.WANT[label if label in self.WANT else "cpu-8ns"]
+            want = self.WANT[label if label in self.WANT else "engine"]
             mapped = {"lazy": "translated", "strict": "translated",
                       "bounced": "bounced"}.get(want, "identity")
             self.assertIn("dmalab_exercise.iommu_expect=" + mapped, args, label)
@@ -373,7 +374,7 @@ class OrderTests(unittest.TestCase):
     def test_refused_where_there_is_no_order_to_check(self):
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
-            for extra in (["--study", "dma-api", "--icount", "5"],
+            for extra in (["--study", "dma-api", "--host-clock"],
                           ["--study", "iommu-flush", "--host-clock"]):
                 self.assertEqual(measure.main(extra + [
                     "--qemu", "q", "--kernel", "k", "--initrd", "i", "--expect-order"]), 2)
@@ -382,26 +383,30 @@ class OrderTests(unittest.TestCase):
 
 class DerivedTableTests(unittest.TestCase):
     def test_crossover_is_where_offloading_stays_cheaper(self):
-        # {(op, size): (p50, min, max, others, boots)}, as summarise() gives them
-        cpu = {("cpu", "256"): 100, ("cpu", "4096"): 1000, ("cpu", "65536"): 16000}
-        a = {**cpu, ("sync", "256"): 300, ("sync", "4096"): 900, ("sync", "65536"): 2000,
-             ("async", "256"): 50, ("async", "4096"): 1100, ("async", "65536"): 1000}
-        b = {**cpu, ("sync", "256"): 300, ("sync", "4096"): 2000, ("sync", "65536"): 32000}
-        summaries = {label: {k: (v, v, v, [], 1) for k, v in p50.items()}
-                     for label, p50 in (("a", a), ("b", b))}
+        # {(op, size): (median, min, max, others, boots)}, as summarise() gives them
+        cpu = {("cpu", "256"): 128, ("cpu", "4096"): 1024, ("cpu", "65536"): 16384}
+        a = {**cpu, ("wait", "256"): 384, ("wait", "4096"): 900, ("wait", "65536"): 2000,
+             ("overlap", "256"): 50, ("overlap", "4096"): 1100, ("overlap", "65536"): 1000}
+        b = {**cpu, ("wait", "256"): 300, ("wait", "4096"): 2000, ("wait", "65536"): 32768}
+        summaries = {label: {k: (v, v, v, [], 1) for k, v in busy.items()}
+                     for label, busy in (("a", a), ("b", b))}
         lines, rows = measure.crossover(summaries, ["a", "b"])
         cross = {(r["config"], r["op"]): r["value"] for r in rows
                  if r["metric"] == "crossover_bytes"}
-        # a: sync cheaper from 4096 on; async cheaper at 256 but not at 4096: from 65536
-        # b: sync never cheaper; async not measured
-        self.assertEqual(cross, {("a", "sync"): 4096, ("a", "async"): 65536,
-                                 ("b", "sync"): -1, ("b", "async"): -1})
+        # a: wait cheaper from 4096 on; overlap cheaper at 256 but not at 4096: from 65536
+        # b: wait never cheaper; overlap and ordered not measured
+        self.assertEqual(cross, {("a", "wait"): 4096, ("a", "overlap"): 65536,
+                                 ("b", "wait"): -1})
         ratios = {(r["config"], r["op"], r["size"]): r["value"] for r in rows
-                  if r["metric"] == "p50_ns:per_cpu"}
-        self.assertEqual(ratios[("a", "sync", 256)], 3.0)
-        self.assertEqual(ratios[("b", "sync", 65536)], 2.0)
-        self.assertIn("crossover 4096 bytes", lines[1])
-        self.assertIn("crossover none up to 65536 bytes", lines[3])
+                  if r["metric"] == "busy_ns:per_cpu"}
+        self.assertEqual(ratios[("a", "wait", 256)], 3.0)
+        self.assertEqual(ratios[("b", "wait", 65536)], 2.0)
+        per_byte = {(r["config"], r["size"]): r["value"] for r in rows
+                    if r["metric"] == "busy_ns:per_byte"}
+        self.assertEqual(per_byte[("a", 256)], 0.5)
+        self.assertEqual(per_byte[("a", 65536)], 0.25)
+        self.assertIn("crossover 4096 bytes", lines[2])
+        self.assertIn("crossover none up to 65536 bytes", lines[5])
 
     def test_in_copies_divides_by_the_same_configurations_memcpy(self):
         def s(**p50):

@@ -3,7 +3,8 @@
 """Unit tests of runner.py's log judging and options (no QEMU needed). The
 harness's process handling (test_harness.py), the registry, summaries and
 image helpers (test_registry.py) and measure.py's variants and repeat checks
-(test_measure.py) run with them: `test_runner.py` runs all four."""
+(test_measure.py) and the studies' spread, provenance and orders (test_studies.py) run
+with them: `test_runner.py` runs all five."""
 
 import hashlib
 import io
@@ -583,7 +584,8 @@ def load_tests(loader, tests, pattern):
     import test_harness
     import test_measure
     import test_registry
-    for module in (test_harness, test_measure, test_registry):
+    import test_studies
+    for module in (test_harness, test_measure, test_registry, test_studies):
         tests.addTests(loader.loadTestsFromModule(module))
     return tests
 

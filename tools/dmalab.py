@@ -13,16 +13,17 @@
                    dmalab-vtd's audit found, and the fix path's result (docs/races/)
   ./dmalab measure [STUDY] [OPTION..]
                    a cost study of guest-tests/measure.py, as ratios to the baseline of
-                   the same run: dma-api (the default; the DMA API's per-call cost
-                   without an IOMMU and behind dmalab-vtd in pass-through, lazy and
-                   strict mode) or iommu-flush (guest CPU per mapped copy through
-                   dmalab-ioat and per pktgen packet between two e1000e, at a fixed
-                   rate, no IOMMU, lazy, strict) or swiotlb (the DMA API's
-                   per-call cost with and without swiotlb=force, in memcpy()s of
-                   the same size, and the bytes bounced) or offload (a copy
-                   through dmalab-ioat against the guest CPU's memcpy, 256 B to 64
-                   KiB, waited for or in batches: the crossover sizes); options go to
-                   measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N);
+                   the same run, on a modelled 1-ns-per-instruction CPU: dma-api (the
+                   default; the DMA API's per-call cost without an IOMMU and behind
+                   dmalab-vtd and intel-iommu) or iommu-flush (guest CPU per mapped copy
+                   through dmalab-ioat and per pktgen packet, e1000e and igb, at offered
+                   rates, no IOMMU, pass-through, lazy, strict) or swiotlb (calls, AF_XDP-
+                   like syncs, e1000e packets and engine copies with and without
+                   swiotlb=force, and the bytes bounced) or offload (the CPU's busy time
+                   per chunk copied through dmalab-ioat, waited for, overlapped or
+                   ordered, against its own memcpy: the crossover sizes); options go to
+                   measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N,
+                   --seeds, --builds, --expect-order);
                    --kernel 6.12 boots the backports kernel instead of 6.1
   ./dmalab setup   only install packages (as root)
   ./dmalab build   only build (QEMU with dmalab's devices, unit tests, guest image)

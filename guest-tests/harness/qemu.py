@@ -126,7 +126,8 @@ def build_cmdline(args, seed=None):
     for extra in args.append:
         append.extend(extra.split())
 
-    cmd = [args.qemu, "-M", args.machine, "-accel", args.accel_used, "-cpu", "max",
+    cmd = [args.qemu, "-M", args.machine, "-accel", args.accel_used,
+           "-cpu", getattr(args, "cpu", None) or "max",
            "-m", args.memory, "-smp", str(args.smp), "-nographic", "-vga", "none",
            "-serial", "stdio", "-monitor", "none", "-nic", "none"]
     if args.boots <= 1 and not args.reset_on:

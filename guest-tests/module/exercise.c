@@ -452,6 +452,7 @@ static int __init dlx_init(void)
 
 static void __exit dlx_exit(void)
 {
+	dlx_bounce_exit();
 }
 
 module_init(dlx_init);

@@ -191,7 +191,29 @@ static inline u32 dlx_elapsed(u64 t0)
 	return d > U32_MAX ? U32_MAX : (u32)d;
 }
 
+/* mapcost.c: per-call samples summed up, and printed as one bench line */
+struct dlx_calls {
+	u32 p50, p90, p99, max;
+	u64 mean;
+};
+void dlx_calls_stats(u32 *ns, unsigned int n, struct dlx_calls *st);
 void dlx_report_calls(const char *tag, const char *op, size_t size, u32 *ns, unsigned int n);
+
+/* bounce.c: swiotlb's copies, counted by a kprobe while it is enabled */
+struct dlx_bounce {
+	u64 to_calls, to_bytes;		/* buffer to bounce slot */
+	u64 from_calls, from_bytes;	/* bounce slot to buffer */
+};
+bool dlx_bounce_enable(bool on);
+void dlx_bounce_read(struct dlx_bounce *b);
+#define DLX_BOUNCE_CALLS	8	/* calls per counting pass */
+bool dlx_bounce_begin(struct dlx_bounce *b0);
+void dlx_bounce_end(const char *op, size_t size, unsigned int calls,
+		    const struct dlx_bounce *b0);
+void dlx_bounce_exit(void);
+
+/* xdpsync.c: mode=mapcost's AF_XDP-like syncs (mapcost_xdp=1) */
+bool dlx_xdp_syncs(struct device *dev, u32 *ns, unsigned int n);
 
 /* races.c, uaf.c, cow.c */
 /* A mode= of the exerciser and what runs it, given the n channels it got. */

@@ -2,18 +2,23 @@
 /*
  * dmalab_exercise, mode=mapcost: what the DMA API costs per call on the DMA
  * engine's device, whatever stands in front of it (no IOMMU, an IOMMU in
- * strict or lazy mode, pass-through).  For each size it times, one call at a
- * time on the guest's clock:
+ * strict or lazy mode, pass-through, swiotlb).  For each size it times, one
+ * call at a time on the guest's clock:
+ *   empty   nothing: the timed region's own cost (two ktime_get_ns() reads
+ *           and the subtraction), which measure.py subtracts from the others
+ *   memcpy  memcpy() of the buffer into another one: the guest CPU's own copy
+ *           of that size, what a bounced map, unmap or sync is made of
  *   map     dma_map_single()      of a fresh mapping
  *   unmap   dma_unmap_single()    of that mapping (strict mode: with its IOTLB
  *                                 invalidation and wait)
  *   sync    dma_sync_single_for_cpu() then _for_device() of one long-lived
  *           mapping, the pair a driver that recycles its buffers calls
- *   memcpy  memcpy() of the buffer into another one: the guest CPU's own copy
- *           of that size, what a bounced map, unmap or sync is made of
- * and prints the median, 90th and 99th percentile and the mean as
- * "# bench-map op=... size=... n=... p50_ns=... p90_ns=... p99_ns=... mean_ns=..."
- * lines.  No DMA runs: the figures are the mapping layer's own.
+ * and prints the mean, median, 90th and 99th percentile and the largest as
+ * "# bench-map op=... size=... n=... p50_ns=... p90_ns=... p99_ns=... max_ns=...
+ * mean_ns=..." lines.  No DMA runs: the figures are the mapping layer's own.
+ * Then, untimed, a few calls of each with swiotlb's copies counted (bounce.c:
+ * "# bench-bounce op=... size=..." lines).  With mapcost_xdp=1, the syncs of
+ * an AF_XDP-like receive path follow (xdpsync.c).
  */
 
 #include <linux/module.h>
@@ -31,6 +36,10 @@
 static unsigned int mapcost_calls = 2000;
 module_param(mapcost_calls, uint, 0444);
 MODULE_PARM_DESC(mapcost_calls, "mapcost: calls timed per operation and size (default 2000)");
+
+static bool mapcost_xdp;
+module_param(mapcost_xdp, bool, 0444);
+MODULE_PARM_DESC(mapcost_xdp, "mapcost: the AF_XDP-like syncs as well (xdpsync.c)");
 
 #define DLX_MAPCOST_MAX_CALLS	100000
 
@@ -60,11 +69,8 @@ static int dlx_cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/*
- * Percentiles of n samples (sorted here) and their mean, as one
- * "# TAG op=... size=..." bench line (offload.c reports its calls the same way).
- */
-void dlx_report_calls(const char *tag, const char *op, size_t size, u32 *ns, unsigned int n)
+/* Percentiles of n samples (sorted here), the largest and their mean. */
+void dlx_calls_stats(u32 *ns, unsigned int n, struct dlx_calls *st)
 {
 	u64 sum = 0;
 	unsigned int i;
@@ -72,14 +78,57 @@ void dlx_report_calls(const char *tag, const char *op, size_t size, u32 *ns, uns
 	sort(ns, n, sizeof(*ns), dlx_cmp_u32, NULL);
 	for (i = 0; i < n; i++)
 		sum += ns[i];
-	pr_info("# %s op=%s size=%zu n=%u p50_ns=%u p90_ns=%u p99_ns=%u mean_ns=%llu\n",
-		tag, op, size, n, ns[n / 2], ns[(u64)n * 90 / 100], ns[(u64)n * 99 / 100],
-		div_u64(sum, n));
+	st->p50 = ns[n / 2];
+	st->p90 = ns[(u64)n * 90 / 100];
+	st->p99 = ns[(u64)n * 99 / 100];
+	st->max = ns[n - 1];
+	st->mean = div_u64(sum, n);
+}
+
+/* The same as one "# TAG op=... size=..." bench line (xdpsync.c's too). */
+void dlx_report_calls(const char *tag, const char *op, size_t size, u32 *ns, unsigned int n)
+{
+	struct dlx_calls st;
+
+	dlx_calls_stats(ns, n, &st);
+	pr_info("# %s op=%s size=%zu n=%u p50_ns=%u p90_ns=%u p99_ns=%u max_ns=%u mean_ns=%llu\n",
+		tag, op, size, n, st.p50, st.p90, st.p99, st.max, st.mean);
 }
 
 static void dlx_mapcost_report(const char *op, size_t size, u32 *ns, unsigned int n)
 {
 	dlx_report_calls("bench-map", op, size, ns, n);
+}
+
+/*
+ * What swiotlb copies per call of each op (nothing without bouncing), in
+ * untimed passes of DLX_BOUNCE_CALLS calls with the probe enabled; dma is
+ * the long-lived mapping of buf that the sync op uses.
+ */
+static void dlx_mapcost_count(struct device *dev, void *buf, size_t size, dma_addr_t dma)
+{
+	dma_addr_t maps[DLX_BOUNCE_CALLS];
+	struct dlx_bounce b0;
+	unsigned int i, n = 0;
+
+	if (!dlx_bounce_begin(&b0))
+		return;
+	for (n = 0; n < DLX_BOUNCE_CALLS; n++) {
+		maps[n] = dma_map_single(dev, buf, size, DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(dev, maps[n]))
+			break;
+	}
+	dlx_bounce_end("map", size, n, &b0);
+	dlx_bounce_begin(&b0);
+	for (i = 0; i < n; i++)
+		dma_unmap_single(dev, maps[i], size, DMA_BIDIRECTIONAL);
+	dlx_bounce_end("unmap", size, n, &b0);
+	dlx_bounce_begin(&b0);
+	for (i = 0; i < DLX_BOUNCE_CALLS; i++) {
+		dma_sync_single_for_cpu(dev, dma, size, DMA_BIDIRECTIONAL);
+		dma_sync_single_for_device(dev, dma, size, DMA_BIDIRECTIONAL);
+	}
+	dlx_bounce_end("sync", size, DLX_BOUNCE_CALLS, &b0);
 }
 
 /* One size: false when a mapping failed (nothing is reported for it then). */
@@ -98,6 +147,11 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 		return false;
 	}
 	memset(buf, 0x5a, size);
+	for (i = 0; i < n; i++) {
+		t0 = ktime_get_ns();
+		a[i] = dlx_elapsed(t0);
+	}
+	dlx_mapcost_report("empty", size, a, n);
 	for (i = 0; i < n; i++) {
 		dlx_mapcost_open(DLX_PROF_MEMCPY, size);
 		t0 = ktime_get_ns();
@@ -141,8 +195,9 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 		a[i] = dlx_elapsed(t0);
 		dlx_mapcost_close();
 	}
-	dma_unmap_single(dev, dma, size, DMA_BIDIRECTIONAL);
 	dlx_mapcost_report("sync", size, a, n);
+	dlx_mapcost_count(dev, buf, size, dma);
+	dma_unmap_single(dev, dma, size, DMA_BIDIRECTIONAL);
 	kfree(buf);
 	return true;
 }
@@ -157,9 +212,12 @@ void dlx_mode_mapcost(unsigned int n)
 	bool ok = a && b;
 	unsigned int i;
 
-	pr_info("1..%zu\n", ARRAY_SIZE(dlx_mapcost_sizes));
+	pr_info("1..%zu\n", ARRAY_SIZE(dlx_mapcost_sizes) + mapcost_xdp);
 	pr_info("# %s: mapcost: device %s, %u calls per operation, guest clock (ktime_get_ns)\n",
 		DLX_NAME, dev_name(dev), calls);
+	if (!dlx_bounce_enable(false))
+		pr_info("# %s: mapcost: no kprobe on swiotlb_bounce: its copies are not counted\n",
+			DLX_NAME);
 	for (i = 0; i < ARRAY_SIZE(dlx_mapcost_sizes); i++) {
 		size_t size = dlx_mapcost_sizes[i];
 		bool done = ok && dlx_mapcost_size(dev, size, a, b, calls);
@@ -167,6 +225,9 @@ void dlx_mode_mapcost(unsigned int n)
 		pr_info("%sok %u map-%zu%s\n", done ? "" : "not ", i + 1, size,
 			ok ? "" : " # no memory for the samples");
 	}
+	if (mapcost_xdp)
+		pr_info("%sok %zu xdp-syncs\n", ok && dlx_xdp_syncs(dev, a, calls) ? "" : "not ",
+			ARRAY_SIZE(dlx_mapcost_sizes) + 1);
 	pr_info("# dmalab-profile windows=%u source=mapcost\n", dlx_mapcost_windows);
 	vfree(a);
 	vfree(b);

@@ -52,22 +52,41 @@ def vtd_variants(configs, sets=(), sweep=None):
     return out
 
 
+# The modelled CPU of dma-api, swiotlb and offload: QEMU's "max" without the fast-string
+# features.  TCG counts one instruction per iteration of a rep movs, so with ERMS (6.1's
+# memcpy is then a rep movsb) or FSRM (6.12's) a copy costs one instruction per byte:
+# 1 ns per byte at 1 ns per instruction, a copy slower than any the CPU does.  Without
+# them Linux copies with its other memcpy (6.1: rep movsq where the CPU has REP_GOOD,
+# else memcpy_orig's loop of 8-byte moves; 6.12: memcpy_orig), at a rate each study
+# measures and reports (its memcpy row: ns per byte at the shift it runs at).
+MODELLED_CPU = "max,-erms,-fsrm"
+
+
 class Study:
     """What a study boots: the exerciser's `mode`, with or without
     pass-through, dmalab-ioat with `engine`'s properties unless --engine says
-    otherwise, `smp` CPUs, `extra` runner arguments (other devices, kernel
-    parameters), by default on the modelled clock -icount `icount`; `quick`
-    the module parameters of its smoke run; and its `tables`.  `matrix(mode,
-    ioat)` gives the configurations (default: the IOMMU set of configs());
-    with `own_clock` each of them sets its own clock, and --icount and
-    --host-clock are refused."""
+    otherwise, `smp` CPUs, QEMU's `cpu` model, `extra` runner arguments (other
+    devices, kernel parameters), by default on the modelled clock -icount
+    `icount`; `quick` the module parameters of its smoke run; its `tables`;
+    `rated`: whether it has an offered rate (--rate, which its spread varies
+    by --rate-spread; by default where a table is keyed by "rate");
+    `expect(runs, labels, tables) -> (lines, failures)`: what --expect-order
+    checks (by default measure_checks.expect_order where a table has a
+    bound).  `matrix(mode, ioat)` gives the
+    configurations (default: the IOMMU set of configs())."""
 
     def __init__(self, mode, pt, engine, tables, smp=None, quick=None, icount=None,
-                 extra=(), matrix=None, own_clock=False):
+                 extra=(), matrix=None, cpu=None, rated=False,
+                 expect=None):
         self.mode, self.pt, self.engine, self.icount = mode, pt, engine, icount
-        self.own_clock = own_clock
+        self.cpu = cpu
         self.smp, self.quick, self.extra = smp, dict(quick or {}), list(extra)
         self.tables = tables
+        # by default: rated where a table is keyed by the rate, and the order strict >
+        # lazy > no IOMMU where a table knows its figures' resolution (iommu-flush)
+        self.rated = rated or any("rate" in t.keys for t in tables)
+        self.expect = expect or (checks.expect_order if any(t.bound for t in tables)
+                                 else None)
         self.matrix = matrix or (lambda mode, ioat: configs(mode, self.pt, ioat))
 
     def configs(self, engine=None):
@@ -76,14 +95,15 @@ class Study:
                 self.matrix(self.mode, "dmalab-ioat" + ("," + engine if engine else ""))]
 
 
-def modelled_clock(shift):
+def modelled_clock(shift, seed=1):
     """The runner's arguments for modelled time: TCG with -icount (guest time counts
     guest instructions, and idle time jumps to the next timer: sleep=off), QEMU's
-    guest random numbers (RDRAND, which -cpu max has) from a fixed seed, and the RTC
+    guest random numbers (RDRAND, which -cpu max has) from a fixed seed (seed: the
+    studies' spread boots more than one), and the RTC
     on virtual time from a fixed date. Without the last two, each boot read the host's
     clock and random numbers: Linux seeds its own generator from both, and waits for
     the RTC's update-in-progress bit to clear, so boots of the same configuration ran
     different instructions and their timer-driven counts (lazy flushes) differed."""
     return ["--accel", "tcg"] + ["--qemu-arg=" + a for a in (
-        "-icount", "shift=%d,sleep=off" % shift, "-seed", "1",
+        "-icount", "shift=%d,sleep=off" % shift, "-seed", str(seed),
         "-rtc", "base=2026-01-01T00:00:00,clock=vm")]
