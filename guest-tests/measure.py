@@ -219,7 +219,8 @@ def main(argv=None):
     args = make_parser().parse_args(argv)
     study = STUDIES[args.study]
     try:
-        configs = vtd_variants(study.configs(args.engine), args.set, args.sweep)
+        configs = vtd_variants(study.configs(args.engine, args.quick), args.set,
+                               args.sweep)
     except ValueError as e:
         print("measure.py: %s" % e, file=sys.stderr)
         return 2

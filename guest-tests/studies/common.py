@@ -67,7 +67,8 @@ class Study:
     pass-through, dmalab-ioat with `engine`'s properties unless --engine says
     otherwise, `smp` CPUs, QEMU's `cpu` model, `extra` runner arguments (other
     devices, kernel parameters), by default on the modelled clock -icount
-    `icount`; `quick` the module parameters of its smoke run; its `tables`;
+    `icount`; `quick` the module parameters of its smoke run (`quick_extra`, when
+    given, its runner arguments in place of `extra`); its `tables`;
     `rated`: whether it has an offered rate (--rate, which its spread varies
     by --rate-spread; by default where a table is keyed by "rate");
     `expect(runs, labels, tables) -> (lines, failures)`: what --expect-order
@@ -77,10 +78,11 @@ class Study:
 
     def __init__(self, mode, pt, engine, tables, smp=None, quick=None, icount=None,
                  extra=(), matrix=None, cpu=None, rated=False,
-                 expect=None):
+                 expect=None, quick_extra=None):
         self.mode, self.pt, self.engine, self.icount = mode, pt, engine, icount
         self.cpu = cpu
         self.smp, self.quick, self.extra = smp, dict(quick or {}), list(extra)
+        self.quick_extra = None if quick_extra is None else list(quick_extra)
         self.tables = tables
         # by default: rated where a table is keyed by the rate, and the order strict >
         # lazy > no IOMMU where a table knows its figures' resolution (iommu-flush)
@@ -89,9 +91,10 @@ class Study:
                                  else None)
         self.matrix = matrix or (lambda mode, ioat: configs(mode, self.pt, ioat))
 
-    def configs(self, engine=None):
+    def configs(self, engine=None, quick=False):
         engine = self.engine if engine is None else engine
-        return [(label, args + self.extra) for label, args in
+        extra = self.quick_extra if quick and self.quick_extra is not None else self.extra
+        return [(label, args + extra) for label, args in
                 self.matrix(self.mode, "dmalab-ioat" + ("," + engine if engine else ""))]
 
 

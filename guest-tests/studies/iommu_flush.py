@@ -51,6 +51,13 @@ def nic_args(drivers=("e1000e", "igb"), sizes=NIC_SIZES):
 
 
 NIC = nic_args()
+# The quick run's NICs: the e1000e pair only.  Two boots of the same configuration
+# with the igb pair end with different counts (a few interrupts, unmaps and
+# translations more or fewer, from the igb workload on: the copies and the e1000e
+# workload before it match), at any host load: igb alone failed --same-counts in
+# 1 of 3 quick runs, e1000e alone in none of 3 (2026-12-03).  The cause, in QEMU's
+# igb or Linux's igb driver under -icount, is not found; --quick's boots must repeat.
+NIC_QUICK = nic_args(("e1000e",))
 
 # The 2008 Intel DMAR thread: gross CPU utilisation at 826 Mbit/s, the same
 # throughput in every mode: 25% strict, 18% deferred (lazy), 11% without the IOMMU.
@@ -196,7 +203,7 @@ STUDY = Study("copycost", True, COPY_ENGINE, [
     smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab_exercise.copycost_sizes":
                   "4096,65536", "dmalab_exercise.copycost_sg_count": 50,
                   "dmalab.pktgen_count": 300, "dmalab.pktgen": "64,1500"},
-    icount=ICOUNT, extra=NIC)
+    icount=ICOUNT, extra=NIC, quick_extra=NIC_QUICK)
 # --quick: the three configurations --expect-order compares, twice each, in under 2 minutes
 STUDY.quick_labels = ("no-iommu", "vtd-lazy", "vtd-strict")
 # The full run's offered rates, copies and packets per second, up to back to back (0)
