@@ -32,6 +32,7 @@
 #define DLX_IOAT_CHANCMD_RESET		0x20
 #define DLX_IOAT_NULL_DESC_CTL		0x20	/* null, no interrupt, no write-back */
 #define DLX_IOAT_CHANSTS_ACTIVE		0x0
+#define DLX_IOAT_CHANSTS_DONE		0x1	/* idle: caught up with DMACOUNT */
 
 struct dlx_chan {
 	struct dma_chan *chan;
