@@ -185,6 +185,17 @@ class IommuFlushWiringTests(unittest.TestCase):
         split = [l.split() for l in out.splitlines() if l.strip().startswith("vtd-strict ")]
         self.assertIn(["vtd-strict", "3,000", "3,000", "1.000", "750", "1500", "3,024"], split)
 
+    def test_quick_boots_the_e1000e_pair_only_and_the_full_run_both(self):
+        # igb's boots do not repeat to the count (studies/iommu_flush.py, NIC_QUICK)
+        _, quick, _ = self.run_main(["--quick", "--repeat", "2", "--same-counts"])
+        _, full, _ = self.run_main(["--rates", "1000"])
+        for _, argv in quick:
+            self.assertIn("e1000e,netdev=dlx-e1000e-tx", " ".join(argv))
+            self.assertNotIn("igb", " ".join(argv))
+        for _, argv in full:
+            self.assertIn("igb,netdev=dlx-igb-tx", " ".join(argv))
+            self.assertIn("dmalab.nics=e1000e,igb", " ".join(argv))
+
     def test_shift_5_says_32_ns(self):
         rc, _, out = self.run_main(["--quick", "--icount", "5"])
         self.assertIn("32 ns per guest instruction, a 31.25-MIPS CPU", out)
