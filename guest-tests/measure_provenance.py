@@ -130,18 +130,28 @@ def source_key():
     return h.hexdigest()[:16]
 
 
+def second_build_paths(initrd, ver, workdir):
+    """(module folder, initramfs) of the second build of `initrd` for kernel `ver`.
+    Named by the kernel: the 6.1 and 6.12 images are both "initramfs.cpio.gz", and two
+    studies of different kernels at once must not use each other's second build (one
+    that did booted 6.1 with 6.12's modules)."""
+    return (os.path.join(workdir, "module-build-b-" + ver),
+            os.path.join(workdir, "%s-%s-build-b.cpio.gz" % (
+                os.path.basename(initrd).split(".")[0], ver)))
+
+
 def second_build(kernel, initrd, workdir, log=print):
     """initrd with the exerciser built again, from the same source, in another folder
-    (workdir/module-build-b): the path of the initramfs it writes beside the first
-    (NAME-build-b.cpio.gz in workdir). Raises RuntimeError when it cannot."""
+    (workdir/module-build-b-VERSION): the path of the initramfs it writes beside the
+    first (NAME-VERSION-build-b.cpio.gz in workdir, VERSION the kernel's). Raises
+    RuntimeError when it cannot."""
     info = image_info(kernel)
     ver, kbuild = info.get("kernel_version"), info.get("kbuild_dir")
     if not ver or not kbuild:
         raise RuntimeError("no image-info.json beside %s: cannot rebuild the exerciser" %
                            kernel)
     key = "\n".join([source_key(), ver, sha256(initrd) or ""])
-    bdir = os.path.join(workdir, "module-build-b")
-    out = os.path.join(workdir, "%s-build-b.cpio.gz" % os.path.basename(initrd).split(".")[0])
+    bdir, out = second_build_paths(initrd, ver, workdir)
     stamp = out + ".stamp"
     try:
         with open(stamp) as f:

@@ -72,6 +72,14 @@ class SpreadTests(unittest.TestCase):
 
 
 class ProvenanceTests(unittest.TestCase):
+    def test_second_builds_of_two_kernels_do_not_share_files(self):
+        a = prov.second_build_paths("/b/guest-tests/initramfs.cpio.gz", "6.1.0-44-amd64", "/m")
+        b = prov.second_build_paths("/b/guest-tests/bpo/initramfs.cpio.gz",
+                                    "6.12.95+deb12-amd64", "/m")
+        self.assertEqual(a, ("/m/module-build-b-6.1.0-44-amd64",
+                             "/m/initramfs-6.1.0-44-amd64-build-b.cpio.gz"))
+        self.assertFalse(set(a) & set(b))
+
     def test_the_last_archive_decides_a_modules_hash(self):
         def archive(files):
             buf = io.BytesIO()

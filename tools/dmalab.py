@@ -23,7 +23,8 @@
                    per chunk copied through dmalab-ioat, waited for, overlapped or
                    ordered, against its own memcpy: the crossover sizes); options go to
                    measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N,
-                   --seeds, --builds, --expect-order);
+                   --seeds, --builds, --expect-order); iommu-flush boots with the
+                   instruction profiler unless --no-profile;
                    --kernel 6.12 boots the backports kernel instead of 6.1
   ./dmalab setup   only install packages (as root)
   ./dmalab build   only build (QEMU with dmalab's devices, unit tests, guest image)
@@ -48,6 +49,8 @@ import testresults  # noqa: E402  (tools/, beside this file)
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("DMALAB_BUILD", REPO / "build"))
+# The TCG plugin that counts guest instructions per kernel function (tools/insn-profile)
+PROFILE_PLUGIN = BUILD / "tools" / "insn-profile" / "libdmalab-profile.so"
 # The models' unit tests again, built with AddressSanitizer and UBSan (no QEMU).
 SAN_BUILD = Path(str(BUILD) + "-san")
 
@@ -224,9 +227,18 @@ def measure(rest):
         # another's (build/measure/iommu-flush-6.12.json ...)
         rest += ["--name", "%s-%s" % (study[1] if study else "dma-api",
                                       "6.12" if image.name == "bpo" else "6.1")]
+    targets = ["qemu/qemu-system-x86_64"]
+    profile = study[1:] == ["iommu-flush"] and "--profile" not in rest
+    if "--no-profile" in rest:
+        rest.remove("--no-profile")
+        profile = False
+    if profile:
+        # iommu-flush explains its figures from instruction profiles (docs/profile.rst):
+        # each configuration's first boot counts guest instructions per kernel function
+        targets.append(str(PROFILE_PLUGIN.relative_to(BUILD)))
+        rest += ["--profile", PROFILE_PLUGIN]
     rel = image.relative_to(BUILD)
-    build(["qemu/qemu-system-x86_64", str(rel / "boot-kernel"), str(rel / initrd)],
-          PLOT_PACKAGES)
+    build(targets + [str(rel / "boot-kernel"), str(rel / initrd)], PLOT_PACKAGES)
     cmd = [sys.executable, REPO / "guest-tests" / "measure.py"] + study + [
         "--qemu", BUILD / "qemu" / "qemu-system-x86_64",
         "--kernel", image / "boot-kernel",
