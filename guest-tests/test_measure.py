@@ -299,6 +299,10 @@ class RowCheckTests(unittest.TestCase):
         summaries["vtd-strict"] = s(2270, 900)     # 10% below no IOMMU's rate
         self.assertEqual(ratios_2008(summaries, list(summaries), t)[0][-1].split()[-1],
                          "differs")
+        # a busy CPU without an IOMMU (pktgen spinning, back to back) is marked
+        summaries["no-iommu"] = s(95000, 1000)
+        self.assertEqual(ratios_2008(summaries, list(summaries), t)[0][-1].split()[-2:],
+                         ["differs", "saturated"])
 
     def test_swiotlb_bounced_only_where_forced(self):
         check = measure.checks.swiotlb_row
