@@ -273,8 +273,11 @@ def main(argv=None):
                   "dmalab_exercise.offload_calls": args.calls // 4,
                   "dmalab_exercise.copycost_rate": rate, "dmalab.pktgen_rate": rate}
         if args.rates:
-            params.update({"dmalab_exercise.copycost_rates": args.rates,
-                           "dmalab.pktgen_rate": args.rates})
+            # the reference boots run the whole sweep; the spread's boots (another seed,
+            # the second build) the nominal rate only, the figure their range is for
+            sweep = args.rates if vname == "ref" else str(rate)
+            params.update({"dmalab_exercise.copycost_rates": sweep,
+                           "dmalab.pktgen_rate": sweep})
         if args.quick:
             params.update(study.quick)
         clock = ["--append", " ".join("%s=%s" % kv for kv in params.items())]
@@ -284,7 +287,8 @@ def main(argv=None):
             clock += modelled_clock(args.icount, seed)
         else:
             clock += ["--qemu-arg=-seed", "--qemu-arg=%d" % seed]
-        if args.profile:
+        if args.profile and label not in profiles:
+            # each configuration's first boot, the one its profile is read from
             clock += ["--profile-plugin", os.path.abspath(args.profile)]
         boot, results, bad = runner.bench_boot(
             rp,

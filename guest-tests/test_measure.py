@@ -8,6 +8,7 @@ import contextlib
 import io
 import os
 import sys
+import tempfile
 import unittest
 import unittest.mock
 
@@ -195,6 +196,24 @@ class IommuFlushWiringTests(unittest.TestCase):
         for _, argv in full:
             self.assertIn("igb,netdev=dlx-igb-tx", " ".join(argv))
             self.assertIn("dmalab.nics=e1000e,igb", " ".join(argv))
+
+    def test_the_spread_boots_the_nominal_rate_and_only_first_boots_are_profiled(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b = os.path.join(tmp, "b.cpio.gz")
+            with unittest.mock.patch.object(measure.prov, "second_build",
+                                            lambda k, i, d: b), \
+                    unittest.mock.patch.object(measure.studies.profiles, "load",
+                                               unittest.mock.Mock(side_effect=OSError)):
+                _, argvs, out = self.run_main(["--profile", "p.so"])
+        rates = {}
+        for label, argv in argvs:
+            line = " ".join(argv)
+            rates[label] = (line.split("copycost_rates=")[1].split()[0],
+                            "--profile-plugin" in argv)
+        self.assertEqual(rates["no-iommu"], ("1000,2000,5000,10000,0", True))
+        self.assertEqual(rates["no-iommu [seed=2]"], ("1000", False))
+        self.assertEqual(rates["vtd-strict [build=b]"], ("1000", False))
+        self.assertEqual(len(argvs), 3 * 6)
 
     def test_shift_5_says_32_ns(self):
         rc, _, out = self.run_main(["--quick", "--icount", "5"])
