@@ -248,6 +248,8 @@ def main(argv=None):
         return 2
     variants = spread(args, study)
     nominal = variants[0][3]
+    # read before the boots: the tree (and its commit) can change during a long run
+    provenance = prov.provenance(args.qemu, args.kernel, os.path.abspath(args.initrd))
     initrds = {"a": os.path.abspath(args.initrd)}
     if any(v[2] == "b" for v in variants):
         try:
@@ -374,7 +376,7 @@ def main(argv=None):
                 "set": args.set, "sweep": args.sweep, "rate": args.rate,
                 "spread": [dict(zip(("name", "seed", "build", "rate"), v))
                            for v in variants],
-                "provenance": prov.provenance(args.qemu, args.kernel, initrds["a"]),
+                "provenance": provenance,
                 "builds": {b: {"initrd": p, "initrd_sha256": prov.sha256(p),
                                "modules_sha256": prov.initrd_modules(p)
                                if os.path.isfile(p) else {}}
