@@ -5,7 +5,8 @@
  * buffer pair mapped and unmapped with the DMA API as a driver would
  * (dma_map_single, prep, submit, wait for the callback, dma_unmap_single), at
  * each offered rate of copycost_rates (copies per second; 0: back to back, for
- * copycost_b2b_ms), for copycost_ms at each of copycost_sizes.  The thread
+ * copycost_b2b_ms), for copycost_ms at each of copycost_sizes (or, with
+ * copycost_count, for that many copies at every rate).  The thread
  * wakes once per batch of copies (copycost_batch; by default rate / HZ, so
  * once per tick, at least one copy) and makes them one after the other (each
  * waits for its interrupt), so the pacing's own sleep and wake-up is shared
@@ -60,6 +61,10 @@ MODULE_PARM_DESC(copycost_ms, "copycost: how long each paced rate and size runs 
 static unsigned int copycost_b2b_ms = 200;
 module_param(copycost_b2b_ms, uint, 0444);
 MODULE_PARM_DESC(copycost_b2b_ms, "copycost: how long each size runs back to back (default 200 ms)");
+
+static unsigned int copycost_count;
+module_param(copycost_count, uint, 0444);
+MODULE_PARM_DESC(copycost_count, "copycost: copies per window, at every rate, in place of copycost_ms and copycost_b2b_ms (default 0: by time)");
 
 static unsigned int copycost_batch;
 module_param(copycost_batch, uint, 0444);
@@ -134,7 +139,7 @@ struct dlx_window {
 
 /*
  * One window at the offered rate (copycost_ms, or copycost_b2b_ms back to
- * back): a batch of copies of len bytes in each slot of batch / rate seconds,
+ * back; or copycost_count copies): a batch of copies of len bytes in each slot of batch / rate seconds,
  * or (copy false) nothing, which measures what the pacing itself (the sleeps
  * and wake-ups) costs the CPUs.
  */
@@ -163,9 +168,12 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, uns
 	io0 = dlx_idle_us(true);
 	t0 = ktime_get_ns();
 	next = t0 + (period && period % TICK_NSEC == 0 ? TICK_NSEC : period) / 2;
-	while (w.ok && (now = ktime_get_ns()) - t0 < ms * NSEC_PER_MSEC) {
+	while (w.ok) {
 		dma_addr_t s, d;
 
+		now = ktime_get_ns();
+		if (!copycost_count && now - t0 >= ms * NSEC_PER_MSEC)
+			break;
 		if (period && now < next) {
 			u64 us = div_u64(next - now, NSEC_PER_USEC);
 
@@ -173,6 +181,15 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, uns
 				usleep_range(us, us + 10);
 			continue;
 		}
+		/*
+		 * copycost_count: as many copies (or pacing slots' worth) at
+		 * every rate, so that a fast rate costs the host no more
+		 * emulation than a slow one; the window ends where the last
+		 * slot does, as a timed one ends a whole number of slots
+		 */
+		if (copycost_count &&
+		    (copy ? w.copies : w.slots * (period ? batch : 1)) >= copycost_count)
+			break;
 		next += period;
 		w.slots++;
 		for (i = 0; copy && w.ok && i < (period ? batch : 1); i++) {
