@@ -110,9 +110,9 @@ def ratios_2008(summaries, labels, t):
                     fam, mode, tail), metric=t.primary + ":ratio_2008", value=round(
                         s[0] / b[0], 4)))
             row.append("equal" if equal else "differs")
-            # at 90% or more the CPU is the bottleneck, or busy by design: back to back,
-            # and pktgen below 100 us between packets, which it spins out rather than
-            # sleeps (net/core/pktgen.c, spin()): a rate of 10,000/s is such a gap
+            # at 90% or more the CPU is the bottleneck (back to back); the ratios are
+            # then of work done at different rates (init.sh offers pktgen no rate at
+            # which it would spin between packets, which would read 100% busy too)
             row.append("saturated" if b[3][util] >= SATURATED_PPM else "")
             body.append(row)
     return (["%s: gross CPU per operation over no IOMMU's (= utilisation's ratio at equal "
