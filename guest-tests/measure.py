@@ -301,7 +301,7 @@ def measure_boot(args, study, rp, initrds, variant, config):
         args.log_dir and os.path.join(args.log_dir, "%s-%s%s.log" % (
             args.name, label, "" if vname == "ref" else "-" + vname.replace("%", ""))),
         args.verbose)
-    rows = sum((facts["bench"] for _, facts, _ in results), [])
+    rows = sum((facts.bench for _, facts, _ in results), [])
     return boot, rows, list(bad)
 
 
