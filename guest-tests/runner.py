@@ -133,6 +133,17 @@ def run_once(args, seed=None, announce=True):
 
 def make_parser():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_guest_options(ap)
+    add_judge_options(ap)
+    add_tool_options(ap)
+    # Not an option: a registry entry's Expectations, which main() is given by
+    # scenarios.py and the expectation options above add to.
+    ap.set_defaults(registry_expect=Expectations())
+    return ap
+
+
+def add_guest_options(ap):
+    """The machine, the guest and its exerciser."""
     ap.add_argument("--qemu", help="qemu-system-x86_64 binary")
     ap.add_argument("--kernel", help="guest kernel (vmlinuz from image.py)")
     ap.add_argument("--initrd", help="initramfs.cpio.gz from image.py")
@@ -164,6 +175,10 @@ def make_parser():
     ap.add_argument("--seed", type=int,
                     help="exerciser PRNG seed (default: the module's; "
                          "with --repeat, the boot number)")
+
+
+def add_judge_options(ap):
+    """The run, and what it must show."""
     ap.add_argument("--expect-channels", type=int,
                     help="exact number of DMA channels the guest must see "
                          "(default 4; -1 to skip the check)")
@@ -233,6 +248,10 @@ def make_parser():
                     help="a KTAP 'ok N NAME # SKIP' passes (NAME a regex the "
                          "whole test name must match; repeatable); any other "
                          "skipped test fails the boot")
+
+
+def add_tool_options(ap):
+    """The race detector, the profiler, reports, counters and the accelerator."""
     ap.add_argument("--race-plugin", metavar="SO",
                     help="load the DMA race detector (libdmalab-race.so) with a "
                          "table shared with dmalab-ioat; its reports are "
@@ -271,10 +290,6 @@ def make_parser():
                          "and says why, and --accel kvm is refused")
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="stream the serial console while it runs")
-    # Not an option: a registry entry's Expectations, which main() is given by
-    # scenarios.py and the expectation options above add to.
-    ap.set_defaults(registry_expect=Expectations())
-    return ap
 
 
 def given(value, base):

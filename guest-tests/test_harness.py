@@ -422,6 +422,26 @@ class QemuProcessTests(unittest.TestCase):
         boot = runner.run_qemu(["/nonexistent/qemu"], 5, False)
         self.assertEqual(boot.rc, 127)
 
+    def test_qmp_is_on_the_command_line_only_when_a_run_needs_it(self):
+        from harness.qemu import QemuRun
+        cmd = ["/nonexistent/qemu", "-accel", "tcg"]
+        self.assertEqual(QemuRun(cmd, 5, False).cmd, cmd)
+        for kwargs, action in (({"counters": True}, False), ({"probe": True}, False),
+                               ({"boots": 2}, False),
+                               ({"counters": True, "boots": 2}, True),
+                               ({"counters": True, "reset_on": re.compile("x")}, True)):
+            with self.subTest(**{k: str(v) for k, v in kwargs.items()}):
+                run = QemuRun(cmd, 5, False, **kwargs)
+                self.assertEqual(run.cmd[:3], cmd)
+                self.assertEqual(run.cmd[3:6], ["-qmp", "unix:%s,server=on,wait=off" %
+                                                run.qmp_path, "-no-shutdown"])
+                self.assertEqual(run.cmd[6:], ["-action", "reboot=shutdown"] if action
+                                 else [])
+                # a QEMU that does not start leaves no QMP folder behind
+                self.assertTrue(os.path.isdir(run.qmp_dir))
+                self.assertEqual(run.run().rc, 127)
+                self.assertFalse(os.path.exists(run.qmp_dir))
+
 
 class FaultLogTests(unittest.TestCase):
     LOG = "0 100ns rule=a kind=reorder unit=0 key=64\n1 200ns rule=a kind=reorder unit=0 key=128\n"

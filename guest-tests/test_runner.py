@@ -70,6 +70,21 @@ class JudgeTests(unittest.TestCase):
         self.assertEqual(len(facts.chan_stats), 4)
         self.assertEqual(facts.kernel, "6.1.0-57-amd64")
 
+    def test_facts_are_a_typed_result(self):
+        facts = self.assertPass(GOOD)
+        self.assertIsInstance(facts, runner.Facts)
+        self.assertEqual((facts.bound, facts.channels, facts.channel_names),
+                         ([("0000:00:03.0", "0x8086", "0x2021")], 4,
+                          ["dma0chan0", "dma0chan1", "dma0chan2", "dma0chan3"]))
+        self.assertEqual((facts.init_seen, facts.init_uptime, facts.done,
+                          facts.exercise_rc, facts.ex_channels),
+                         (0.0, 2.5, True, 0, 4))
+        self.assertEqual((facts.errors, facts.dmalab_errors, facts.allowed, facts.skipped),
+                         ([], [], [], []))
+        self.assertEqual((facts.ktap["plan"], sorted(facts.ktap["results"])), (4, [1, 2, 3, 4]))
+        # a fresh Facts shares no list with another
+        self.assertIsNot(runner.Facts().bench, runner.Facts().bench)
+
     def test_timestamps_and_prefix(self):
         stamped = "".join("[%5d.%06d] %s\n" % (i, i, l)
                           for i, l in enumerate(GOOD.splitlines()))
