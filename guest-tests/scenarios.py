@@ -138,6 +138,7 @@ def run(name, entry, rest, program=None):
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, prog, name] + rest)
     import runner
+    sys.argv[0] = os.path.join(HERE, "runner.py")    # its usage and errors name it
     return runner.main(runner_args(entry) + rest, Expectations.from_entry(entry))
 
 
