@@ -337,8 +337,7 @@ def run_setup(args):
         unread = None
     disk = getattr(args, "disk", None)
     return RunSetup(scenario=args.scenario, boots=args.boots, reset_on=args.reset_on,
-                    timeout=args.timeout, saved_log=bool(args.judge_log),
-                    no_counters=unread, virtio_disk=args.virtio_disk,
+                    timeout=args.timeout, counters_unread=unread, virtio_disk=args.virtio_disk,
                     disk_sha256=disk[1] if disk else None)
 
 

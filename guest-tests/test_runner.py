@@ -70,6 +70,19 @@ class JudgeTests(unittest.TestCase):
         self.assertEqual(len(facts.chan_stats), 4)
         self.assertEqual(facts.kernel, "6.1.0-57-amd64")
 
+    def test_run_setup_says_why_the_counters_were_not_read(self):
+        for argv, why in ((["--judge-log", "x"], "a saved log"),
+                          (["--qemu", "q", "--no-counters"], "--no-counters"),
+                          (["--qemu", "q", "--device", "none"], "no dmalab device"),
+                          (["--qemu", "q"], None),
+                          (["--qemu", "q", "--device", "dmalab-vtd"], None)):
+            setup = runner.run_setup(runner.make_parser().parse_args(argv))
+            self.assertEqual(setup.counters_unread, why, argv)
+        setup = runner.run_setup(runner.make_parser().parse_args(
+            ["--qemu", "q", "--scenario", "boot", "--boots", "3", "--timeout", "20",
+             "--reset-on", "^x$", "--virtio-disk", "4"]))
+        self.assertEqual(setup, runner.RunSetup("boot", 3, "^x$", 20.0, None, 4, None))
+
     def test_facts_are_a_typed_result(self):
         facts = self.assertPass(GOOD)
         self.assertIsInstance(facts, runner.Facts)

@@ -116,15 +116,14 @@ def split_boots(boot):
 @dataclass(frozen=True)
 class RunSetup:
     """How a run was made, as far as judging it needs: the exerciser's scenario, the
-    boots in one QEMU run, the timeout per boot, whether the log was a saved one, why
-    no device counters were read (None: they were wanted), the virtio disk's MiB and
-    the sha256 of its contents (None: computed from disk_data)."""
+    boots in one QEMU run, the timeout per boot, why the device counters were not
+    read (None: they were wanted), the virtio disk's MiB and the sha256 of its
+    contents (None: computed from disk_data)."""
     scenario: str = "memcpy"
     boots: int = 1
     reset_on: Optional[str] = None
     timeout: float = 300
-    saved_log: bool = False
-    no_counters: Optional[str] = None
+    counters_unread: Optional[str] = None
     virtio_disk: int = 0
     disk_sha256: Optional[str] = None
 
@@ -456,11 +455,11 @@ def judge_counters(facts, boot, setup, counters):
         return ["QMP: %s" % boot.qmp_error]
     if boot.device_stats is None:
         named = counters.named()
-        if setup.no_counters:
+        if setup.counters_unread:
             # A saved log has no counters; nor has a run without a dmalab
             # device or with --no-counters.  Only what was asked for fails.
             return ["the device counters were not read (%s): cannot check %s" % (
-                setup.no_counters, ", ".join(named))] if named else []
+                setup.counters_unread, ", ".join(named))] if named else []
         # Every boot of a live run has them: read at its power-off, at its
         # --reset-on marker, or at its guest reset (held back for that).
         return ["QMP: the device counters were wanted but not read (QEMU "
