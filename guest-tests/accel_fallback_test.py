@@ -10,7 +10,8 @@ pass the same boot under TCG. Where KVM runs the guest there is no fall-back to
 see: the test exits 77 (skipped) and says so; runner-selftest checks the
 fall-back on every host with a scripted QEMU that fails under -accel kvm.
 
-Usage: accel_fallback_test.py RUNNER_ARGS... (handed to runner.py)."""
+Usage: accel_fallback_test.py NAME RUNNER_ARGS...: the registry's scenario NAME,
+run with runner.py (scenarios.py runner NAME RUNNER_ARGS...)."""
 
 import os
 import re
@@ -23,8 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def main():
     env = dict(os.environ, DMALAB_KVM_PROBE="skip")
     env.pop("DMALAB_ACCEL", None)
-    res = subprocess.run([sys.executable, os.path.join(HERE, "runner.py"),
-                          "--accel", "auto"] + sys.argv[1:],
+    res = subprocess.run([sys.executable, os.path.join(HERE, "scenarios.py"), "runner",
+                          sys.argv[1], "--accel", "auto"] + sys.argv[2:],
                          env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     out = res.stdout

@@ -195,7 +195,7 @@ def main(argv=None):
             (after.ru_stime - before.ru_stime)
         moved = sum(d["bytes"] for d in runner.ioat_stats(boot))
         failed += bad
-        bench_lines = sum((facts["bench"] for _, facts, _ in results), [])
+        bench_lines = sum((facts.bench for _, facts, _ in results), [])
         if not bad and not bench_lines:
             failed.append((label, ["no '# bench' lines from the guest"]))
         runs[label].append((bench_lines, (label, cpu, boot.wall, moved)))

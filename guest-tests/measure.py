@@ -215,22 +215,22 @@ def clock_words(icount, study):
     return "host-driven guest time (not a hardware time)"
 
 
-def main(argv=None):
-    args = make_parser().parse_args(argv)
-    study = STUDIES[args.study]
+def settle(args, study):
+    """Fills in the study's defaults (clock, rates, repeat) and checks the options
+    against each other: the configurations to boot, or None after saying why not."""
     try:
         configs = vtd_variants(study.configs(args.engine, args.quick), args.set,
                                args.sweep)
     except ValueError as e:
         print("measure.py: %s" % e, file=sys.stderr)
-        return 2
+        return None
     if args.icount is None and not args.host_clock:
         args.icount = study.icount
     if args.rate is None and not args.quick and args.rates is None:
         args.rates = getattr(study, "rates", None)
     if args.same_counts and args.icount is None:
         print("measure.py: --same-counts needs the modelled clock", file=sys.stderr)
-        return 2
+        return None
     if args.quick:
         keep = getattr(study, "quick_labels", None)
         configs = [c for c in configs if not keep or c[0].split(",")[0] in keep]
@@ -240,94 +240,126 @@ def main(argv=None):
         # one boot per variant has nothing to compare with
         print("measure.py: --same-counts compares the boots of each configuration: it "
               "needs --repeat 2 or more", file=sys.stderr)
-        return 2
-    modelled = args.icount is not None
-    if args.expect_order and not (modelled and study.expect):
+        return None
+    if args.expect_order and not (args.icount is not None and study.expect):
         print("measure.py: --expect-order needs the modelled clock and a study whose "
               "figures come in an order (%s has none)" % args.study, file=sys.stderr)
-        return 2
-    variants = spread(args, study)
-    nominal = variants[0][3]
-    # read before the boots: the tree (and its commit) can change during a long run
-    provenance = prov.provenance(args.qemu, args.kernel, os.path.abspath(args.initrd))
+        return None
+    return configs
+
+
+def initrd_builds(args, variants):
+    """{build: initrd}: the image's, and the second build's when a variant boots it."""
     initrds = {"a": os.path.abspath(args.initrd)}
     if any(v[2] == "b" for v in variants):
-        try:
-            initrds["b"] = prov.second_build(args.kernel, initrds["a"],
-                                             args.log_dir or os.path.dirname(initrds["a"]))
-        except (RuntimeError, OSError) as e:
-            print("measure.py: %s" % e, file=sys.stderr)
-            return 2
+        initrds["b"] = prov.second_build(args.kernel, initrds["a"],
+                                         args.log_dir or os.path.dirname(initrds["a"]))
+    return initrds
+
+
+def clock_args(args, study, variant, profile):
+    """The runner arguments of one boot's guest parameters, CPUs and clock; `profile`:
+    whether it carries the instruction profiler."""
+    vname, seed, _, rate = variant
+    # cryptomgr.notests=1: no crypto self-tests.  The kernel runs them in a thread
+    # when an algorithm is first used, as when it checks the exerciser's signature;
+    # on 6.12 under -icount that thread ran through the whole measurement and took
+    # every idle moment of its one CPU (the copy workload read no idle time at all).
+    params = {"cryptomgr.notests": 1,
+              "dmalab_exercise.mapcost_calls": args.calls,
+              "dmalab_exercise.offload_calls": args.calls // 4,
+              "dmalab_exercise.copycost_rate": rate, "dmalab.pktgen_rate": rate}
+    if args.rates:
+        # the reference boots run the whole sweep; the spread's boots (another seed,
+        # the second build) the nominal rate only, the figure their range is for
+        sweep = args.rates if vname == "ref" else str(rate)
+        params.update({"dmalab_exercise.copycost_rates": sweep,
+                       "dmalab.pktgen_rate": sweep})
+    if args.quick:
+        params.update(study.quick)
+    clock = ["--append", " ".join("%s=%s" % kv for kv in params.items())]
+    if study.smp:
+        clock += ["--smp", str(study.smp)]
+    if args.icount is not None:
+        clock += modelled_clock(args.icount, seed)
+    else:
+        clock += ["--qemu-arg=-seed", "--qemu-arg=%d" % seed]
+    if args.profile and profile:
+        clock += ["--profile-plugin", os.path.abspath(args.profile)]
+    return clock
+
+
+def measure_boot(args, study, rp, initrds, variant, config, profile):
+    """Boots one configuration in one variant of the spread, with the instruction
+    profiler if `profile`: (boot, its bench rows, failures)."""
+    (vname, seed, build, rate), (label, extra) = variant, config
+    boot, results, bad = runner.bench_boot(
+        rp,
+        ["--qemu", os.path.abspath(args.qemu),
+         "--kernel", os.path.abspath(args.kernel),
+         "--initrd", initrds[build],
+         "--name", "%s-%s" % (args.name, label),
+         "--timeout", str(args.timeout)] +
+        (["--cpu", study.cpu] if study.cpu else []) + extra +
+        clock_args(args, study, variant, profile) + args.runner_arg,
+        label if vname == "ref" else "%s [%s]" % (label, vname),
+        args.log_dir and os.path.join(args.log_dir, "%s-%s%s.log" % (
+            args.name, label, "" if vname == "ref" else "-" + vname.replace("%", ""))),
+        args.verbose)
+    rows = sum((facts.bench for _, facts, _ in results), [])
+    return boot, rows, list(bad)
+
+
+def check_rows(study, label, rows, booted, modelled):
+    """What one boot's rows must show (measure_checks.py), and that every table of
+    the configuration got its lines when the boot passed."""
+    failed = []
+    for t in study.tables:
+        if booted and t.wants(label) and not any(tag == t.tag for tag, _ in rows):
+            failed.append((label, ["no '# %s' lines from the guest" % t.tag]))
+        for tag, f in rows:
+            wrong = t.check(label, f, modelled) if t.check and tag == t.tag else []
+            failed += [(label, [w]) for w in wrong]
+    return failed
+
+
+def run_boots(args, study, configs, variants, initrds):
+    """Every boot, --repeat rounds of every variant of every configuration:
+    (runs, counters, names, profiles, failures), the first three by label."""
     rp = runner.make_parser()
+    nominal = variants[0][3]
     failed = []
     profiles = {}
     runs = {label: [] for label, _ in configs}
     counters = {label: [] for label, _ in configs}
     names = {label: [] for label, _ in configs}
-    boots = [(v, c) for _ in range(args.repeat) for v in variants for c in configs]
-    for (vname, seed, build, rate), (label, extra) in boots:
-        # cryptomgr.notests=1: no crypto self-tests.  The kernel runs them in a thread
-        # when an algorithm is first used, as when it checks the exerciser's signature;
-        # on 6.12 under -icount that thread ran through the whole measurement and took
-        # every idle moment of its one CPU (the copy workload read no idle time at all).
-        params = {"cryptomgr.notests": 1,
-                  "dmalab_exercise.mapcost_calls": args.calls,
-                  "dmalab_exercise.offload_calls": args.calls // 4,
-                  "dmalab_exercise.copycost_rate": rate, "dmalab.pktgen_rate": rate}
-        if args.rates:
-            # the reference boots run the whole sweep; the spread's boots (another seed,
-            # the second build) the nominal rate only, the figure their range is for
-            sweep = args.rates if vname == "ref" else str(rate)
-            params.update({"dmalab_exercise.copycost_rates": sweep,
-                           "dmalab.pktgen_rate": sweep})
-        if args.quick:
-            params.update(study.quick)
-        clock = ["--append", " ".join("%s=%s" % kv for kv in params.items())]
-        if study.smp:
-            clock += ["--smp", str(study.smp)]
-        if args.icount is not None:
-            clock += modelled_clock(args.icount, seed)
-        else:
-            clock += ["--qemu-arg=-seed", "--qemu-arg=%d" % seed]
-        if args.profile and label not in profiles:
-            # each configuration's first boot, the one its profile is read from
-            clock += ["--profile-plugin", os.path.abspath(args.profile)]
-        boot, results, bad = runner.bench_boot(
-            rp,
-            ["--qemu", os.path.abspath(args.qemu),
-             "--kernel", os.path.abspath(args.kernel),
-             "--initrd", initrds[build],
-             "--name", "%s-%s" % (args.name, label),
-             "--timeout", str(args.timeout)] +
-            (["--cpu", study.cpu] if study.cpu else []) + extra + clock + args.runner_arg,
-            label if vname == "ref" else "%s [%s]" % (label, vname),
-            args.log_dir and os.path.join(args.log_dir, "%s-%s%s.log" % (
-                args.name, label, "" if vname == "ref" else "-" + vname.replace("%", ""))),
-            args.verbose)
+    for variant, config in [(v, c) for _ in range(args.repeat) for v in variants
+                            for c in configs]:
+        label, rate = config[0], variant[3]
+        # each configuration's first boot carries the profiler, the one its profile is
+        # read from
+        boot, rows, bad = measure_boot(args, study, rp, initrds, variant, config,
+                                       label not in profiles)
         failed += bad
         if args.profile and label not in profiles:
             profiles[label] = getattr(boot, "profile", None)
-        rows = sum((facts["bench"] for _, facts, _ in results), [])
         if rate != nominal:
             # the spread's rate boots count towards the nominal rate's figures (tables
             # keyed by the rate); the rate the boot offered stays beside it
             rows = [(tag, dict(f, rate=str(nominal), offered_rate=f["rate"])
                      if f.get("rate") == str(rate) else f) for tag, f in rows]
-        for t in study.tables:
-            if not bad and t.wants(label) and not any(tag == t.tag for tag, _ in rows):
-                failed.append((label, ["no '# %s' lines from the guest" % t.tag]))
-            for tag, f in rows:
-                wrong = t.check(label, f, modelled) if t.check and tag == t.tag else []
-                failed += [(label, [w]) for w in wrong]
+        failed += check_rows(study, label, rows, not bad, args.icount is not None)
         runs[label].append(rows)
         counters[label].append(unit_counters(boot))
-        names[label].append(vname)
-    labels = list(dict.fromkeys(label for label, _ in configs))
-    clock_text = clock_words(args.icount, study)
-    print("==== %s: medians of %d boots per configuration (%s), %s ====" % (
-        args.study, len(variants) * args.repeat, ", ".join(v[0] for v in variants),
-        clock_text))
+        names[label].append(variant[0])
+    return runs, counters, names, profiles, failed
+
+
+def print_tables(args, study, labels, runs, counters, profiles):
+    """The study's tables, derived lines, the devices' counters and its explanation:
+    (summary rows, failures)."""
     rows = []
+    failed = []
     for t in study.tables:
         summaries = {label: summarise(runs[label], t) for label in labels}
         for line in table(summaries, labels, t, "%d ns per guest instruction" % (
@@ -348,6 +380,13 @@ def main(argv=None):
             failed.append(("profile", ["no profile: %s" % e]))
             loaded = {}
         print("\n".join(study.explain(runs, counters, labels, args.icount, loaded)))
+    return rows, failed
+
+
+def compare_boots(args, study, labels, runs, counters, names):
+    """--expect-order, and how the boots of each configuration differ (--same-counts
+    fails when their device counters do, or were not read): the failures."""
+    failed = []
     if args.expect_order:
         lines, wrong = study.expect(runs, labels, study.tables)
         print("\n".join(lines))
@@ -365,32 +404,68 @@ def main(argv=None):
             # no counters compare equal to no counters: that is not the same counts
             failed.append(("same-counts", ["no device counters were read in a boot of: " +
                                            ", ".join(unread)]))
+    return failed
+
+
+def save_results(args, study, configs, variants, initrds, clock_text, results):
+    """NAME.json, NAME.csv and the plots in --log-dir; results is (summary rows,
+    runs, counters, names, provenance) with the middle three by label."""
+    rows, runs, counters, names, provenance = results
+    labels = list(dict.fromkeys(label for label, _ in configs))
+    stem = os.path.join(args.log_dir, args.name)
+    meta = {"study": args.study, "repeat": args.repeat,
+            "clock": "icount-%d" % args.icount if args.icount is not None else "host",
+            "clock_text": clock_text,
+            "ns_per_insn": 2 ** args.icount if args.icount is not None else None,
+            "cpu": study.cpu or "max", "smp": study.smp or 2,
+            "kernel": os.path.abspath(args.kernel), "configs": dict(configs),
+            "set": args.set, "sweep": args.sweep, "rate": args.rate,
+            "spread": [dict(zip(("name", "seed", "build", "rate"), v))
+                       for v in variants],
+            "provenance": provenance,
+            "builds": {b: {"initrd": p, "initrd_sha256": prov.sha256(p),
+                           "modules_sha256": prov.initrd_modules(p)
+                           if os.path.isfile(p) else {}}
+                       for b, p in initrds.items()}}
+    meta["kernel_version"] = prov.image_info(args.kernel).get("kernel_version")
+    write_results(stem, meta, rows,
+                  {label: [[{"tag": tag, **f} for tag, f in boot] for boot in runs[label]]
+                   for label in labels}, counters, names)
+    print("results: %s.json, %s.csv" % (stem, stem))
+    try:
+        print("plots: %s" % ", ".join(plots.render(meta, rows, stem)))
+    except ImportError:
+        print("plots: not rendered, python3-matplotlib is not installed "
+              "(./dmalab measure and ./dmalab test install it)")
+
+
+def main(argv=None):
+    args = make_parser().parse_args(argv)
+    study = STUDIES[args.study]
+    configs = settle(args, study)
+    if configs is None:
+        return 2
+    variants = spread(args, study)
+    try:
+        initrds = initrd_builds(args, variants)
+    except (RuntimeError, OSError) as e:
+        print("measure.py: %s" % e, file=sys.stderr)
+        return 2
+    # read before the boots: the tree (and its commit) can change during a long run
+    provenance = prov.provenance(args.qemu, args.kernel, initrds["a"])
+    runs, counters, names, profiles, failed = run_boots(args, study, configs, variants,
+                                                        initrds)
+    labels = list(dict.fromkeys(label for label, _ in configs))
+    clock_text = clock_words(args.icount, study)
+    print("==== %s: medians of %d boots per configuration (%s), %s ====" % (
+        args.study, len(variants) * args.repeat, ", ".join(v[0] for v in variants),
+        clock_text))
+    rows, bad = print_tables(args, study, labels, runs, counters, profiles)
+    failed += bad
+    failed += compare_boots(args, study, labels, runs, counters, names)
     if args.log_dir:
-        stem = os.path.join(args.log_dir, args.name)
-        meta = {"study": args.study, "repeat": args.repeat,
-                "clock": "icount-%d" % args.icount if args.icount is not None else "host",
-                "clock_text": clock_text,
-                "ns_per_insn": 2 ** args.icount if args.icount is not None else None,
-                "cpu": study.cpu or "max", "smp": study.smp or 2,
-                "kernel": os.path.abspath(args.kernel), "configs": dict(configs),
-                "set": args.set, "sweep": args.sweep, "rate": args.rate,
-                "spread": [dict(zip(("name", "seed", "build", "rate"), v))
-                           for v in variants],
-                "provenance": provenance,
-                "builds": {b: {"initrd": p, "initrd_sha256": prov.sha256(p),
-                               "modules_sha256": prov.initrd_modules(p)
-                               if os.path.isfile(p) else {}}
-                           for b, p in initrds.items()}}
-        meta["kernel_version"] = prov.image_info(args.kernel).get("kernel_version")
-        write_results(stem, meta, rows,
-                      {label: [[{"tag": tag, **f} for tag, f in boot] for boot in runs[label]]
-                       for label in labels}, counters, names)
-        print("results: %s.json, %s.csv" % (stem, stem))
-        try:
-            print("plots: %s" % ", ".join(plots.render(meta, rows, stem)))
-        except ImportError:
-            print("plots: not rendered, python3-matplotlib is not installed "
-                  "(./dmalab measure and ./dmalab test install it)")
+        save_results(args, study, configs, variants, initrds, clock_text,
+                     (rows, runs, counters, names, provenance))
     return runner.verdict(args.name, failed)
 
 

@@ -28,11 +28,11 @@ import runner  # noqa: E402
 MEASURES = [
     # (label, unit, function of (boot, facts) giving the value or None)
     ("boot to power-off (host wall)", "s", lambda b, f: b.wall),
-    ("QEMU start to /init (host wall)", "s", lambda b, f: f.get("init_seen")),
+    ("QEMU start to /init (host wall)", "s", lambda b, f: f.init_seen),
     ("guest CPU memcpy (guest clock)", "MB/s",
-     lambda b, f: (f.get("cpu") or {}).get("mbps")),
+     lambda b, f: (f.cpu or {}).get("mbps")),
     ("guest DMA copy rate (guest clock)", "MB/s",
-     lambda b, f: (f.get("summary") or {}).get("mbps")),
+     lambda b, f: (f.summary or {}).get("mbps")),
 ]
 
 

@@ -110,7 +110,7 @@ def main(argv=None):
                 failed.append((label, ["no round trips in the trace log %s" %
                                        trace_log]))
         else:
-            s = results[0][1].get("summary")
+            s = results[0][1].summary
             if s:
                 sums[way].append((s["ns"] / 1e9, s["ops"]))
 

@@ -32,12 +32,23 @@ from harness.qemu import (  # noqa: E402
     kvm_failed_to_start,
     run_qemu,
     want_counters)
+from harness.expect import (  # noqa: E402
+    Binding,
+    DeviceCounters,
+    DeviceErrors,
+    ExpectationError,
+    Expectations,
+    KtapResults,
+    Liveness,
+    LogLines,
+    RaceReports,
+    VtdCondition)
 from harness.judge import (  # noqa: E402
-    VTD_EXPECT_RE,
+    Facts,
+    RunSetup,
     analyse,
     judge_fault_logs,
     judge_run,
-    parse_errors_expectation,
     split_boots)
 from harness.report import (  # noqa: E402
     report_run,
@@ -53,11 +64,13 @@ from harness.races import (  # noqa: E402
     symbolize_races)
 
 # What bench.py, the other bench scripts and test_runner.py take from here.
-__all__ = ["Boot", "DEFAULT_FIRMWARE_DIRS", "analyse", "bench_boot", "bench_tables",
-           "build_cmdline", "check_args", "disk_data", "ioat_stats", "judge_fault_logs",
-           "judge_races", "judge_run", "kvm_failed_to_start", "main", "make_parser",
-           "parse_bench", "parse_errors_expectation", "race_report", "run_once",
-           "run_qemu", "split_boots", "symbolize_races", "verdict", "want_counters"]
+__all__ = ["Boot", "DEFAULT_FIRMWARE_DIRS", "DeviceErrors", "ExpectationError",
+           "Expectations", "Facts", "RunSetup", "VtdCondition", "analyse", "bench_boot",
+           "bench_tables", "build_cmdline", "check_args", "disk_data", "expectations",
+           "ioat_stats", "judge_fault_logs", "judge_races", "judge_run", "judging",
+           "kvm_failed_to_start", "main", "make_parser", "parse_bench", "race_report",
+           "run_once", "run_qemu", "run_setup", "split_boots", "symbolize_races", "verdict",
+           "want_counters"]
 
 
 def judge_file(args, name):
@@ -69,7 +82,7 @@ def judge_file(args, name):
     boot.stamps = [0.0] * len(boot.lines)
     boot.rc = 0
     boot.reset_ends = None
-    results, run_reasons = judge_run(boot, args)
+    results, run_reasons = judge_run(boot, *judging(args))
     failed = report_run(results, run_reasons, args)
     return verdict(name, failed)
 
@@ -103,13 +116,13 @@ def run_once(args, seed=None, announce=True):
             else "KVM failed to start the guest (qemu exit status %s: %s)" % (
                 boot.rc, (boot.lines or ["no output"])[-1][:160]))
         return run_once(args, seed, announce=True)
-    results, run_reasons = judge_run(boot, args)
+    results, run_reasons = judge_run(boot, *judging(args))
     if args.race_plugin:
         boot.races = symbolize_races(boot, args.race_files[1])
         print("---- race detector ----")
         for line in boot.races:
             print("  " + line)
-        run_reasons = run_reasons + judge_races(boot.races, args)
+        run_reasons = run_reasons + judge_races(boot.races, expectations(args).races)
     if args.profile_plugin:
         boot.profile = args.profile_out
         print("---- instruction profile ----")
@@ -120,6 +133,17 @@ def run_once(args, seed=None, announce=True):
 
 def make_parser():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_guest_options(ap)
+    add_judge_options(ap)
+    add_tool_options(ap)
+    # Not an option: a registry entry's Expectations, which main() is given by
+    # scenarios.py and the expectation options above add to.
+    ap.set_defaults(registry_expect=Expectations())
+    return ap
+
+
+def add_guest_options(ap):
+    """The machine, the guest and its exerciser."""
     ap.add_argument("--qemu", help="qemu-system-x86_64 binary")
     ap.add_argument("--kernel", help="guest kernel (vmlinuz from image.py)")
     ap.add_argument("--initrd", help="initramfs.cpio.gz from image.py")
@@ -151,14 +175,18 @@ def make_parser():
     ap.add_argument("--seed", type=int,
                     help="exerciser PRNG seed (default: the module's; "
                          "with --repeat, the boot number)")
-    ap.add_argument("--expect-channels", type=int, default=4,
+
+
+def add_judge_options(ap):
+    """The run, and what it must show."""
+    ap.add_argument("--expect-channels", type=int,
                     help="exact number of DMA channels the guest must see "
                          "(default 4; -1 to skip the check)")
-    ap.add_argument("--expect-id", default="0x8086:0x2021",
+    ap.add_argument("--expect-id",
                     help="vendor:device the bound function must have "
                          "(default 0x8086:0x2021; '' to skip)")
-    ap.add_argument("--min-ops", type=int, default=0,
-                    help="minimum verified copies in total (memcpy)")
+    ap.add_argument("--min-ops", type=int,
+                    help="minimum verified copies in total (memcpy; default 0)")
     ap.add_argument("--timeout", type=float, default=300,
                     help="seconds per boot before QEMU is killed")
     ap.add_argument("--log", help="write the serial log(s) here")
@@ -190,13 +218,13 @@ def make_parser():
                     help="while the guest runs, time a QMP round trip every "
                          "half second; fail if one takes longer than SECONDS "
                          "(QEMU's main loop starved)")
-    ap.add_argument("--min-device-descriptors", type=int, default=0,
+    ap.add_argument("--min-device-descriptors", type=int,
                     metavar="N", help="dmalab-ioat must count at least N "
                                       "completed descriptors (QMP)")
-    ap.add_argument("--min-device-bytes", type=int, default=0, metavar="N",
+    ap.add_argument("--min-device-bytes", type=int, metavar="N",
                     help="dmalab-ioat must count at least N bytes moved (QMP): "
                          "descriptors that complete without moving data do not")
-    ap.add_argument("--expect-device-errors", default="0", metavar="N[+]",
+    ap.add_argument("--expect-device-errors", metavar="N[+]",
                     help="channel errors dmalab-ioat must count (QMP): N "
                          "exactly, N+ at least N (default 0)")
     ap.add_argument("--expect-vtd", action="append", default=[],
@@ -220,6 +248,10 @@ def make_parser():
                     help="a KTAP 'ok N NAME # SKIP' passes (NAME a regex the "
                          "whole test name must match; repeatable); any other "
                          "skipped test fails the boot")
+
+
+def add_tool_options(ap):
+    """The race detector, the profiler, reports, counters and the accelerator."""
     ap.add_argument("--race-plugin", metavar="SO",
                     help="load the DMA race detector (libdmalab-race.so) with a "
                          "table shared with dmalab-ioat; its reports are "
@@ -258,7 +290,60 @@ def make_parser():
                          "and says why, and --accel kvm is refused")
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="stream the serial console while it runs")
-    return ap
+
+
+def given(value, base):
+    """An option's value when it was given, else base's."""
+    return base if value is None else value
+
+
+def expectations(args):
+    """The judge's Expectations: the registry entry's (args.registry_expect) with the
+    expectation options over them: a value given replaces the entry's, a repeatable
+    option's values add to the entry's.  Raises ExpectationError on a bad one."""
+    base = args.registry_expect
+    channels = given(args.expect_channels, base.binding.channels)
+    errors = args.expect_device_errors
+    return Expectations(
+        binding=Binding(unbound=base.binding.unbound or args.expect_unbound,
+                        device_id=given(args.expect_id, base.binding.device_id),
+                        channels=None if channels is not None and channels < 0
+                        else channels),
+        ktap=KtapResults(min_ops=given(args.min_ops, base.ktap.min_ops),
+                         allow_skip=base.ktap.allow_skip + tuple(args.allow_skip)),
+        counters=DeviceCounters(
+            min_descriptors=given(args.min_device_descriptors,
+                                  base.counters.min_descriptors),
+            min_bytes=given(args.min_device_bytes, base.counters.min_bytes),
+            errors=base.counters.errors if errors is None else DeviceErrors.parse(errors),
+            vtd=base.counters.vtd + tuple(VtdCondition.parse(t) for t in args.expect_vtd)),
+        log=LogLines(lines=base.log.lines + tuple(args.expect_line),
+                     allow=base.log.allow + tuple(args.allow),
+                     irqs=base.log.irqs + tuple(args.expect_irq)),
+        races=RaceReports(patterns=base.races.patterns + tuple(args.expect_race),
+                          count=given(args.expect_race_count, base.races.count)),
+        liveness=Liveness(given(args.probe_qmp, base.liveness.max_round_trip)))
+
+
+def run_setup(args):
+    """How the run was made, for the judge."""
+    if args.judge_log:
+        unread = "a saved log"
+    elif args.no_counters:
+        unread = "--no-counters"
+    elif not want_counters(args):
+        unread = "no dmalab device"
+    else:
+        unread = None
+    disk = getattr(args, "disk", None)
+    return RunSetup(scenario=args.scenario, boots=args.boots, reset_on=args.reset_on,
+                    timeout=args.timeout, counters_unread=unread, virtio_disk=args.virtio_disk,
+                    disk_sha256=disk[1] if disk else None)
+
+
+def judging(args):
+    """What the judge takes from the parsed options: (RunSetup, Expectations)."""
+    return run_setup(args), expectations(args)
 
 
 def bench_boot(rp, argv, label, log_path=None, verbose=False):
@@ -280,24 +365,13 @@ def bench_boot(rp, argv, label, log_path=None, verbose=False):
 
 def check_args(ap, args):
     """Normalises and validates parsed arguments (ap.error on bad ones)."""
-    if args.expect_channels is not None and args.expect_channels < 0:
-        args.expect_channels = None
     if args.boots < 1:
         ap.error("--boots must be at least 1")
     try:
-        parse_errors_expectation(args.expect_device_errors)
-        for rx in args.allow + args.expect_line + args.allow_skip + (
-                [args.reset_on] if args.reset_on else []):
-            re.compile(rx)
-        for rx in args.expect_line:
-            if re.match(r"(ok|not ok) \d", rx):
-                # re.search would find it inside "not ok N ..." too
-                raise ValueError("--expect-line %r: a KTAP result line must "
-                                 "be anchored ('^%s')" % (rx, rx))
-        for text in args.expect_vtd:
-            if not VTD_EXPECT_RE.match(text):
-                raise ValueError("--expect-vtd %r: want NAME OP VALUE" % text)
-    except (ValueError, re.error) as e:
+        expectations(args)
+        if args.reset_on:
+            re.compile(args.reset_on)
+    except (ExpectationError, re.error) as e:
         ap.error(str(e))
     args.accel_used, args.accel_why = "tcg", "not started"
     try:
@@ -311,9 +385,13 @@ def check_args(ap, args):
         ap.error(str(e))
 
 
-def main(argv=None):
+def main(argv=None, expect=None):
+    """The command line; expect: a registry entry's Expectations, which the
+    expectation options add to (scenarios.py run gives them)."""
     ap = make_parser()
     args = ap.parse_args(argv)
+    if expect is not None:
+        args.registry_expect = expect
     check_args(ap, args)
     name = args.name or args.scenario
     if args.repeat > 1:

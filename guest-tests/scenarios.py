@@ -5,10 +5,14 @@
   scenarios.py meson            one line per meson test: name, scenario, kernel,
                                 suite, timeout, needs (tab-separated)
   scenarios.py list [--prefix P] the scenarios' names
-  scenarios.py args NAME        the runner arguments NAME stands for
-  scenarios.py run NAME [ARG..] run NAME's program (runner.py unless it names
-                                another) with those arguments, then ARG..
-                                (later ones win: --timeout 600 overrides)
+  scenarios.py args NAME        the runner arguments NAME stands for, and what
+                                it expects
+  scenarios.py run NAME [ARG..] run NAME with runner.py: those arguments, then ARG..
+                                (later ones win: --timeout 600 overrides), judged
+                                against its expectations (the options among ARG..
+                                add to them); an entry that names another program
+                                runs that with NAME and ARG..
+  scenarios.py runner NAME [ARG..]  run NAME with runner.py, whatever program it names
   scenarios.py meson-benches    one line per bench: name, timeout, needs, suite
   scenarios.py benches          the benches' names and what each measures
   scenarios.py bench NAME [ARG..] run bench NAME's program with its arguments,
@@ -17,26 +21,25 @@
 The registry's own "about" describes the fields.
 """
 
+import dataclasses
 import json
 import os
 import shlex
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from harness.expect import ExpectationError, Expectations  # noqa: E402
+
 REGISTRY = os.path.join(HERE, "scenarios.json")
 PLANS = os.path.join(HERE, "plans")
 KERNELS = ("6.1", "6.12")
 
-# Entry fields, and the runner option each expectation stands for.
+# Entry fields; "expect" and "allow" become the judge's Expectations
+# (harness/expect.py), the rest runner.py's arguments.
 FIELDS = {"doc", "kernels", "suite", "meson_timeout", "needs", "program",
           "devices", "kernel_args", "mode", "params", "iterations", "timeout",
           "expect", "allow", "qemu_args", "runner"}
-EXPECT = {"channels": "--expect-channels", "min_ops": "--min-ops",
-          "min_device_descriptors": "--min-device-descriptors",
-          "min_device_bytes": "--min-device-bytes",
-          "device_errors": "--expect-device-errors", "irq": "--expect-irq",
-          "lines": "--expect-line", "vtd": "--expect-vtd",
-          "races": "--expect-race", "race_count": "--expect-race-count"}
 NEEDS = {"race_plugin", "profile_plugin", "ioatdma_patched"}
 BENCH_FIELDS = {"doc", "program", "args", "needs", "meson_timeout", "suite"}
 
@@ -61,17 +64,21 @@ def load_benches(path=REGISTRY):
 
 
 def load(path=REGISTRY):
-    """{name: entry}, checked: unknown fields, kernels and needs are errors."""
+    """{name: entry}, checked: unknown fields, kernels and needs are errors, and so
+    is an expectation that cannot be judged."""
     with open(path) as f:
         scenarios = json.load(f)["scenarios"]
     for name, e in scenarios.items():
         bad = set(e) - FIELDS
-        bad |= {"expect." + k for k in set(e.get("expect", {})) - set(EXPECT)}
         bad |= {"kernels:" + k for k in set(e.get("kernels", [])) - set(KERNELS)}
         bad |= {"needs:" + k for k in set(e.get("needs", [])) - NEEDS}
         if bad:
             raise RegistryError("%s: scenario %s: unknown %s" % (
                 path, name, ", ".join(sorted(bad))))
+        try:
+            Expectations.from_entry(e)
+        except ExpectationError as err:
+            raise RegistryError("%s: scenario %s: %s" % (path, name, err)) from None
     return scenarios
 
 
@@ -81,7 +88,8 @@ def _text(v):
 
 def runner_args(entry):
     """The runner's arguments for one entry (without --qemu, --kernel,
-    --initrd, --name, --log: who runs it adds those)."""
+    --initrd, --name, --log: who runs it adds those; nor its expectations:
+    Expectations.from_entry)."""
     args = ["--scenario", "memcpy"]
     for d in entry.get("devices", []):
         args += ["--device", _text(d)]
@@ -95,12 +103,6 @@ def runner_args(entry):
     if "iterations" in entry:
         args += ["--iterations", str(entry["iterations"])]
     args += ["--timeout", str(entry.get("timeout", 300))]
-    for key, opt in EXPECT.items():
-        v = entry.get("expect", {}).get(key)
-        for one in (v if isinstance(v, list) else [] if v is None else [v]):
-            args += [opt, _text(one)]
-    for a in entry.get("allow", []):
-        args += ["--allow", a]
     args += ["--qemu-arg=" + _text(a) for a in entry.get("qemu_args", [])]
     for key, v in entry.get("runner", {}).items():
         opt = "--" + key.replace("_", "-")
@@ -117,6 +119,27 @@ def tests(scenarios):
     for name, e in scenarios.items():
         for k in e.get("kernels", ["6.1"]):
             yield (name if k == "6.1" else "%s-%s" % (name, k)), name, k, e
+
+
+def expect_lines(entry):
+    """What an entry expects, one line per kind that differs from the defaults."""
+    expect, default = Expectations.from_entry(entry), Expectations()
+    return ["expect %s: %s" % (f.name, getattr(expect, f.name))
+            for f in dataclasses.fields(expect)
+            if getattr(expect, f.name) != getattr(default, f.name)]
+
+
+def run(name, entry, rest, program=None):
+    """Runs an entry: runner.py in this process, judged against the entry's
+    expectations, or the program it names with name and rest."""
+    program = program or entry.get("program", "runner.py")
+    if program != "runner.py":
+        prog = os.path.join(HERE, program)
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, prog, name] + rest)
+    import runner
+    sys.argv[0] = os.path.join(HERE, "runner.py")    # its usage and errors name it
+    return runner.main(runner_args(entry) + rest, Expectations.from_entry(entry))
 
 
 def main(argv=None):
@@ -160,19 +183,16 @@ def main(argv=None):
         prefix = rest[1] if rest[:1] == ["--prefix"] and len(rest) > 1 else ""
         print("\n".join(n for n in scenarios if n.startswith(prefix)))
         return 0
-    if cmd in ("args", "run") and rest:
+    if cmd in ("args", "run", "runner") and rest:
         if rest[0] not in scenarios:
             print("scenarios.py: no scenario %r (scenarios.py list names them)"
                   % rest[0], file=sys.stderr)
             return 2
         e = scenarios[rest[0]]
-        args = runner_args(e) + rest[1:]
         if cmd == "args":
-            print(shlex.join(args))
+            print("\n".join([shlex.join(runner_args(e) + rest[1:])] + expect_lines(e)))
             return 0
-        prog = os.path.join(HERE, e.get("program", "runner.py"))
-        sys.stdout.flush()
-        os.execv(sys.executable, [sys.executable, prog] + args)
+        return run(rest[0], e, rest[1:], "runner.py" if cmd == "runner" else None)
     print(__doc__, file=sys.stderr)
     return 2
 

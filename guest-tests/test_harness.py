@@ -44,7 +44,7 @@ class ResetTests(unittest.TestCase):
             reset_on=re.compile(args.reset_on) if args.reset_on else None)
         self.assertFalse(boot.timed_out, boot.lines)
         self.assertEqual((boot.rc, boot.qmp_error), (0, None), boot.lines)
-        return boot, runner.judge_run(boot, args)
+        return boot, runner.judge_run(boot, *runner.judging(args))
 
     def test_guest_resets(self):
         boot, (results, run_reasons) = self.run_fake(
@@ -102,7 +102,7 @@ class ResetTests(unittest.TestCase):
         self.assertEqual(boot.reset_ends, {0})
         self.assertEqual((run_reasons, [r for _, _, r in results]),
                          ([], [[], []]))
-        self.assertTrue(results[1][1]["done"])
+        self.assertTrue(results[1][1].done)
 
     def test_without_counters_resets_are_not_held(self):
         boot, (results, _) = self.run_fake(["reset", "reset"],
@@ -231,7 +231,7 @@ class AccelTests(unittest.TestCase):
         self.assertEqual(boot.accel[0], "tcg")
         self.assertEqual((boot.rc, boot.started), (0, 1))
         self.assertEqual((run_reasons, [r for _, _, r in results]), ([], [[]]))
-        self.assertEqual(results[0][1]["summary"]["ops"], 1200)
+        self.assertEqual(results[0][1].summary["ops"], 1200)
         # forced KVM is not auto's choice: the failure stands, nothing boots again
         args = ap.parse_args(["--qemu", FAKE_QEMU, "--kernel", "k", "--initrd", "i",
                               "--accel", "kvm", "--qemu-arg=--no-kvm",
@@ -253,18 +253,18 @@ class QemuProcessTests(unittest.TestCase):
                 "descriptors": 1210, "bytes": 6000, "errors": 0,
                 "interrupts": 1205}
         boot.device_stats = [dict(good)]
-        self.assertEqual(runner.analyse(boot, args)[1], [])
+        self.assertEqual(runner.analyse(boot, *runner.judging(args))[1], [])
         for field, value, words in (("bytes", 3999, "fewer than the 4000"),
                                     ("descriptors", 5, "fewer than the"),
                                     ("errors", 1, "channel error"),
                                     ("interrupts", 0, "no interrupt")):
             boot.device_stats = [dict(good, **{field: value})]
-            reasons = runner.analyse(boot, args)[1]
+            reasons = runner.analyse(boot, *runner.judging(args))[1]
             self.assertTrue(any(words in r for r in reasons), (field, reasons))
         boot.device_stats = []
-        self.assertIn("QMP: no dmalab-ioat", runner.analyse(boot, args)[1][0])
+        self.assertIn("QMP: no dmalab-ioat", runner.analyse(boot, *runner.judging(args))[1][0])
         boot.device_stats, boot.qmp_error = None, "cannot connect to QMP"
-        self.assertIn("QMP: cannot connect", runner.analyse(boot, args)[1][0])
+        self.assertIn("QMP: cannot connect", runner.analyse(boot, *runner.judging(args))[1][0])
 
     def test_counters_wanted_and_not_read_fail(self):
         args = runner.make_parser().parse_args(
@@ -273,11 +273,11 @@ class QemuProcessTests(unittest.TestCase):
         boot.lines = GOOD.splitlines()
         boot.stamps = [0.0] * len(boot.lines)
         boot.rc = 0
-        reasons = runner.analyse(boot, args)[1]
+        reasons = runner.analyse(boot, *runner.judging(args))[1]
         self.assertTrue(any("wanted but not read" in r for r in reasons),
                         reasons)
         args.no_counters = True
-        self.assertEqual(runner.analyse(boot, args)[1], [])
+        self.assertEqual(runner.analyse(boot, *runner.judging(args))[1], [])
 
     def test_expect_vtd(self):
         args = runner.make_parser().parse_args(
@@ -295,23 +295,23 @@ class QemuProcessTests(unittest.TestCase):
                "type": "dmalab-vtd", "counter-names": ["waits", "faults"],
                "waits": 1200, "faults": 0}
         boot.device_stats = [ioat, dict(vtd)]
-        self.assertEqual(runner.analyse(boot, args)[1], [])
+        self.assertEqual(runner.analyse(boot, *runner.judging(args))[1], [])
         boot.device_stats = [ioat, dict(vtd, waits=10)]
         self.assertTrue(any("waits is 10" in r
-                            for r in runner.analyse(boot, args)[1]))
+                            for r in runner.analyse(boot, *runner.judging(args))[1]))
         boot.device_stats = [ioat, dict(vtd, faults=1)]
         self.assertTrue(any("faults is 1" in r
-                            for r in runner.analyse(boot, args)[1]))
+                            for r in runner.analyse(boot, *runner.judging(args))[1]))
         # A counter the device does not have is a failure, not a pass.
         boot.device_stats = [ioat, dict(vtd, **{"counter-names": ["waits"]})]
         self.assertTrue(any("no counter 'faults'" in r
-                            for r in runner.analyse(boot, args)[1]))
+                            for r in runner.analyse(boot, *runner.judging(args))[1]))
         boot.device_stats = [ioat]
         self.assertTrue(any("no dmalab-vtd" in r
-                            for r in runner.analyse(boot, args)[1]))
+                            for r in runner.analyse(boot, *runner.judging(args))[1]))
         boot.device_stats = None
         self.assertTrue(any("wanted but not read" in r
-                            for r in runner.analyse(boot, args)[1]))
+                            for r in runner.analyse(boot, *runner.judging(args))[1]))
 
     def test_expect_vtd_values(self):
         boot = runner.Boot()
@@ -337,12 +337,12 @@ class QemuProcessTests(unittest.TestCase):
                            ("faults>0", False), ("faults<1", True)):
             args = runner.make_parser().parse_args(
                 ["--judge-log", "x", "--expect-vtd", expect])
-            reasons = runner.analyse(boot, args)[1]
+            reasons = runner.analyse(boot, *runner.judging(args))[1]
             self.assertEqual(reasons == [], ok, (expect, reasons))
             if not ok:
                 self.assertIn("(%s)" % expect, reasons[0])
         args.expect_vtd = ["iotlb-inv-page<=ops/10"]
-        self.assertEqual(runner.analyse(boot, args)[1],
+        self.assertEqual(runner.analyse(boot, *runner.judging(args))[1],
                          ["dmalab-vtd: iotlb-inv-page is 2400, expected <= "
                           "120 (iotlb-inv-page<=ops/10)"])
 
@@ -366,7 +366,7 @@ class QemuProcessTests(unittest.TestCase):
         boot.stamps = [0.0] * len(boot.lines)
         boot.rc = 0
         self.assertIn("(--no-counters): cannot check --expect-vtd faults==0",
-                      runner.analyse(boot, args)[1][0])
+                      runner.analyse(boot, *runner.judging(args))[1][0])
         self.assertEqual(judge(GOOD)[1], [])
         self.assertEqual(judge(GOOD, "--expect-device-errors", "0")[1], [])
         # a live boot that ended in a reset has its counters too: read at
@@ -375,7 +375,7 @@ class QemuProcessTests(unittest.TestCase):
             ["--qemu", "q", "--kernel", "k", "--initrd", "i", "--boots", "2",
              "--min-device-descriptors", "10"])
         boot.ended_by_reset = True
-        self.assertEqual(runner.analyse(boot, args)[1],
+        self.assertEqual(runner.analyse(boot, *runner.judging(args))[1],
                          ["QMP: the device counters were wanted but not read "
                           "(QEMU ended before the runner could ask): cannot "
                           "check --min-device-descriptors 10"])
@@ -414,13 +414,33 @@ class QemuProcessTests(unittest.TestCase):
             del os.environ["DMALAB_KVM_PROBE"]
         boot.started = 1  # even after the kernel's banner: KVM gave up, not the guest
         self.assertTrue(runner.kvm_failed_to_start(args, boot))
-        results, _ = runner.judge_run(boot, args)
+        results, _ = runner.judge_run(boot, *runner.judging(args))
         self.assertIn("KVM could not run the guest: KVM internal error. Suberror: 1",
                       results[0][2])
 
     def test_missing_binary(self):
         boot = runner.run_qemu(["/nonexistent/qemu"], 5, False)
         self.assertEqual(boot.rc, 127)
+
+    def test_qmp_is_on_the_command_line_only_when_a_run_needs_it(self):
+        from harness.qemu import QemuRun
+        cmd = ["/nonexistent/qemu", "-accel", "tcg"]
+        self.assertEqual(QemuRun(cmd, 5, False).cmd, cmd)
+        for kwargs, action in (({"counters": True}, False), ({"probe": True}, False),
+                               ({"boots": 2}, False),
+                               ({"counters": True, "boots": 2}, True),
+                               ({"counters": True, "reset_on": re.compile("x")}, True)):
+            with self.subTest(**{k: str(v) for k, v in kwargs.items()}):
+                run = QemuRun(cmd, 5, False, **kwargs)
+                self.assertEqual(run.cmd[:3], cmd)
+                self.assertEqual(run.cmd[3:6], ["-qmp", "unix:%s,server=on,wait=off" %
+                                                run.qmp_path, "-no-shutdown"])
+                self.assertEqual(run.cmd[6:], ["-action", "reboot=shutdown"] if action
+                                 else [])
+                # a QEMU that does not start leaves no QMP folder behind
+                self.assertTrue(os.path.isdir(run.qmp_dir))
+                self.assertEqual(run.run().rc, 127)
+                self.assertFalse(os.path.exists(run.qmp_dir))
 
 
 class FaultLogTests(unittest.TestCase):
@@ -470,10 +490,11 @@ class RaceTests(unittest.TestCase):
         args = runner.make_parser().parse_args(
             ["--expect-race", "kind=write.* at dlx_b", "--expect-race-count", "1"])
         good = ["race pc=0x1 kind=write-to-dma-source at dlx_b+0x5", "races 1"]
-        self.assertEqual(runner.judge_races(good, args), [])
-        bad = runner.judge_races(good + ["race pc=0x2 kind=read-of-dma-destination"], args)
+        races = runner.expectations(args).races
+        self.assertEqual(runner.judge_races(good, races), [])
+        bad = runner.judge_races(good + ["race pc=0x2 kind=read-of-dma-destination"], races)
         self.assertEqual(bad, ["the race detector reported 2 race(s), expected 1"])
-        self.assertEqual(len(runner.judge_races([], args)), 2)
+        self.assertEqual(len(runner.judge_races([], races)), 2)
 
     def test_report_lists_injections_lines_and_findings(self):
         boot = self.boot(

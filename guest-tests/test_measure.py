@@ -88,7 +88,7 @@ class SameCountsWiringTests(unittest.TestCase):
             boot.device_stats = stats(len(boots))
             boots.append(label)
             row = ("bench-map", {"op": "map", "size": "4096", "p50_ns": "100", "p99_ns": "200"})
-            return boot, [(None, {"bench": [row]}, [])], []
+            return boot, [(None, runner.Facts(bench=[row]), [])], []
 
         out = io.StringIO()
         with unittest.mock.patch.object(measure.runner, "bench_boot", bench_boot), \
@@ -163,7 +163,7 @@ class IommuFlushWiringTests(unittest.TestCase):
                                   "wait-modelled-ns": 7500}]
             busy = {"no-iommu": 1000}.get(label, 3000 if "strict" in label else 2000)
             rows = [copy_row(4096, busy), nic_row(64, busy), sg_row("pages", 1000, 1000)]
-            return boot, [(None, {"bench": rows}, [])], []
+            return boot, [(None, runner.Facts(bench=rows), [])], []
         out = io.StringIO()
         with unittest.mock.patch.object(measure.runner, "bench_boot", bench_boot), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
@@ -252,7 +252,7 @@ class PremiseTests(unittest.TestCase):
         args = runner.make_parser().parse_args(["--judge-log", "x"] + config_args)
         boot = runner.Boot()
         boot.lines = lines
-        return judge_lines(boot, args)
+        return judge_lines(boot, runner.expectations(args).log.lines)
 
     def test_each_configuration_passes_its_own_boot_only(self):
         configs = (measure.configs("mapcost") + measure.swiotlb_configs("mapcost", "d") +
@@ -336,7 +336,7 @@ class RowCheckTests(unittest.TestCase):
         def bench_boot(rp, argv, label, log_path=None, verbose=False):
             slept = 200 if label == "vtd-lazy" else 300
             rows = [copy_row(4096, 1000, slept=slept), nic_row(64, 1000), sg_row("sg")]
-            return runner.Boot(), [(None, {"bench": rows}, [])], []
+            return runner.Boot(), [(None, runner.Facts(bench=rows), [])], []
         out = io.StringIO()
         with unittest.mock.patch.object(measure.runner, "bench_boot", bench_boot), \
                 contextlib.redirect_stdout(out):

@@ -46,16 +46,21 @@ class RegistryTests(unittest.TestCase):
                  "allow": ["^x"], "qemu_args": ["-icount", "shift=0"],
                  "runner": {"boots": 3, "same_fault_log": True}}
         a = runner.make_parser().parse_args(scenarios.runner_args(entry))
+        a.registry_expect = runner.Expectations.from_entry(entry)
+        x = runner.expectations(a)
         self.assertEqual(a.device, ["dmalab-vtd", "dmalab-ioat,fault-plan=" +
                                     os.path.join(scenarios.PLANS, "uaf.json")])
         self.assertEqual(a.append, ["intel_iommu=on dmalab_exercise.mode=uaf "
                                     "dmalab_exercise.stale_expect=fault"])
-        self.assertEqual((a.iterations, a.min_ops, a.expect_device_errors,
+        self.assertEqual((a.iterations, x.ktap.min_ops, str(x.counters.errors),
                           a.timeout, a.boots, a.same_fault_log),
                          (7, 10, "1+", 300, 3, True))
-        self.assertEqual(a.expect_line, ["^ok 2 a$", "^ok 3 b$"])
-        self.assertEqual((a.expect_vtd, a.allow, a.qemu_arg),
-                         (["faults==0"], ["^x"], ["-icount", "shift=0"]))
+        self.assertEqual(x.log.lines, ("^ok 2 a$", "^ok 3 b$"))
+        self.assertEqual(([c.text for c in x.counters.vtd], x.log.allow, a.qemu_arg),
+                         (["faults==0"], ("^x",), ["-icount", "shift=0"]))
+        # the expectations are data all the way: none of them is a runner argument
+        self.assertEqual([w for w in scenarios.runner_args(entry)
+                          if w.startswith(("--expect", "--min", "--allow"))], [])
 
     def test_unknown_fields_are_refused(self):
         import scenarios
@@ -134,6 +139,128 @@ class RegistryTests(unittest.TestCase):
             f.flush()
             with self.assertRaisesRegex(scenarios.RegistryError, "arg"):
                 scenarios.load_benches(f.name)
+
+
+class ExpectationTests(unittest.TestCase):
+    """harness/expect.py: a registry entry's expectations as dataclasses, the
+    runner's options over them, and the errors a bad one gives."""
+
+    # How an expect field was once handed to the runner, as an option: the
+    # registry's expectations must judge as those options did.
+    OPTIONS = {"channels": "--expect-channels", "min_ops": "--min-ops",
+               "min_device_descriptors": "--min-device-descriptors",
+               "min_device_bytes": "--min-device-bytes",
+               "device_errors": "--expect-device-errors", "irq": "--expect-irq",
+               "lines": "--expect-line", "vtd": "--expect-vtd",
+               "races": "--expect-race", "race_count": "--expect-race-count"}
+
+    def test_an_entry_becomes_dataclasses(self):
+        from harness import expect as ex
+        x = ex.Expectations.from_entry({
+            "expect": {"channels": 2, "min_ops": 10, "min_device_descriptors": 5,
+                       "min_device_bytes": 4096, "device_errors": "1",
+                       "irq": ["ioat-msix"], "lines": ["^ok 2 a$"],
+                       "vtd": ["iotlb-inv-page>=ops*2", "faults==0", "waits<ops/4",
+                               "walks>ops"],
+                       "races": ["kind=write"], "race_count": 2},
+            "allow": ["^DMAR: x"]})
+        self.assertEqual(x.binding, ex.Binding(False, "0x8086:0x2021", 2))
+        self.assertEqual(x.ktap, ex.KtapResults(min_ops=10))
+        self.assertEqual(x.counters.errors, ex.DeviceErrors(1, False))
+        self.assertEqual((x.counters.min_descriptors, x.counters.min_bytes), (5, 4096))
+        inv, faults, waits, walks = x.counters.vtd
+        self.assertEqual((inv.counter, inv.op, inv.want(100)), ("iotlb-inv-page", ">=", 200))
+        self.assertEqual((faults.counter, faults.op, faults.want(100)), ("faults", "==", 0))
+        self.assertEqual((waits.want(100), walks.want(100)), (25, 100))
+        self.assertTrue(inv.holds(200, 100))
+        self.assertFalse(inv.holds(199, 100))
+        self.assertFalse(walks.holds(100, 100))
+        self.assertEqual(x.log, ex.LogLines(("^ok 2 a$",), ("^DMAR: x",), ("ioat-msix",)))
+        self.assertEqual(x.races, ex.RaceReports(("kind=write",), 2))
+        self.assertEqual(x.liveness, ex.Liveness(None))
+        # nothing expected: the defaults, and -1 channels for any number
+        self.assertEqual(ex.Expectations.from_entry({}), ex.Expectations())
+        self.assertIsNone(ex.Expectations.from_entry(
+            {"expect": {"channels": -1}}).binding.channels)
+        self.assertEqual(ex.Expectations.from_entry(
+            {"expect": {"device_errors": "3+"}}).counters.errors, ex.DeviceErrors(3, True))
+
+    def test_a_bad_expectation_says_what_is_wrong(self):
+        from harness import expect as ex
+        for field, value, words in (
+                ("min_ops", "10", "expect.min_ops: '10' is not a whole number"),
+                ("channels", True, "expect.channels: True is not a whole number"),
+                ("lines", "^ok 1 x$", "expect.lines: '^ok 1 x$' is not a list of strings"),
+                ("vtd", ["faults=0"], "'faults=0': want NAME OP VALUE"),
+                ("vtd", ["faults==ops*x"], "'faults==ops*x': want NAME OP VALUE"),
+                ("device_errors", "1-", "expected N or N+, got '1-'"),
+                ("lines", ["ok 2 a"], "a KTAP result line must be anchored ('^ok 2 a')"),
+                ("lines", ["(a"], "an expected line '(a': missing )"),
+                ("races", ["[x"], "an expected race '[x'"),
+                ("min_opps", 1, "unknown expect.min_opps")):
+            with self.subTest(field=field, value=value):
+                with self.assertRaises(ex.ExpectationError) as cm:
+                    ex.Expectations.from_entry({"expect": {field: value}})
+                self.assertIn(words, str(cm.exception))
+        with self.assertRaisesRegex(ex.ExpectationError, "a skip allowed for '\\('"):
+            ex.KtapResults(allow_skip=("(",))
+
+    def test_the_registry_refuses_a_bad_expectation_by_name(self):
+        import scenarios
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"scenarios": {"x": {"doc": "d", "expect": {"vtd": ["faults"]}}}}, f)
+            f.flush()
+            with self.assertRaisesRegex(scenarios.RegistryError,
+                                        "scenario x: --expect-vtd 'faults': want NAME"):
+                scenarios.load(f.name)
+
+    def test_options_add_to_the_entry_or_replace_its_values(self):
+        base = runner.Expectations.from_entry(
+            {"expect": {"min_ops": 10, "lines": ["^a$"], "vtd": ["faults==0"],
+                        "device_errors": "1+"}, "allow": ["^x"]})
+
+        def over(*argv):
+            args = runner.make_parser().parse_args(["--judge-log", "f"] + list(argv))
+            args.registry_expect = base
+            return runner.expectations(args)
+        self.assertEqual(over(), base)
+        x = over("--min-ops", "5", "--expect-line", "^b$", "--allow", "^y",
+                 "--expect-vtd", "waits>=1", "--expect-device-errors", "0",
+                 "--expect-channels", "-1", "--expect-id", "", "--expect-unbound",
+                 "--probe-qmp", "2.5", "--expect-race-count", "0")
+        self.assertEqual((x.ktap.min_ops, x.log.lines, x.log.allow),
+                         (5, ("^a$", "^b$"), ("^x", "^y")))
+        self.assertEqual([c.text for c in x.counters.vtd], ["faults==0", "waits>=1"])
+        self.assertEqual(x.counters.errors, runner.DeviceErrors(0, False))
+        self.assertEqual(x.binding, runner.Binding(True, "", None))
+        self.assertEqual((x.liveness.max_round_trip, x.races.count), (2.5, 0))
+
+    def test_every_entry_judges_as_its_options_did(self):
+        # Each scenario's expectations, built from the registry, against the same
+        # expectations handed to the runner as options: the same dataclasses.
+        import scenarios
+        for name, entry in scenarios.load().items():
+            argv = ["--judge-log", "f"]
+            for key, value in entry.get("expect", {}).items():
+                for one in value if isinstance(value, list) else [value]:
+                    argv += [self.OPTIONS[key], str(one)]
+            for a in entry.get("allow", []):
+                argv += ["--allow", a]
+            with self.subTest(scenario=name):
+                args = runner.make_parser().parse_args(argv)
+                self.assertEqual(runner.Expectations.from_entry(entry),
+                                 runner.expectations(args))
+
+    def test_run_hands_the_entry_expectations_to_the_runner(self):
+        import scenarios
+        entry = scenarios.load()["vtd-stale-strict"]
+        with unittest.mock.patch.object(runner, "main", return_value=0) as main:
+            self.assertEqual(scenarios.main(["run", "vtd-stale-strict", "--timeout", "9"]),
+                             0)
+        argv, expect = main.call_args.args
+        self.assertEqual(argv, scenarios.runner_args(entry) + ["--timeout", "9"])
+        self.assertEqual(expect, runner.Expectations.from_entry(entry))
+        self.assertTrue(expect.counters.vtd)
 
 
 class MeasureTests(unittest.TestCase):

@@ -46,13 +46,11 @@ reboot: Power down
 def judge(text, *extra):
     args = runner.make_parser().parse_args(
         ["--judge-log", "x", "--min-ops", "1000"] + list(extra))
-    if args.expect_channels is not None and args.expect_channels < 0:
-        args.expect_channels = None
     boot = runner.Boot()
     boot.lines = text.splitlines()
     boot.stamps = [0.0] * len(boot.lines)
     boot.rc = 0
-    return runner.analyse(boot, args)
+    return runner.analyse(boot, *runner.judging(args))
 
 
 class JudgeTests(unittest.TestCase):
@@ -68,9 +66,37 @@ class JudgeTests(unittest.TestCase):
 
     def test_good(self):
         facts = self.assertPass(GOOD)
-        self.assertEqual(facts["summary"]["ops"], 1200)
-        self.assertEqual(len(facts["chan_stats"]), 4)
-        self.assertEqual(facts["kernel"], "6.1.0-57-amd64")
+        self.assertEqual(facts.summary["ops"], 1200)
+        self.assertEqual(len(facts.chan_stats), 4)
+        self.assertEqual(facts.kernel, "6.1.0-57-amd64")
+
+    def test_run_setup_says_why_the_counters_were_not_read(self):
+        for argv, why in ((["--judge-log", "x"], "a saved log"),
+                          (["--qemu", "q", "--no-counters"], "--no-counters"),
+                          (["--qemu", "q", "--device", "none"], "no dmalab device"),
+                          (["--qemu", "q"], None),
+                          (["--qemu", "q", "--device", "dmalab-vtd"], None)):
+            setup = runner.run_setup(runner.make_parser().parse_args(argv))
+            self.assertEqual(setup.counters_unread, why, argv)
+        setup = runner.run_setup(runner.make_parser().parse_args(
+            ["--qemu", "q", "--scenario", "boot", "--boots", "3", "--timeout", "20",
+             "--reset-on", "^x$", "--virtio-disk", "4"]))
+        self.assertEqual(setup, runner.RunSetup("boot", 3, "^x$", 20.0, None, 4, None))
+
+    def test_facts_are_a_typed_result(self):
+        facts = self.assertPass(GOOD)
+        self.assertIsInstance(facts, runner.Facts)
+        self.assertEqual((facts.bound, facts.channels, facts.channel_names),
+                         ([("0000:00:03.0", "0x8086", "0x2021")], 4,
+                          ["dma0chan0", "dma0chan1", "dma0chan2", "dma0chan3"]))
+        self.assertEqual((facts.init_seen, facts.init_uptime, facts.done,
+                          facts.exercise_rc, facts.ex_channels),
+                         (0.0, 2.5, True, 0, 4))
+        self.assertEqual((facts.errors, facts.dmalab_errors, facts.allowed, facts.skipped),
+                         ([], [], [], []))
+        self.assertEqual((facts.ktap["plan"], sorted(facts.ktap["results"])), (4, [1, 2, 3, 4]))
+        # a fresh Facts shares no list with another
+        self.assertIsNot(runner.Facts().bench, runner.Facts().bench)
 
     def test_timestamps_and_prefix(self):
         stamped = "".join("[%5d.%06d] %s\n" % (i, i, l)
@@ -80,7 +106,7 @@ class JudgeTests(unittest.TestCase):
         for tag in ("1..4", "ok ", "# dmalab_exercise"):
             prefixed = prefixed.replace("\n" + tag, "\nkern  :info  : " + tag)
         facts = self.assertPass(prefixed)
-        self.assertEqual(facts["summary"]["ops"], 1200)
+        self.assertEqual(facts.summary["ops"], 1200)
 
     def test_not_ok(self):
         self.assertFail(GOOD.replace("ok 3 dma0chan2", "not ok 3 dma0chan2"),
@@ -148,7 +174,7 @@ class JudgeTests(unittest.TestCase):
         text = text.replace("1..4", "1..5").replace(
             "ok 4 dma0chan3\n", "ok 4 dma0chan3\nok 5 copies-after-reset\n")
         facts = self.assertPass(text)
-        self.assertEqual((facts["ex_mode"], facts["ex_channels"]),
+        self.assertEqual((facts.ex_mode, facts.ex_channels),
                          ("recover", 4))
 
     def test_not_bound(self):
@@ -209,7 +235,7 @@ class JudgeTests(unittest.TestCase):
         self.assertEqual(reasons, ["KTAP skipped (no --allow-skip for it): 4 "
                                    "dma0chan3 (SKIP only 3 channel(s))"])
         facts = self.assertPass(text, "--allow-skip", "dma0chan3")
-        self.assertEqual(facts["skipped"], ["4 dma0chan3"])
+        self.assertEqual(facts.skipped, ["4 dma0chan3"])
         self.assertPass(text, "--allow-skip", r"dma0chan\d")
         # the whole name: another test's skip is not allowed by it
         self.assertFail(text, "KTAP skipped", "--allow-skip", "dma0chan")
@@ -235,12 +261,12 @@ class JudgeTests(unittest.TestCase):
             boot.stamps = [0.0] * len(boot.lines)
             boot.rc = -9
             boot.timed_out = True
-            reasons = runner.analyse(boot, args)[1]
+            reasons = runner.analyse(boot, *runner.judging(args))[1]
             self.assertEqual(reasons[:1], [words], reasons)
         # a killed QEMU that did not time out says how it ended
         boot.timed_out = False
         self.assertIn("qemu exited with status -9",
-                      runner.analyse(boot, args)[1][0])
+                      runner.analyse(boot, *runner.judging(args))[1][0])
 
     def test_missing_plan(self):
         self.assertFail(GOOD.replace("1..4\n", ""), "KTAP: no plan line")
@@ -284,7 +310,7 @@ class OptionTests(unittest.TestCase):
                                    "Errors:"])
         facts, reasons = judge(text, "--allow", r"ioatdma .*: Errors:$")
         self.assertEqual(reasons, [])
-        self.assertEqual(len(facts["allowed"]), 1)
+        self.assertEqual(len(facts.allowed), 1)
         # only the lines it matches: another error still fails
         _, reasons = judge(with_lines(text, "ioatdma 0000:00:02.0: Err(8): "
                                       "Read Data Error"),
@@ -301,7 +327,7 @@ class OptionTests(unittest.TestCase):
         text = with_lines(GOOD, IRQS)
         facts, reasons = judge(text, "--expect-irq", "ioat-msix")
         self.assertEqual(reasons, [])
-        self.assertEqual(facts["irqs"][0],
+        self.assertEqual(facts.irqs[0],
                          (310, "PCI-MSIX-0000:00:02.0 0-edge ioat-msix"))
         # a whole word: ioat-msi is not ioat-msix
         _, reasons = judge(text, "--expect-irq", "ioat-msi")
@@ -332,11 +358,11 @@ class OptionTests(unittest.TestCase):
                                    (5, "1+", True)):
             args.expect_device_errors = expect
             boot.device_stats = [dict(stats, errors=errors)]
-            reasons = runner.analyse(boot, args)[1]
+            reasons = runner.analyse(boot, *runner.judging(args))[1]
             self.assertEqual(reasons == [], ok, (errors, expect, reasons))
         for bad in ("x", "-1", "1-", ""):
             with self.assertRaises(ValueError):
-                runner.parse_errors_expectation(bad)
+                runner.DeviceErrors.parse(bad)
 
     def test_probe_qmp_and_min_descriptors_and_bytes(self):
         boot = runner.Boot()
@@ -358,7 +384,7 @@ class OptionTests(unittest.TestCase):
             args = runner.make_parser().parse_args(["--judge-log", "x"] +
                                                    argv)
             boot.qmp_latencies = lat
-            reasons = runner.analyse(boot, args)[1]
+            reasons = runner.analyse(boot, *runner.judging(args))[1]
             self.assertEqual(reasons == [], ok, (argv, lat, reasons))
 
     def test_expect_line(self):
@@ -408,7 +434,7 @@ class OptionTests(unittest.TestCase):
             boot.lines = text.splitlines()
             boot.stamps = [0.0] * len(boot.lines)
             boot.rc = 0
-            reasons = runner.analyse(boot, args)[1]
+            reasons = runner.analyse(boot, *runner.judging(args))[1]
             if words is None:
                 self.assertEqual(reasons, [])
             else:
@@ -422,7 +448,7 @@ class OptionTests(unittest.TestCase):
             boot.lines = with_lines(GOOD, "DMALAB: disk vda sha256=%s bytes=%d"
                                     % (sha, 1 << 20)).splitlines()
             boot.stamps = [0.0] * len(boot.lines)
-            self.assertEqual(runner.analyse(boot, args)[1] == [], ok, sha)
+            self.assertEqual(runner.analyse(boot, *runner.judging(args))[1] == [], ok, sha)
 
     def test_bench_lines(self):
         lines = ("# bench size=16384 channels=1 ops=400 ns=900000 "
@@ -435,10 +461,10 @@ class OptionTests(unittest.TestCase):
         facts, reasons = judge(with_lines(GOOD, lines,
                                           "# dmalab_exercise: summary"))
         self.assertEqual(reasons, [])
-        self.assertEqual([t for t, _ in facts["bench"]],
+        self.assertEqual([t for t, _ in facts.bench],
                          ["bench", "bench-cpu", "bench"])
-        self.assertEqual(facts["bench"][2][1]["MB_per_s"], "5242.8")
-        table = runner.bench_tables(facts["bench"])
+        self.assertEqual(facts.bench[2][1]["MB_per_s"], "5242.8")
+        table = runner.bench_tables(facts.bench)
         self.assertEqual(table[0], "bench:")
         self.assertEqual(table[1].split(), ["size", "channels", "ops", "ns",
                                             "ops_per_s", "MB_per_s"])
@@ -483,7 +509,7 @@ def judge_boots(text, reset_ends, *extra, boot_stats=None):
     boot.wall = float(len(boot.lines))
     boot.reset_ends = reset_ends
     boot.boot_stats = boot_stats or {}
-    return runner.judge_run(boot, args)
+    return runner.judge_run(boot, *runner.judging(args))
 
 
 class BootsTests(unittest.TestCase):
@@ -524,7 +550,7 @@ class BootsTests(unittest.TestCase):
         for seg, facts, reasons in results:
             self.assertEqual(reasons, [])
             self.assertTrue(seg.ended_by_reset)
-            self.assertFalse(facts["done"])
+            self.assertFalse(facts.done)
 
     def test_one_bad_boot(self):
         bad = RESET_BOOT.replace("ok 3 dma0chan2", "not ok 3 dma0chan2")

@@ -56,7 +56,7 @@ class SpreadTests(unittest.TestCase):
             a = rp.parse_args(argv)
             seed = [q for q in a.qemu_arg][a.qemu_arg.index("-seed") + 1]
             seen.append((label, seed, os.path.basename(a.initrd), a.cpu))
-            return runner.Boot(), [(None, {"bench": [calls("map", 4096, 10)]}, [])], []
+            return runner.Boot(), [(None, runner.Facts(bench=[calls("map", 4096, 10)]), [])], []
         with tempfile.TemporaryDirectory() as tmp:
             ko = os.path.join(tmp, "initrd-build-b.cpio.gz")
             with unittest.mock.patch.object(measure.runner, "bench_boot", bench_boot), \

@@ -162,257 +162,314 @@ def build_cmdline(args, seed=None):
     return cmd
 
 
-def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None,
-             probe=False):
-    """Runs QEMU to the end. With counters, QEMU stays up after the guest
+class QemuRun:
+    """One QEMU run to its end. With counters, QEMU stays up after the guest
     shuts down (-no-shutdown) until the device counters are read over QMP.
 
-    boots > 1: the guest may reset the machine; the runner counts the resets
+    boots > 1: the guest may reset the machine; the run counts the resets
     (QMP RESET events) and ends QEMU (QMP quit) once the boots-th boot has
     ended, by a reset or a power-off.  reset_on (a compiled regex): when a
-    serial line matches it, the runner reads the device counters (they
-    describe that boot: a reset clears them) and resets the machine with
-    QMP system_reset.  probe: every half second, time a QMP query-status
-    round trip (QEMU's main loop answering), into boot.qmp_latencies.
+    serial line matches it, the run reads the device counters (they describe
+    that boot: a reset clears them) and resets the machine with QMP
+    system_reset.  probe: every half second, time a QMP query-status round
+    trip (QEMU's main loop answering), into boot.qmp_latencies.
 
-    With counters and several boots, a reset the guest asks for is held
-    back (-action reboot=shutdown: QEMU reports a SHUTDOWN with reason
-    guest-reset and pauses, the device untouched): the runner reads the
-    counters of the boot it ends, then resets the machine itself (QMP
-    system_reset) and lets it run again (cont)."""
-    boot = Boot()
-    qmp_dir = None
-    use_qmp = counters or boots > 1 or reset_on is not None or probe
-    catch_resets = counters and (boots > 1 or reset_on is not None)
-    if use_qmp:
-        qmp_dir = tempfile.mkdtemp(prefix="dmalab-qmp-")
-        qmp_path = os.path.join(qmp_dir, "qmp.sock")
-        cmd = cmd + ["-qmp", "unix:%s,server=on,wait=off" % qmp_path,
+    With counters and several boots, a reset the guest asks for is held back
+    (-action reboot=shutdown: QEMU reports a SHUTDOWN with reason guest-reset
+    and pauses, the device untouched): the run reads the counters of the boot
+    it ends, then resets the machine itself (QMP system_reset) and lets it run
+    again (cont)."""
+
+    def __init__(self, cmd, timeout, verbose, counters=False, boots=1,
+                 reset_on=None, probe=False):
+        self.boot = Boot()
+        self.timeout = timeout
+        self.verbose = verbose
+        self.counters = counters
+        self.boots = boots
+        self.reset_on = reset_on
+        self.probe = probe
+        self.use_qmp = counters or boots > 1 or reset_on is not None or probe
+        self.catch_resets = counters and (boots > 1 or reset_on is not None)
+        self.qmp_dir = None
+        self.qmp_path = None
+        self.cmd = cmd = self.command_line(cmd)
+        # Only QEMU's own report counts, and only under KVM: a guest may print anything.
+        self.on_kvm = "-accel" in cmd[:-1] and \
+            cmd[cmd.index("-accel") + 1].startswith("kvm")
+        self.proc = None
+        self.sel = None
+        self.qmp = None
+        self.start = self.deadline = 0.0
+        self.pending = b""
+        self.resume = False    # a held-back guest reset is being done: cont after it
+        self.draining = False
+        self.kvm_end = None    # set when KVM has given up on the guest
+
+    # ---- the command line and the process ---------------------------------
+
+    def command_line(self, cmd):
+        """cmd with the QMP socket and the run's actions, when QMP is used."""
+        if not self.use_qmp:
+            return cmd
+        self.qmp_dir = tempfile.mkdtemp(prefix="dmalab-qmp-")
+        self.qmp_path = os.path.join(self.qmp_dir, "qmp.sock")
+        cmd = cmd + ["-qmp", "unix:%s,server=on,wait=off" % self.qmp_path,
                      "-no-shutdown"]
-        if catch_resets:
+        if self.catch_resets:
             cmd += ["-action", "reboot=shutdown"]
-    boot.cmd = cmd
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    except OSError as e:
-        boot.lines.append("runner: cannot start %s: %s" % (cmd[0], e))
-        boot.stamps.append(0.0)
-        boot.rc = 127
-        return boot
-    # never blocks: what select() found may have been read meanwhile
-    os.set_blocking(proc.stdout.fileno(), False)
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    qmp = None
-    if use_qmp:
+        return cmd
+
+    def run(self):
+        """Runs QEMU to the end: the Boot."""
+        self.boot.cmd = self.cmd
+        self.start = time.monotonic()
+        self.deadline = self.start + self.timeout
+        if not self.launch():
+            return self.boot
         try:
-            qmp = Qmp.connect(qmp_path, proc)
-            sel.register(qmp, selectors.EVENT_READ)
-        except (QmpError, OSError, ValueError) as e:
-            # Without QMP nobody would end a -no-shutdown QEMU: stop now.
-            boot.qmp_error = str(e)
+            self.loop()
+        finally:
+            self.finish()
+        self.boot.wall = time.monotonic() - self.start
+        # the single-boot view: the counters read at the end
+        self.boot.device_stats = self.boot.boot_stats.get(self.current())
+        return self.boot
+
+    def launch(self):
+        """Starts QEMU and connects to its QMP socket; False when it could not start."""
+        try:
+            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        except OSError as e:
+            self.boot.lines.append("runner: cannot start %s: %s" % (self.cmd[0], e))
+            self.boot.stamps.append(0.0)
+            self.boot.rc = 127
+            self.remove_socket()
+            return False
+        # never blocks: what select() found may have been read meanwhile
+        os.set_blocking(self.proc.stdout.fileno(), False)
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.proc.stdout, selectors.EVENT_READ)
+        if self.use_qmp:
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass  # QEMU already exited (it says why on its output)
-    pending = b""
-    deadline = start + timeout
+                self.qmp = Qmp.connect(self.qmp_path, self.proc)
+                self.sel.register(self.qmp, selectors.EVENT_READ)
+            except (QmpError, OSError, ValueError) as e:
+                # Without QMP nobody would end a -no-shutdown QEMU: stop now.
+                self.boot.qmp_error = str(e)
+                self.kill()
+        return True
 
-    def finish_qmp():
-        nonlocal qmp
-        sel.unregister(qmp)
-        qmp.close()
-        qmp = None
+    def kill(self):
+        """Ends QEMU's whole process group (it runs in its own session)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # QEMU already exited (it says why on its output)
 
-    resume = False  # a held-back guest reset is being done: cont after it
-    draining = False
+    def loop(self):
+        """Reads QEMU's output and QMP until QEMU ends, KVM gives up or time is up."""
+        next_probe = self.start + 0.5
+        while True:
+            left = self.deadline - time.monotonic()
+            if self.kvm_end is not None and time.monotonic() >= self.kvm_end:
+                break  # QEMU is killed below, not timed out
+            if left <= 0:
+                self.boot.timed_out = True
+                break
+            ready = [k.fileobj for k, _ in
+                     self.sel.select(timeout=min(left, 0.5 if self.probe else 1.0))]
+            if self.probe and self.qmp is not None and time.monotonic() >= next_probe:
+                self.qmp_do(self.probe_now)
+                next_probe = time.monotonic() + 0.5
+            if not ready:
+                continue
+            if self.qmp is not None and self.qmp in ready:
+                self.qmp_do(lambda: False)
+                if self.proc.stdout not in ready:
+                    continue
+            if self.read_output() == b"":
+                break
 
-    def host_reset():
-        """QMP system_reset (which -action reboot=shutdown would turn into a
-        shutdown: it is lifted for this one request; a reset the firmware
-        asks for meanwhile is a plain reset, and ends no boot)."""
-        if catch_resets:
-            qmp.command("set-action", reboot="reset")
-        qmp.command("system_reset")
-        if catch_resets:
-            qmp.command("set-action", reboot="shutdown")
+    def finish(self):
+        """Takes in the last partial line, ends QEMU if it still runs, closes all."""
+        if self.pending:
+            self.add(self.pending)
+        if self.boot.timed_out or self.proc.poll() is None:
+            self.kill()
+        self.boot.rc = self.proc.wait()
+        self.sel.close()
+        self.proc.stdout.close()
+        if self.qmp is not None:
+            self.qmp.close()
+        self.remove_socket()
 
-    def qmp_events(events):
-        """Reacts to QMP events; True once QEMU has been told to quit."""
-        nonlocal resume
-        for e in events:
-            what = e.get("event")
-            data = e.get("data") or {}
-            boot.events.append((time.monotonic() - start, len(boot.lines),
-                                what, e.get("data")))
-            if what == "RESET":
-                boot.resets += 1
-                if boot.started:
-                    boot.reset_ends.add(boot.started - 1)
-                if boot.started >= boots:
-                    # the last boot has ended (its counters are gone)
-                    qmp.command("quit")
-                    return True
-                if resume:
-                    # the machine was reset from its paused shutdown state
-                    resume = False
-                    qmp.command("cont")
-            elif what == "SHUTDOWN" and catch_resets and \
-                    data.get("reason") == "guest-reset":
-                # A reset the guest asked for, held back: the counters still
-                # describe the boot it ends.  The firmware's own reset after
-                # a warm reset (before the next kernel banner) finds that
-                # boot's counters read already.
-                drain_output()
-                k = max(boot.started - 1, 0)
-                if k not in boot.boot_stats:
-                    boot.boot_stats[k] = read_device_counters(qmp)
-                resume = True
-                host_reset()
-            elif what == "SHUTDOWN":
-                # The guest is done (poweroff, or reboot/panic with
-                # -no-reboot); QEMU waits for us.
-                drain_output()
-                if counters:
-                    boot.boot_stats[max(boot.started - 1, 0)] = \
-                        read_device_counters(qmp)
-                qmp.command("quit")
-                return True
-        return False
+    def remove_socket(self):
+        if self.qmp_dir:
+            try:
+                os.unlink(self.qmp_path)
+            except OSError:
+                pass
+            os.rmdir(self.qmp_dir)
 
-    def qmp_do(action):
+    # ---- the serial log ----------------------------------------------------
+
+    def add(self, raw):
+        """One line of QEMU's output: kernel banners, KVM's report, --reset-on."""
+        boot = self.boot
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        text = text.replace("\r", "")
+        boot.lines.append(text)
+        boot.stamps.append(time.monotonic() - self.start)
+        if LINUX_RE.search(text):
+            boot.started += 1
+        self.kvm_report(text)
+        if self.verbose:
+            print(text, flush=True)
+        if self.reset_on is not None and self.qmp is not None and \
+                not self.draining and self.reset_on.search(strip_ts(text)):
+            self.qmp_do(self.reset_now)
+
+    def kvm_report(self, text):
+        """QEMU saying KVM cannot go on: the machine is paused for good, so QEMU
+        is ended once its register dump has been read."""
+        m = KVM_ERROR_RE.search(text) if self.on_kvm else None
+        if m and self.boot.kvm_error is None:
+            self.boot.kvm_error = text[m.start():][:160]
+            self.kvm_end = time.monotonic() + KVM_ERROR_GRACE
+
+    def read_output(self):
+        """Takes in what QEMU has written (one read, never blocking): the
+        bytes read, b"" at its end, None when there is nothing yet."""
+        try:
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+        except BlockingIOError:
+            return None
+        self.pending += chunk
+        while b"\n" in self.pending:
+            line, self.pending = self.pending.split(b"\n", 1)
+            self.add(line)
+        return chunk
+
+    def drain_output(self):
+        """Takes in all QEMU wrote before it paused (so that its boot
+        banners are counted); a --reset-on line in it resets nothing."""
+        self.draining = True
+        try:
+            while self.read_output():
+                pass
+        finally:
+            self.draining = False
+
+    # ---- QMP: run states, resets, counters -----------------------------------
+
+    def current(self):
+        """The boot (0-based) the machine is in: the last kernel banner's."""
+        return max(self.boot.started - 1, 0)
+
+    def qmp_do(self, action):
         """Runs action(), then the events it let in; ends QMP on errors."""
         try:
             done = action()
             # the events that came with the replies, and those that
             # reacting to them let in (a reset's RESET, say)
             while not done:
-                events = qmp.pending_events()
+                events = self.qmp.pending_events()
                 if not events:
                     break
-                done = qmp_events(events)
+                done = self.on_events(events)
         except (QmpError, OSError, ValueError) as e:
-            boot.qmp_error = str(e)
+            self.boot.qmp_error = str(e)
             done = True
             # without QMP nobody would end (or resume) a -no-shutdown QEMU
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            self.kill()
         if done:
-            finish_qmp()
+            self.sel.unregister(self.qmp)
+            self.qmp.close()
+            self.qmp = None
 
-    def reset_now():
-        if counters:
-            boot.boot_stats[max(boot.started - 1, 0)] = \
-                read_device_counters(qmp)
-        host_reset()
+    def on_events(self, events):
+        """Reacts to QMP events; True once QEMU has been told to quit."""
+        for e in events:
+            what = e.get("event")
+            data = e.get("data") or {}
+            self.boot.events.append((time.monotonic() - self.start,
+                                     len(self.boot.lines), what, e.get("data")))
+            if what == "RESET":
+                if self.on_reset():
+                    return True
+            elif what == "SHUTDOWN" and self.catch_resets and \
+                    data.get("reason") == "guest-reset":
+                self.on_guest_reset()
+            elif what == "SHUTDOWN":
+                # The guest is done (poweroff, or reboot/panic with
+                # -no-reboot); QEMU waits for us.
+                self.drain_output()
+                if self.counters:
+                    self.boot.boot_stats[self.current()] = read_device_counters(self.qmp)
+                self.qmp.command("quit")
+                return True
         return False
 
-    def probe_now():
+    def on_reset(self):
+        """A machine reset: True when it ended the last boot (QEMU told to quit)."""
+        boot = self.boot
+        boot.resets += 1
+        if boot.started:
+            boot.reset_ends.add(boot.started - 1)
+        if boot.started >= self.boots:
+            # the last boot has ended (its counters are gone)
+            self.qmp.command("quit")
+            return True
+        if self.resume:
+            # the machine was reset from its paused shutdown state
+            self.resume = False
+            self.qmp.command("cont")
+        return False
+
+    def on_guest_reset(self):
+        """A reset the guest asked for, held back: the counters still describe
+        the boot it ends.  The firmware's own reset after a warm reset (before
+        the next kernel banner) finds that boot's counters read already."""
+        self.drain_output()
+        k = self.current()
+        if k not in self.boot.boot_stats:
+            self.boot.boot_stats[k] = read_device_counters(self.qmp)
+        self.resume = True
+        self.host_reset()
+
+    def host_reset(self):
+        """QMP system_reset (which -action reboot=shutdown would turn into a
+        shutdown: it is lifted for this one request; a reset the firmware
+        asks for meanwhile is a plain reset, and ends no boot)."""
+        if self.catch_resets:
+            self.qmp.command("set-action", reboot="reset")
+        self.qmp.command("system_reset")
+        if self.catch_resets:
+            self.qmp.command("set-action", reboot="shutdown")
+
+    def reset_now(self):
+        """--reset-on: the boot's counters, then a reset."""
+        if self.counters:
+            self.boot.boot_stats[self.current()] = read_device_counters(self.qmp)
+        self.host_reset()
+        return False
+
+    def probe_now(self):
+        """--probe-qmp: one timed query-status round trip."""
         t0 = time.monotonic()
-        qmp.command("query-status")
-        boot.qmp_latencies.append(time.monotonic() - t0)
+        self.qmp.command("query-status")
+        self.boot.qmp_latencies.append(time.monotonic() - t0)
         return False
 
-    next_probe = start + 0.5
-    kvm_end = None  # set when KVM has given up on the guest
-    # Only QEMU's own report counts, and only under KVM: a guest may print anything.
-    on_kvm = "-accel" in cmd[:-1] and cmd[cmd.index("-accel") + 1].startswith("kvm")
 
-    def add(raw):
-        nonlocal kvm_end
-        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        text = text.replace("\r", "")
-        boot.lines.append(text)
-        boot.stamps.append(time.monotonic() - start)
-        if LINUX_RE.search(text):
-            boot.started += 1
-        m = KVM_ERROR_RE.search(text) if on_kvm else None
-        if m and boot.kvm_error is None:
-            # the machine is paused for good: end QEMU once its dump is read
-            boot.kvm_error = text[m.start():][:160]
-            kvm_end = time.monotonic() + KVM_ERROR_GRACE
-        if verbose:
-            print(text, flush=True)
-        if reset_on is not None and qmp is not None and not draining and \
-                reset_on.search(strip_ts(text)):
-            qmp_do(reset_now)
-
-    def read_output():
-        """Takes in what QEMU has written (one read, never blocking): the
-        bytes read, b"" at its end, None when there is nothing yet."""
-        nonlocal pending
-        try:
-            chunk = os.read(proc.stdout.fileno(), 65536)
-        except BlockingIOError:
-            return None
-        pending += chunk
-        while b"\n" in pending:
-            line, pending = pending.split(b"\n", 1)
-            add(line)
-        return chunk
-
-    def drain_output():
-        """Takes in all QEMU wrote before it paused (so that its boot
-        banners are counted); a --reset-on line in it resets nothing."""
-        nonlocal draining
-        draining = True
-        try:
-            while read_output():
-                pass
-        finally:
-            draining = False
-
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if kvm_end is not None and time.monotonic() >= kvm_end:
-                break  # QEMU is killed below, not timed out
-            if left <= 0:
-                boot.timed_out = True
-                break
-            ready = [k.fileobj for k, _ in
-                     sel.select(timeout=min(left, 0.5 if probe else 1.0))]
-            if probe and qmp is not None and time.monotonic() >= next_probe:
-                qmp_do(probe_now)
-                next_probe = time.monotonic() + 0.5
-            if not ready:
-                continue
-            if qmp is not None and qmp in ready:
-                qmp_do(lambda: False)
-                if proc.stdout not in ready:
-                    continue
-            if read_output() == b"":
-                break
-    finally:
-        if pending:
-            add(pending)
-        if boot.timed_out or proc.poll() is None:
-            # QEMU runs in its own session: kill the whole group.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        boot.rc = proc.wait()
-        sel.close()
-        proc.stdout.close()
-        if qmp is not None:
-            qmp.close()
-        if qmp_dir:
-            try:
-                os.unlink(qmp_path)
-            except OSError:
-                pass
-            os.rmdir(qmp_dir)
-    boot.wall = time.monotonic() - start
-    # the single-boot view: the counters read at the end
-    boot.device_stats = boot.boot_stats.get(max(boot.started - 1, 0))
-    return boot
+def run_qemu(cmd, timeout, verbose, counters=False, boots=1, reset_on=None,
+             probe=False):
+    """Runs QEMU to the end (QemuRun says how): the Boot."""
+    return QemuRun(cmd, timeout, verbose, counters, boots, reset_on, probe).run()
 
 
 def kvm_failed_to_start(args, boot):

@@ -82,13 +82,13 @@ def symbolize_races(boot, log_path):
     return out
 
 
-def judge_races(races, args):
-    """--expect-race: each pattern matches a symbolized report."""
-    reasons = ["no race report matches %r" % rx for rx in args.expect_race
+def judge_races(races, expect):
+    """--expect-race: each pattern (expect, a RaceReports) matches a symbolized
+    report; --expect-race-count: so many reports in all."""
+    reasons = ["no race report matches %r" % rx for rx in expect.patterns
                if not any(re.search(rx, l) for l in races)]
     n = sum(l.startswith("race ") for l in races)
-    if args.expect_race_count is not None and n != args.expect_race_count:
+    if expect.count is not None and n != expect.count:
         reasons.append("the race detector reported %d race(s), expected %d" %
-                       (n, args.expect_race_count))
+                       (n, expect.count))
     return reasons
-

@@ -21,31 +21,31 @@ def fmt_bytes(n):
 
 def print_summary(facts, boot, hdr="boot"):
     print("== %s summary ==" % hdr)
-    print("  kernel:        %s" % (facts["kernel"] or "?"))
-    if facts["bound"]:
-        for bdf, ven, dev in facts["bound"]:
+    print("  kernel:        %s" % (facts.kernel or "?"))
+    if facts.bound:
+        for bdf, ven, dev in facts.bound:
             print("  ioatdma bound: %s vendor=%s device=%s" % (bdf, ven, dev))
     else:
         print("  ioatdma bound: no")
-    if facts["bound"]:
+    if facts.bound:
         # ioatdma registers its channels only after its probe-time copy
         # self-test (ioat_probe -> ioat3_dma_self_test) succeeded.
         print("  self-test:     %s" % (
             "passed (channels registered after ioatdma's probe self-test)"
-            if facts["channels"] else "failed: no channels registered"))
+            if facts.channels else "failed: no channels registered"))
     print("  dma channels:  %s %s" % (
-        facts["channels"] if facts["channels"] is not None else "?",
-        " ".join(facts["channel_names"])))
-    for c in facts["chan_stats"]:
+        facts.channels if facts.channels is not None else "?",
+        " ".join(facts.channel_names)))
+    for c in facts.chan_stats:
         print("  %-12s ops=%-5d bytes=%-10s dma_time=%.3f s  %.1f MB/s  "
               "failures=%d" % (c["name"], c["ops"], fmt_bytes(c["bytes"]),
                                c["ns"] / 1e9, c["mbps"], c["failures"]))
-    s = facts["summary"]
+    s = facts.summary
     if s:
         print("  total        ops=%-5d bytes=%-10s dma_time=%.3f s  %.1f MB/s  "
               "failures=%d" % (s["ops"], fmt_bytes(s["bytes"]), s["ns"] / 1e9,
                                s["mbps"], s["failures"]))
-    cpu = facts["cpu"]
+    cpu = facts.cpu
     if cpu:
         print("  cpu memcpy   ops=%-5d bytes=%-10s cpu_time=%.3f s  %.1f MB/s  "
               "(guest CPU, same length distribution)" % (
@@ -55,14 +55,14 @@ def print_summary(facts, boot, hdr="boot"):
             print("  dma / cpu:    %.2fx (QEMU's host memcpy behind the device "
                   "over the guest's TCG-emulated memcpy: a property of this "
                   "emulator, not of hardware)" % (s["mbps"] / cpu["mbps"]))
-    for n, text in facts["irqs"]:
+    for n, text in facts.irqs:
         print("  interrupt:    %-8d %s" % (n, text))
-    if facts["allowed"]:
+    if facts.allowed:
         print("  allowed:      %d expected error line(s) (--allow)" %
-              len(facts["allowed"]))
-    if facts["skipped"]:
+              len(facts.allowed))
+    if facts.skipped:
         print("  skipped:      %s (--allow-skip)" %
-              "; ".join(facts["skipped"]))
+              "; ".join(facts.skipped))
     for d in vtd_stats(boot):
         print("  vtd (QMP):    %s" % d["path"])
         names = [c for c in d["counter-names"] if d[c]]
@@ -86,12 +86,12 @@ def print_summary(facts, boot, hdr="boot"):
             len(lat), 1000 * lat[len(lat) // 2], 1000 * lat[-1]))
     if boot.device_stats is None:
         print("  device (QMP): not read")
-    for line in bench_tables(facts["bench"]):
+    for line in bench_tables(facts.bench):
         print("  %s" % line)
-    if facts["init_seen"] is not None:
-        up = facts["init_uptime"]
+    if facts.init_seen is not None:
+        up = facts.init_uptime
         print("  /init reached: %.1f s after QEMU start%s" % (
-            facts["init_seen"],
+            facts.init_seen,
             (" (guest uptime %.2f s)" % up) if up is not None else ""))
     if boot.accel:
         print("  accelerator:   %s (%s)" % boot.accel)
@@ -125,11 +125,11 @@ def report_run(results, run_reasons, args, run_label="", seed=None,
                 label = "%s %s" % (run_label, label)
         else:
             label = run_label or "boot"
-        ops = facts["summary"]["ops"] if facts["summary"] else 0
+        ops = facts.summary["ops"] if facts.summary else 0
         if multi or run_label or reasons:
             print("%s: %s in %.1f s, seed=%s, channels=%s, ops=%d%s%s" % (
                 label, "PASS" if not reasons else "FAIL", seg.wall,
-                seed if seed is not None else "default", facts["channels"],
+                seed if seed is not None else "default", facts.channels,
                 ops, ", ended in a reset" if seg.ended_by_reset else "",
                 (": " + reasons[0]) if reasons else ""), flush=True)
         if args.summary:
