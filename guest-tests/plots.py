@@ -154,13 +154,27 @@ def plot_iommu_flush(plt, meta, rows):
             (axes[0], "bench-copy", "busy_ns_per_copy", "copy through dmalab-ioat"),
             (axes[1], "bench-nic", "busy_ns_per_packet", "pktgen packet, e1000e and igb")):
         # the lowest paced rate: every configuration at the same throughput
-        ratio = {(r["config"], r.get("nic"), str(r.get("size"))): r["value"] for r in rows
-                 if r["metric"] == primary + ":ratio" and r["tag"] == tag and
-                 str(r.get("rate")) == low}
+        def at_low(metric):
+            return {(r["config"], r.get("nic"), str(r.get("size"))): r["value"] for r in rows
+                    if r["metric"] == metric and r["tag"] == tag and
+                    str(r.get("rate")) == low}
+        ratio, lo, hi = (at_low(primary + m) for m in (":ratio", ":min", ":max"))
+        base = at_low(primary)
         groups = sorted({k[1:] for k in ratio}, key=lambda g: (str(g[0]), int(g[1])))
-        _bars(ax, groups, configs, lambda c, g: ratio.get((c,) + g))
+
+        def err(c, g):
+            # the configuration's range over its boots, over no IOMMU's figure
+            b = base.get(("no-iommu",) + g)
+            if not b or (c,) + g not in lo:
+                return (None, None)
+            return (lo[(c,) + g] / b, hi[(c,) + g] / b)
+        _bars(ax, groups, configs, lambda c, g: ratio.get((c,) + g), err)
         ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels([(nic + "\n" if nic else "") + _size_label(s) for nic, s in groups])
+        # the baseline's absolute figure under each group: what the ratios are of
+        ax.set_xticklabels(["%s%s\nnone %.1f us" % (
+            nic + "\n" if nic else "", _size_label(s),
+            base.get(("no-iommu", nic, s), 0) / 1000) for nic, s in groups],
+            fontsize="small")
         ax.axhline(1, color="black", linewidth=0.8)
         for name, v in DMAR_2008.items():
             ax.axhline(v, color="grey", linestyle="--", linewidth=0.8)
