@@ -156,9 +156,10 @@ def explain(runs, counters, labels, shift, profiles):
                      "%.0f" % (2 * per_unmap * per_wait) if vtd else "-",
                      "{:,.0f}".format(ENGINE_LATENCY_NS + 4096 * 1e9 / ENGINE_BYTES_PER_S)])
     out += aligned(head, body)
-    out.append("  (busy ns = guest instructions x %d ns: under -icount the CPU's busy time "
-               "is its instructions; the unit's waits are inside it, as the instructions "
-               "of the guest polling for the wait descriptor's status)" % ns)
+    out.append("  (busy ns: the CPU's busy time, at %d ns per guest instruction that many "
+               "instructions; the unit's waits are inside it, as the instructions of the "
+               "guest polling for the wait descriptor's status. The profiles below count "
+               "the instructions themselves)" % ns)
     if profiles:
         out += profile_lines(profiles, labels)
     return out
