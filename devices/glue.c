@@ -163,7 +163,7 @@ const VMStateDescription vmstate_dmalab_state = {
 
 bool dmalab_plan_apply(DmalabPlan *plan, const char *path, Error **errp)
 {
-    const char *dev = plan->ops->name;
+    const char *dev = object_get_typename(OBJECT(plan->dev));
     g_autoptr(GError) gerr = NULL;
     g_autofree char *text = NULL;
     char *why;
@@ -223,7 +223,7 @@ static void dmalab_plan_get_injected(Object *obj, Visitor *v, const char *name,
     uint64_t value = 0;
 
     if (plan->ops->running(plan->dev)) {
-        value = plan->ops->injected(plan->dev);
+        value = plan->ops->report(plan->dev, NULL);
     }
     visit_type_uint64(v, name, &value, errp);
 }
@@ -236,7 +236,7 @@ static void dmalab_plan_get_log(Object *obj, Visitor *v, const char *name,
     g_autofree char *value = NULL;
 
     if (plan->ops->running(plan->dev)) {
-        log = plan->ops->log(plan->dev);
+        plan->ops->report(plan->dev, &log);
     }
     value = dmalab_glue_take_string(log);
     visit_type_str(v, name, &value, errp);

@@ -74,15 +74,15 @@ extern const VMStateDescription vmstate_dmalab_state;
  * A model's fault plan (docs/faults.rst): the property "fault-plan", the
  * path of a plan file read at realize (dmalab_plan_apply) and again each
  * time it is set while the model runs, and the read-only "faults-injected"
- * and "fault-log". ops says how the device's model takes a plan and reports.
+ * and "fault-log". ops says how the device's model takes a plan and reports;
+ * messages name the device by its type.
  */
 typedef struct DmalabPlanOps {
-    const char *name; /* the device type, for messages */
     bool (*running)(void *dev); /* a model to give plans to */
     /* The plan's text (NULL: none) to the model: NULL, or why not (malloc). */
     char *(*give)(void *dev, const char *text);
-    uint64_t (*injected)(void *dev); /* with a model running */
-    char *(*log)(void *dev);         /* malloc'd; with a model running */
+    /* With a model: its injections so far, and if log, their log (malloc). */
+    uint64_t (*report)(void *dev, char **log);
     void (*applied)(const char *path); /* a trace point */
 } DmalabPlanOps;
 

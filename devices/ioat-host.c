@@ -308,7 +308,7 @@ static void trace_fault(void *opaque, const char *rule, const char *kind,
 }
 
 /* The model's host: PCI DMA, timers, interrupts, walk costs; glue.c's log. */
-static const DmalabHost dmalab_ioat_host_fns = {
+const DmalabHost dmalab_ioat_host_fns = {
     .dma_read = host_dma_read,
     .dma_write = host_dma_write,
     .dma_map = host_dma_map,
@@ -320,11 +320,6 @@ static const DmalabHost dmalab_ioat_host_fns = {
     .send_msi = host_send_msi,
     .dma_cost = host_dma_cost,
 };
-
-void dmalab_ioat_host(DmalabIoatState *s, DmalabHost *h)
-{
-    dmalab_glue_host(h, &dmalab_ioat_host_fns, s);
-}
 
 const DmalabIoatTrace dmalab_ioat_trace = {
     .decided = trace_decided,

@@ -58,7 +58,8 @@ static inline bool dmalab_ioat_live(DmalabIoatState *s)
 }
 
 /* ioat-host.c */
-void dmalab_ioat_host(DmalabIoatState *s, DmalabHost *h);
+/* The model's host callbacks (dmalab_glue_host completes them). */
+extern const DmalabHost dmalab_ioat_host_fns;
 extern const DmalabIoatTrace dmalab_ioat_trace;
 void dmalab_ioat_update_intx(DmalabIoatState *s);
 

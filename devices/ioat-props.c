@@ -131,28 +131,21 @@ static char *dmalab_ioat_plan_give(void *dev, const char *text)
                                       DEVICE(dev)->id);
 }
 
-static uint64_t dmalab_ioat_plan_injected(void *dev)
+static uint64_t dmalab_ioat_plan_report(void *dev, char **log)
 {
-    return dmalab_ioat_faults_injected(DMALAB_IOAT(dev)->model);
-}
+    DmalabIoat *model = DMALAB_IOAT(dev)->model;
 
-static char *dmalab_ioat_plan_log(void *dev)
-{
-    return dmalab_ioat_fault_log(DMALAB_IOAT(dev)->model);
-}
-
-static void dmalab_ioat_plan_applied(const char *path)
-{
-    trace_dmalab_ioat_fault_plan(path);
+    if (log) {
+        *log = dmalab_ioat_fault_log(model);
+    }
+    return dmalab_ioat_faults_injected(model);
 }
 
 const DmalabPlanOps dmalab_ioat_plan_ops = {
-    .name = "dmalab-ioat",
     .running = dmalab_ioat_plan_running,
     .give = dmalab_ioat_plan_give,
-    .injected = dmalab_ioat_plan_injected,
-    .log = dmalab_ioat_plan_log,
-    .applied = dmalab_ioat_plan_applied,
+    .report = dmalab_ioat_plan_report,
+    .applied = trace_dmalab_ioat_fault_plan,
 };
 
 void dmalab_ioat_warn_timing(const DmalabIoatConfig *cfg)

@@ -61,45 +61,58 @@ static void dmalab_ioat_leave(DmalabIoatState *s)
     object_unref(OBJECT(s));
 }
 
+/* A model to call: realized, not unplugged by its own DMA. */
+static bool dmalab_ioat_running(DmalabIoatState *s)
+{
+    return s->model && !s->released;
+}
+
+/* A write into the model, which can call out: see dmalab_ioat_enter(). */
+static void dmalab_ioat_write_model(DmalabIoatState *s,
+                                    void (*write)(DmalabIoat *, uint32_t,
+                                                  uint64_t, unsigned),
+                                    hwaddr addr, uint64_t val, unsigned size)
+{
+    if (dmalab_ioat_running(s)) {
+        dmalab_ioat_enter(s);
+        write(s->model, addr, val, size);
+        dmalab_ioat_leave(s);
+    }
+}
+
 static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
 {
     DmalabIoatState *s = opaque;
     uint64_t val = 0;
 
-    if (s->model && !s->released) {
+    if (dmalab_ioat_running(s)) {
         val = dmalab_ioat_mmio_read(s->model, addr, size);
     }
     trace_dmalab_ioat_mmio_read(addr, size, val);
     return val;
 }
 
+/* With sync-start, a doorbell write runs the channel's first step here. */
 static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val,
                               unsigned size)
 {
-    DmalabIoatState *s = opaque;
-
     trace_dmalab_ioat_mmio_write(addr, size, val);
-    if (!s->model || s->released) {
-        return;
-    }
-    /*
-     * With sync-start, a doorbell write runs the channel's first step right
-     * here.
-     */
-    dmalab_ioat_enter(s);
-    dmalab_ioat_mmio_write(s->model, addr, val, size);
-    dmalab_ioat_leave(s);
+    dmalab_ioat_write_model(opaque, dmalab_ioat_mmio_write, addr, val, size);
 }
+
+/*
+ * Linux reads CHANSTS with readq; the model handles any size and alignment,
+ * in the registers and in the fault doorbell.
+ */
+#define DMALAB_IOAT_ANY_ACCESS \
+    { .min_access_size = 1, .max_access_size = 8, .unaligned = true }
 
 static const MemoryRegionOps dmalab_ioat_ops = {
     .read = dmalab_ioat_read,
     .write = dmalab_ioat_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    /*
-     * Linux reads CHANSTS with readq; the model handles any size and alignment.
-     */
-    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .valid = DMALAB_IOAT_ANY_ACCESS,
+    .impl = DMALAB_IOAT_ANY_ACCESS,
 };
 
 /*
@@ -112,32 +125,24 @@ static uint64_t dmalab_ioat_fault_read(void *opaque, hwaddr addr,
 {
     DmalabIoatState *s = opaque;
 
-    if (!s->model || s->released) {
-        return 0;
-    }
-    return dmalab_ioat_doorbell_read(s->model, addr, size);
+    return dmalab_ioat_running(s) ?
+           dmalab_ioat_doorbell_read(s->model, addr, size) : 0;
 }
 
 static void dmalab_ioat_fault_write(void *opaque, hwaddr addr, uint64_t val,
                                     unsigned size)
 {
-    DmalabIoatState *s = opaque;
-
     trace_dmalab_ioat_doorbell(addr, size, val);
-    if (!s->model || s->released) {
-        return;
-    }
-    dmalab_ioat_enter(s);
-    dmalab_ioat_doorbell_write(s->model, addr, val, size);
-    dmalab_ioat_leave(s);
+    dmalab_ioat_write_model(opaque, dmalab_ioat_doorbell_write, addr, val,
+                            size);
 }
 
 static const MemoryRegionOps dmalab_ioat_fault_ops = {
     .read = dmalab_ioat_fault_read,
     .write = dmalab_ioat_fault_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .valid = DMALAB_IOAT_ANY_ACCESS,
+    .impl = DMALAB_IOAT_ANY_ACCESS,
 };
 
 static void dmalab_ioat_release(DmalabIoatState *s)
@@ -278,7 +283,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
 
     dmalab_timers_init(&s->timers, dmalab_ioat_timer_count(&cfg),
                        dmalab_ioat_timer_cb, s);
-    dmalab_ioat_host(s, &host);
+    dmalab_glue_host(&host, &dmalab_ioat_host_fns, s);
     s->model = dmalab_ioat_new(&cfg, &host, &dmalab_ioat_trace, &why);
     if (!s->model) {
         error_setg(errp, "dmalab-ioat: %s",

@@ -448,18 +448,13 @@ void dmalab_vtd_attach(DmalabVtdState *s, PCIBus *bus)
 }
 
 /* The model's host: guest memory (RAM only), timers, messages; glue.c's log. */
-static const DmalabHost dmalab_vtd_host_fns = {
+const DmalabHost dmalab_vtd_host_fns = {
     .dma_read = host_dma_read,
     .dma_write = host_dma_write,
     .timer_arm = host_timer_arm,
     .timer_cancel = host_timer_cancel,
     .send_msi = host_send_msi,
 };
-
-void dmalab_vtd_host(DmalabVtdState *s, DmalabHost *h)
-{
-    dmalab_glue_host(h, &dmalab_vtd_host_fns, s);
-}
 
 const DmalabVtdTrace dmalab_vtd_trace = {
     .fault = trace_fault,

@@ -106,7 +106,8 @@ int dmalab_vtd_int_remap(X86IOMMUState *iommu, MSIMessage *src,
 void dmalab_vtd_iec_flush(DmalabVtdState *s);
 
 /* vtd-host.c */
-void dmalab_vtd_host(DmalabVtdState *s, DmalabHost *h);
+/* The model's host callbacks (dmalab_glue_host completes them). */
+extern const DmalabHost dmalab_vtd_host_fns;
 /* A message to the APIC; s->lock must not be held. */
 void dmalab_vtd_send_apic(uint64_t address, uint32_t data);
 extern const DmalabVtdTrace dmalab_vtd_trace;

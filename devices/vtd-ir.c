@@ -74,14 +74,8 @@ static const MemoryRegionOps dmalab_vtd_intr_ops = {
     .read_with_attrs = dmalab_vtd_intr_read,
     .write_with_attrs = dmalab_vtd_intr_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .impl = {
-        .min_access_size = 4,
-        .max_access_size = 4,
-    },
-    .valid = {
-        .min_access_size = 4,
-        .max_access_size = 4,
-    },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+    .valid = { .min_access_size = 4, .max_access_size = 4 },
 };
 
 void dmalab_vtd_intr_init(DmalabVtdSpace *sp)

@@ -121,36 +121,23 @@ static char *dmalab_vtd_plan_give(void *dev, const char *text)
     return why;
 }
 
-static uint64_t dmalab_vtd_plan_injected(void *dev)
+static uint64_t dmalab_vtd_plan_report(void *dev, char **log)
 {
     DmalabVtdState *s = DMALAB_VTD(dev);
     uint64_t n;
 
+    if (log) {
+        DMALAB_VTD_LOCKED(s, *log = dmalab_vtd_fault_log(s->model));
+    }
     DMALAB_VTD_LOCKED(s, n = dmalab_vtd_faults_injected(s->model));
     return n;
 }
 
-static char *dmalab_vtd_plan_log(void *dev)
-{
-    DmalabVtdState *s = DMALAB_VTD(dev);
-    char *log;
-
-    DMALAB_VTD_LOCKED(s, log = dmalab_vtd_fault_log(s->model));
-    return log;
-}
-
-static void dmalab_vtd_plan_applied(const char *path)
-{
-    trace_dmalab_vtd_fault_plan(path);
-}
-
 static const DmalabPlanOps dmalab_vtd_plan_ops = {
-    .name = "dmalab-vtd",
     .running = dmalab_vtd_plan_running,
     .give = dmalab_vtd_plan_give,
-    .injected = dmalab_vtd_plan_injected,
-    .log = dmalab_vtd_plan_log,
-    .applied = dmalab_vtd_plan_applied,
+    .report = dmalab_vtd_plan_report,
+    .applied = trace_dmalab_vtd_fault_plan,
 };
 
 /* The counters' names, comma-separated, so tools need not keep a copy. */

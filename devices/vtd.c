@@ -77,14 +77,8 @@ static const MemoryRegionOps dmalab_vtd_ops = {
     .write = dmalab_vtd_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     /* The model checks sizes and alignment and reports what it refuses. */
-    .impl = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-    },
-    .valid = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-    },
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
 };
 
 static void dmalab_vtd_timer_cb(void *opaque)
@@ -208,7 +202,7 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
                                     &dev->mem_reentrancy_guard);
     dmalab_timers_init(&s->timers, dmalab_vtd_timer_count(),
                        dmalab_vtd_timer_cb, s);
-    dmalab_vtd_host(s, &h);
+    dmalab_glue_host(&h, &dmalab_vtd_host_fns, s);
     s->model = dmalab_vtd_new(&cfg, &h, &dmalab_vtd_trace, &why);
     if (!s->model) {
         error_setg(errp, "dmalab-vtd: %s", why ? why : "out of memory");
