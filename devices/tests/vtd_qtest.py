@@ -103,6 +103,13 @@ class Vtd:
 
 
 class VtdTest(MachineCase):
+    def assertLandsAt(self, qt, status, ns, value):
+        """The wait status write lands exactly ns from now: not a nanosecond earlier."""
+        qt.clock_step(ns - 1)
+        self.assertEqual(qt.readl(status), 0)
+        qt.clock_step(1)
+        self.assertEqual(qt.readl(status), value)
+
     def unit(self, props="", args=()):
         qt = self.track(QTest(qtest_case.QEMU, ["-device", "dmalab-vtd,id=vtd" + props]
                               + list(args)))
@@ -126,10 +133,7 @@ class VtdTest(MachineCase):
         v.qi_enable()
         v.submit(iotlb_global(), wait_desc(status, 0xC0DE))
         # 200 ns for the IOTLB descriptor (an empty IOTLB), then 500 ns for the wait.
-        v.qt.clock_step(699)
-        self.assertEqual(v.qt.readl(status), 0)
-        v.qt.clock_step(1)
-        self.assertEqual(v.qt.readl(status), 0xC0DE)
+        self.assertLandsAt(v.qt, status, 700, 0xC0DE)
         self.assertEqual(v.r64(IQH), v.r64(IQT))
         self.assertEqual(v.counter("waits"), 1)
         self.assertEqual(v.counter("wait-modelled-ns"), 700)
@@ -144,10 +148,7 @@ class VtdTest(MachineCase):
         status = v.mem.alloc(64, fill=0)
         v.qi_enable()
         v.submit(wait_desc(status, 1))
-        v.qt.clock_step(4999)
-        self.assertEqual(v.qt.readl(status), 0)
-        v.qt.clock_step(1)
-        self.assertEqual(v.qt.readl(status), 1)
+        self.assertLandsAt(v.qt, status, 5000, 1)
 
     def test_malformed_descriptor_raises_iqe_and_the_queue_resumes(self):
         v = self.unit(",wait-ns=0,inv-desc-ns=0")
@@ -467,10 +468,7 @@ class VtdTest(MachineCase):
         qt.clock_set(clock)
         qt.qmp("cont")
         self.assertTrue(qt.readl(BASE + GSTS) & QIE)
-        qt.clock_step(4999)
-        self.assertEqual(qt.readl(status), 0)
-        qt.clock_step(1)
-        self.assertEqual(qt.readl(status), 0x77)
+        self.assertLandsAt(qt, status, 5000, 0x77)
 
     def test_pass_through_context_lets_the_device_copy(self):
         io, v = self.ioat_behind()
@@ -499,10 +497,7 @@ class VtdTest(MachineCase):
         status = v.mem.alloc(64, fill=0)
         v.qi_enable()
         v.submit(iotlb_global(), wait_desc(status, 0xC0DE))
-        v.qt.clock_step(2_000_699)
-        self.assertEqual(v.qt.readl(status), 0)
-        v.qt.clock_step(1)
-        self.assertEqual(v.qt.readl(status), 0xC0DE)
+        self.assertLandsAt(v.qt, status, 2_000_700, 0xC0DE)
         self.assertEqual(v.counter("faults-injected"), 1)
         self.assertRegex(v.qt.qmp("qom-get", path=QOM, property="fault-log"),
                          r"^0 \d+ns rule=slow kind=delay-invalidation unit=4294967295 key=\d+\n$")
