@@ -188,13 +188,16 @@ void dmalab_vtd_instance_init(Object *obj)
     ObjectProperty *op;
     unsigned i;
 
-    /*
-     * Interrupt remapping only when asked for: "intremap" defaults to off
-     * (the x86 IOMMU base's auto would turn it on under TCG).
-     */
-    X86_IOMMU_DEVICE(obj)->intr_supported = ON_OFF_AUTO_OFF;
     qemu_mutex_init(&s->lock);
     dmalab_vtd_default_config(&s->cfg);
+    /*
+     * The x86 IOMMU base's "intremap" and "pt" set the unit's ir and pt at
+     * realize; they start from the unit's defaults (intremap off: the base's
+     * auto would turn it on under TCG).
+     */
+    X86_IOMMU_DEVICE(obj)->intr_supported = s->cfg.ir ? ON_OFF_AUTO_ON
+                                                      : ON_OFF_AUTO_OFF;
+    X86_IOMMU_DEVICE(obj)->pt_supported = s->cfg.pt;
     object_property_add_enum(obj, "replacement", "DmalabVtdReplacement",
                              &dmalab_vtd_replacement_lookup,
                              dmalab_vtd_get_replacement,
