@@ -4,7 +4,10 @@
  */
 
 #include "qemu/osdep.h"
+#include "migration/vmstate.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/timer.h"
 
@@ -64,18 +67,206 @@ void dmalab_glue_log(void *opaque, int kind, const char *text)
                   "%s\n", text);
 }
 
-bool dmalab_glue_read_plan(const char *dev, const char *path, char **text,
-                           Error **errp)
+static void *dmalab_glue_no_map(void *opaque, uint64_t addr, size_t *len,
+                                bool is_write, const DmalabMemAttrs *attrs)
 {
-    g_autoptr(GError) gerr = NULL;
+    return NULL;
+}
 
-    *text = NULL;
-    if (path && *path && !g_file_get_contents(path, text, NULL, &gerr)) {
+static void dmalab_glue_no_unmap(void *opaque, void *host, size_t len,
+                                 bool is_write, size_t accessed)
+{
+}
+
+static bool dmalab_glue_no_notify(void *opaque, unsigned vector)
+{
+    return false;
+}
+
+static bool dmalab_glue_no_level(void *opaque, bool asserted)
+{
+    return false;
+}
+
+void dmalab_glue_host(DmalabHost *h, const DmalabHost *fns, void *opaque)
+{
+    *h = *fns;
+    h->opaque = opaque;
+    h->now_ns = dmalab_glue_now;
+    h->log = dmalab_glue_log;
+    h->dma_map = h->dma_map ?: dmalab_glue_no_map;
+    h->dma_unmap = h->dma_unmap ?: dmalab_glue_no_unmap;
+    h->notify = h->notify ?: dmalab_glue_no_notify;
+    h->set_level = h->set_level ?: dmalab_glue_no_level;
+}
+
+/* Migration: the model's state as one buffer, given back once sent. */
+
+static int dmalab_state_pre_save(void *opaque)
+{
+    DmalabState *st = opaque;
+
+    g_free(st->blob);
+    st->blob = st->ops->save(st->dev, &st->len);
+    return st->blob ? 0 : -ENOMEM;
+}
+
+static int dmalab_state_post_save(void *opaque)
+{
+    DmalabState *st = opaque;
+
+    g_free(st->blob);
+    st->blob = NULL;
+    return 0;
+}
+
+static int dmalab_state_pre_load(void *opaque)
+{
+    DmalabState *st = opaque;
+
+    g_free(st->blob);
+    st->blob = NULL;
+    st->len = 0;
+    return 0;
+}
+
+static int dmalab_state_post_load(void *opaque, int version_id)
+{
+    DmalabState *st = opaque;
+    bool ok = st->ops->load(st->dev, st->blob, st->len);
+
+    g_free(st->blob);
+    st->blob = NULL;
+    if (!ok) {
+        error_report("%s", st->ops->refused);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+const VMStateDescription vmstate_dmalab_state = {
+    .name = "dmalab-state",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = dmalab_state_pre_save,
+    .post_save = dmalab_state_post_save,
+    .pre_load = dmalab_state_pre_load,
+    .post_load = dmalab_state_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(len, DmalabState),
+        VMSTATE_VBUFFER_ALLOC_UINT32(blob, DmalabState, 0, NULL, len),
+        VMSTATE_END_OF_LIST(),
+    },
+};
+
+/* Fault plans: a file named at start-up, replaceable at run time (qom-set). */
+
+bool dmalab_plan_apply(DmalabPlan *plan, const char *path, Error **errp)
+{
+    const char *dev = object_get_typename(OBJECT(plan->dev));
+    g_autoptr(GError) gerr = NULL;
+    g_autofree char *text = NULL;
+    char *why;
+
+    if (path && *path && !g_file_get_contents(path, &text, NULL, &gerr)) {
         error_setg(errp, "%s: cannot read the fault plan %s: %s", dev, path,
                    gerr->message);
         return false;
     }
+    why = plan->ops->give(plan->dev, text);
+    if (why) {
+        error_setg(errp, "%s: fault plan %s: %s", dev, path, why);
+        free(why);
+        return false;
+    }
+    plan->ops->applied(path ? path : "");
     return true;
+}
+
+bool dmalab_plan_realize(DmalabPlan *plan, Error **errp)
+{
+    return !plan->path || !*plan->path ||
+           dmalab_plan_apply(plan, plan->path, errp);
+}
+
+static void dmalab_plan_get(Object *obj, Visitor *v, const char *name,
+                            void *opaque, Error **errp)
+{
+    DmalabPlan *plan = opaque;
+    g_autofree char *value = g_strdup(plan->path ?: "");
+
+    visit_type_str(v, name, &value, errp);
+}
+
+static void dmalab_plan_set(Object *obj, Visitor *v, const char *name,
+                            void *opaque, Error **errp)
+{
+    DmalabPlan *plan = opaque;
+    g_autofree char *value = NULL;
+
+    if (!visit_type_str(v, name, &value, errp)) {
+        return;
+    }
+    /* Before realize the plan is read there; after, it replaces the old. */
+    if (plan->ops->running(plan->dev) &&
+        !dmalab_plan_apply(plan, value, errp)) {
+        return;
+    }
+    g_free(plan->path);
+    plan->path = g_steal_pointer(&value);
+}
+
+static void dmalab_plan_get_injected(Object *obj, Visitor *v, const char *name,
+                                     void *opaque, Error **errp)
+{
+    DmalabPlan *plan = opaque;
+    uint64_t value = 0;
+
+    if (plan->ops->running(plan->dev)) {
+        value = plan->ops->report(plan->dev, NULL);
+    }
+    visit_type_uint64(v, name, &value, errp);
+}
+
+static void dmalab_plan_get_log(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    DmalabPlan *plan = opaque;
+    char *log = NULL;
+    g_autofree char *value = NULL;
+
+    if (plan->ops->running(plan->dev)) {
+        plan->ops->report(plan->dev, &log);
+    }
+    value = dmalab_glue_take_string(log);
+    visit_type_str(v, name, &value, errp);
+}
+
+void dmalab_plan_init(Object *obj, DmalabPlan *plan, const DmalabPlanOps *ops)
+{
+    plan->dev = obj;
+    plan->ops = ops;
+    object_property_add(obj, "fault-plan", "string", dmalab_plan_get,
+                        dmalab_plan_set, NULL, plan);
+    object_property_set_description(obj, "fault-plan",
+                                    "JSON file of faults to inject "
+                                    "(docs/faults.rst); settable at run time");
+    object_property_add(obj, "faults-injected", "uint64",
+                        dmalab_plan_get_injected, NULL, NULL, plan);
+    object_property_set_description(obj, "faults-injected",
+                                    "injections since the plan was set or "
+                                    "the device was reset");
+    object_property_add(obj, "fault-log", "string", dmalab_plan_get_log, NULL,
+                        NULL, plan);
+    object_property_set_description(obj, "fault-log",
+                                    "the newest 256 injections, oldest "
+                                    "first, one per line");
+}
+
+void dmalab_plan_finalize(DmalabPlan *plan)
+{
+    g_free(plan->path);
+    plan->path = NULL;
 }
 
 char *dmalab_glue_take_string(char *s)
@@ -113,5 +304,13 @@ void dmalab_glue_props_defaults(ObjectClass *oc, const Property *props,
         } else {
             g_assert_not_reached();
         }
+    }
+}
+
+void dmalab_glue_describe(ObjectClass *oc, const DmalabPropDoc *docs,
+                          size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        object_class_property_set_description(oc, docs[i].name, docs[i].desc);
     }
 }

@@ -10,6 +10,10 @@
 
 #include "qemu/timer.h"
 #include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "qom/object.h"
+
+#include "dmalab/host_c.h"
 
 /* One of a model's timers; `fire` runs the model's timer `id`. */
 typedef struct DmalabTimer {
@@ -37,14 +41,75 @@ uint64_t dmalab_glue_now(void *opaque);
 void dmalab_glue_log(void *opaque, int kind, const char *text);
 
 /*
- * The fault plan at path, read whole (NULL for no path or an empty one:
- * no plan). False, with errp set, when the file cannot be read.
+ * The host a model is given: the device's callbacks (fns), the glue's clock
+ * and log, and for what fns leaves NULL none of it (no direct mapping, no
+ * interrupt pins or vectors of its own).
  */
-bool dmalab_glue_read_plan(const char *dev, const char *path, char **text,
-                           Error **errp);
+void dmalab_glue_host(DmalabHost *h, const DmalabHost *fns, void *opaque);
+
+/*
+ * A model's state in migration: the byte string the model saves and loads
+ * (state.h), which VMSTATE_DMALAB_STATE puts in the device's vmstate as its
+ * length and bytes. ops says how the device's model saves and loads.
+ */
+typedef struct DmalabStateOps {
+    const char *refused; /* the error when the model refuses what came */
+    uint8_t *(*save)(void *dev, uint32_t *len); /* malloc'd; NULL: no room */
+    bool (*load)(void *dev, const uint8_t *blob, uint32_t len);
+} DmalabStateOps;
+
+typedef struct DmalabState {
+    uint8_t *blob;
+    uint32_t len;
+    void *dev;
+    const DmalabStateOps *ops;
+} DmalabState;
+
+extern const VMStateDescription vmstate_dmalab_state;
+
+#define VMSTATE_DMALAB_STATE(_field, _state) \
+    VMSTATE_STRUCT(_field, _state, 0, vmstate_dmalab_state, DmalabState)
+
+/*
+ * A model's fault plan (docs/faults.rst): the property "fault-plan", the
+ * path of a plan file read at realize (dmalab_plan_apply) and again each
+ * time it is set while the model runs, and the read-only "faults-injected"
+ * and "fault-log". ops says how the device's model takes a plan and reports;
+ * messages name the device by its type.
+ */
+typedef struct DmalabPlanOps {
+    bool (*running)(void *dev); /* a model to give plans to */
+    /* The plan's text (NULL: none) to the model: NULL, or why not (malloc). */
+    char *(*give)(void *dev, const char *text);
+    /* With a model: its injections so far, and if log, their log (malloc). */
+    uint64_t (*report)(void *dev, char **log);
+    void (*applied)(const char *path); /* a trace point */
+} DmalabPlanOps;
+
+typedef struct DmalabPlan {
+    char *path;
+    void *dev;
+    const DmalabPlanOps *ops;
+} DmalabPlan;
+
+void dmalab_plan_init(Object *obj, DmalabPlan *plan, const DmalabPlanOps *ops);
+/* Reads the plan at path (none for NULL or "") and gives it to the model. */
+bool dmalab_plan_apply(DmalabPlan *plan, const char *path, Error **errp);
+/* At realize: applies the plan named before, if one was. */
+bool dmalab_plan_realize(DmalabPlan *plan, Error **errp);
+void dmalab_plan_finalize(DmalabPlan *plan);
 
 /* A string a model allocated (malloc), as a g_malloc'd one; "" for NULL. */
 char *dmalab_glue_take_string(char *s);
+
+/* A description for each of a class's properties, by name. */
+typedef struct DmalabPropDoc {
+    const char *name;
+    const char *desc;
+} DmalabPropDoc;
+
+void dmalab_glue_describe(ObjectClass *oc, const DmalabPropDoc *docs,
+                          size_t n);
 
 /*
  * Gives each of props[0..n) that lies in the model's configuration (a

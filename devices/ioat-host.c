@@ -307,25 +307,19 @@ static void trace_fault(void *opaque, const char *rule, const char *kind,
     trace_dmalab_ioat_fault(rule, kind, ch, desc);
 }
 
-/* The model's host: PCI DMA, timers, interrupts, logging, walk costs. */
-void dmalab_ioat_host(DmalabIoatState *s, DmalabHost *h)
-{
-    *h = (DmalabHost) {
-        .opaque = s,
-        .dma_read = host_dma_read,
-        .dma_write = host_dma_write,
-        .dma_map = host_dma_map,
-        .dma_unmap = host_dma_unmap,
-        .now_ns = dmalab_glue_now,
-        .timer_arm = host_timer_arm,
-        .timer_cancel = host_timer_cancel,
-        .notify = host_notify,
-        .set_level = host_set_level,
-        .send_msi = host_send_msi,
-        .log = dmalab_glue_log,
-        .dma_cost = host_dma_cost,
-    };
-}
+/* The model's host: PCI DMA, timers, interrupts, walk costs; glue.c's log. */
+const DmalabHost dmalab_ioat_host_fns = {
+    .dma_read = host_dma_read,
+    .dma_write = host_dma_write,
+    .dma_map = host_dma_map,
+    .dma_unmap = host_dma_unmap,
+    .timer_arm = host_timer_arm,
+    .timer_cancel = host_timer_cancel,
+    .notify = host_notify,
+    .set_level = host_set_level,
+    .send_msi = host_send_msi,
+    .dma_cost = host_dma_cost,
+};
 
 const DmalabIoatTrace dmalab_ioat_trace = {
     .decided = trace_decided,

@@ -40,14 +40,13 @@ struct DmalabIoatState {
     unsigned in_model; /* nesting of timer steps running the model */
     bool released;     /* unrealized while a step ran: free when it returns */
     bool intx_level;
-    uint8_t *state_blob; /* the model's state, during migration */
-    uint32_t state_len;
+    DmalabState state; /* the model's, in migration */
 
     /* properties: the model's configuration, with the model's defaults */
     DmalabIoatConfig cfg;
     char *personality; /* the part it poses as (NULL: skx) */
     uint16_t device_id; /* 0: the personality's */
-    char *fault_plan; /* path of the fault plan file; settable at run time */
+    DmalabPlan plan; /* "fault-plan", settable at run time */
     bool fault_doorbell;
     char *race_table;           /* file shared with the race detector plugin */
     DmalabRaceTable *race_map;
@@ -59,7 +58,8 @@ static inline bool dmalab_ioat_live(DmalabIoatState *s)
 }
 
 /* ioat-host.c */
-void dmalab_ioat_host(DmalabIoatState *s, DmalabHost *h);
+/* The model's host callbacks (dmalab_glue_host completes them). */
+extern const DmalabHost dmalab_ioat_host_fns;
 extern const DmalabIoatTrace dmalab_ioat_trace;
 void dmalab_ioat_update_intx(DmalabIoatState *s);
 
@@ -72,13 +72,7 @@ void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v,
                                         const char *name, void *opaque,
                                         Error **errp);
 bool dmalab_ioat_map_race_table(DmalabIoatState *s, Error **errp);
-bool dmalab_ioat_apply_plan(DmalabIoatState *s, const char *path,
-                                   Error **errp);
-char *dmalab_ioat_get_plan(Object *obj, Error **errp);
-void dmalab_ioat_set_plan(Object *obj, const char *value, Error **errp);
-void dmalab_ioat_get_injected(Object *obj, Visitor *v, const char *name,
-                                     void *opaque, Error **errp);
-char *dmalab_ioat_get_fault_log(Object *obj, Error **errp);
+extern const DmalabPlanOps dmalab_ioat_plan_ops;
 void dmalab_ioat_warn_timing(const DmalabIoatConfig *cfg);
 
 #endif

@@ -118,60 +118,35 @@ bool dmalab_ioat_map_race_table(DmalabIoatState *s, Error **errp)
     return true;
 }
 
-/* Fault plans: a file named at start-up, replaceable at run time (qom-set). */
+/* How the model takes fault plans (glue.c has the properties). */
 
-bool dmalab_ioat_apply_plan(DmalabIoatState *s, const char *path,
-                                   Error **errp)
+static bool dmalab_ioat_plan_running(void *dev)
 {
-    g_autofree char *text = NULL;
-    char *why;
+    return DMALAB_IOAT(dev)->model != NULL;
+}
 
-    if (!dmalab_glue_read_plan("dmalab-ioat", path, &text, errp)) {
-        return false;
+static char *dmalab_ioat_plan_give(void *dev, const char *text)
+{
+    return dmalab_ioat_set_fault_plan(DMALAB_IOAT(dev)->model, text,
+                                      DEVICE(dev)->id);
+}
+
+static uint64_t dmalab_ioat_plan_report(void *dev, char **log)
+{
+    DmalabIoat *model = DMALAB_IOAT(dev)->model;
+
+    if (log) {
+        *log = dmalab_ioat_fault_log(model);
     }
-    why = dmalab_ioat_set_fault_plan(s->model, text, DEVICE(s)->id);
-    if (why) {
-        error_setg(errp, "dmalab-ioat: fault plan %s: %s", path, why);
-        free(why);
-        return false;
-    }
-    trace_dmalab_ioat_fault_plan(path ? path : "");
-    return true;
+    return dmalab_ioat_faults_injected(model);
 }
 
-char *dmalab_ioat_get_plan(Object *obj, Error **errp)
-{
-    return g_strdup(DMALAB_IOAT(obj)->fault_plan ?: "");
-}
-
-void dmalab_ioat_set_plan(Object *obj, const char *value, Error **errp)
-{
-    DmalabIoatState *s = DMALAB_IOAT(obj);
-
-    /* Before realize the plan is read there; after, it replaces the old. */
-    if (s->model && !dmalab_ioat_apply_plan(s, value, errp)) {
-        return;
-    }
-    g_free(s->fault_plan);
-    s->fault_plan = g_strdup(value);
-}
-
-void dmalab_ioat_get_injected(Object *obj, Visitor *v, const char *name,
-                                     void *opaque, Error **errp)
-{
-    DmalabIoatState *s = DMALAB_IOAT(obj);
-    uint64_t value = s->model ? dmalab_ioat_faults_injected(s->model) : 0;
-
-    visit_type_uint64(v, name, &value, errp);
-}
-
-char *dmalab_ioat_get_fault_log(Object *obj, Error **errp)
-{
-    DmalabIoatState *s = DMALAB_IOAT(obj);
-
-    return dmalab_glue_take_string(s->model ? dmalab_ioat_fault_log(s->model)
-                                            : NULL);
-}
+const DmalabPlanOps dmalab_ioat_plan_ops = {
+    .running = dmalab_ioat_plan_running,
+    .give = dmalab_ioat_plan_give,
+    .report = dmalab_ioat_plan_report,
+    .applied = trace_dmalab_ioat_fault_plan,
+};
 
 void dmalab_ioat_warn_timing(const DmalabIoatConfig *cfg)
 {

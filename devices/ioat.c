@@ -61,45 +61,58 @@ static void dmalab_ioat_leave(DmalabIoatState *s)
     object_unref(OBJECT(s));
 }
 
+/* A model to call: realized, not unplugged by its own DMA. */
+static bool dmalab_ioat_running(DmalabIoatState *s)
+{
+    return s->model && !s->released;
+}
+
+/* A write into the model, which can call out: see dmalab_ioat_enter(). */
+static void dmalab_ioat_write_model(DmalabIoatState *s,
+                                    void (*write)(DmalabIoat *, uint32_t,
+                                                  uint64_t, unsigned),
+                                    hwaddr addr, uint64_t val, unsigned size)
+{
+    if (dmalab_ioat_running(s)) {
+        dmalab_ioat_enter(s);
+        write(s->model, addr, val, size);
+        dmalab_ioat_leave(s);
+    }
+}
+
 static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
 {
     DmalabIoatState *s = opaque;
     uint64_t val = 0;
 
-    if (s->model && !s->released) {
+    if (dmalab_ioat_running(s)) {
         val = dmalab_ioat_mmio_read(s->model, addr, size);
     }
     trace_dmalab_ioat_mmio_read(addr, size, val);
     return val;
 }
 
+/* With sync-start, a doorbell write runs the channel's first step here. */
 static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val,
                               unsigned size)
 {
-    DmalabIoatState *s = opaque;
-
     trace_dmalab_ioat_mmio_write(addr, size, val);
-    if (!s->model || s->released) {
-        return;
-    }
-    /*
-     * With sync-start, a doorbell write runs the channel's first step right
-     * here.
-     */
-    dmalab_ioat_enter(s);
-    dmalab_ioat_mmio_write(s->model, addr, val, size);
-    dmalab_ioat_leave(s);
+    dmalab_ioat_write_model(opaque, dmalab_ioat_mmio_write, addr, val, size);
 }
+
+/*
+ * Linux reads CHANSTS with readq; the model handles any size and alignment,
+ * in the registers and in the fault doorbell.
+ */
+#define DMALAB_IOAT_ANY_ACCESS \
+    { .min_access_size = 1, .max_access_size = 8, .unaligned = true }
 
 static const MemoryRegionOps dmalab_ioat_ops = {
     .read = dmalab_ioat_read,
     .write = dmalab_ioat_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    /*
-     * Linux reads CHANSTS with readq; the model handles any size and alignment.
-     */
-    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .valid = DMALAB_IOAT_ANY_ACCESS,
+    .impl = DMALAB_IOAT_ANY_ACCESS,
 };
 
 /*
@@ -112,32 +125,24 @@ static uint64_t dmalab_ioat_fault_read(void *opaque, hwaddr addr,
 {
     DmalabIoatState *s = opaque;
 
-    if (!s->model || s->released) {
-        return 0;
-    }
-    return dmalab_ioat_doorbell_read(s->model, addr, size);
+    return dmalab_ioat_running(s) ?
+           dmalab_ioat_doorbell_read(s->model, addr, size) : 0;
 }
 
 static void dmalab_ioat_fault_write(void *opaque, hwaddr addr, uint64_t val,
                                     unsigned size)
 {
-    DmalabIoatState *s = opaque;
-
     trace_dmalab_ioat_doorbell(addr, size, val);
-    if (!s->model || s->released) {
-        return;
-    }
-    dmalab_ioat_enter(s);
-    dmalab_ioat_doorbell_write(s->model, addr, val, size);
-    dmalab_ioat_leave(s);
+    dmalab_ioat_write_model(opaque, dmalab_ioat_doorbell_write, addr, val,
+                            size);
 }
 
 static const MemoryRegionOps dmalab_ioat_fault_ops = {
     .read = dmalab_ioat_fault_read,
     .write = dmalab_ioat_fault_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .valid = DMALAB_IOAT_ANY_ACCESS,
+    .impl = DMALAB_IOAT_ANY_ACCESS,
 };
 
 static void dmalab_ioat_release(DmalabIoatState *s)
@@ -197,6 +202,41 @@ static void dmalab_ioat_pci_config_write(PCIDevice *pdev, uint32_t addr,
     dmalab_ioat_update_intx(DMALAB_IOAT(pdev));
 }
 
+/*
+ * BAR0: the registers, the MSI-X table and PBA, and with fault-doorbell the
+ * test-only doorbell. Fails only where msix_init does.
+ */
+static bool dmalab_ioat_bar_init(DmalabIoatState *s, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    unsigned i;
+
+    memory_region_init(&s->bar0, OBJECT(s), "dmalab-ioat-bar0",
+                       DMALAB_IOAT_BAR0_SIZE);
+    memory_region_init_io(&s->regs, OBJECT(s), &dmalab_ioat_ops, s,
+                          "dmalab-ioat-regs", DMALAB_IOAT_REG_WINDOW);
+    memory_region_add_subregion(&s->bar0, 0, &s->regs);
+    pci_register_bar(
+        pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
+        &s->bar0);
+    if (msix_init(pdev, s->cfg.channels, &s->bar0, 0, DMALAB_IOAT_MSIX_TABLE,
+                  &s->bar0, 0, DMALAB_IOAT_MSIX_PBA, DMALAB_IOAT_CAP_MSIX,
+                  errp)) {
+        return false;
+    }
+    for (i = 0; i < s->cfg.channels; i++) {
+        msix_vector_use(pdev, i);
+    }
+    if (s->fault_doorbell) {
+        memory_region_init_io(&s->fault_regs, OBJECT(s), &dmalab_ioat_fault_ops,
+                              s, "dmalab-ioat-fault-doorbell",
+                              DMALAB_IOAT_FAULT_DOORBELL_SIZE);
+        memory_region_add_subregion(&s->bar0, DMALAB_IOAT_FAULT_DOORBELL,
+                                    &s->fault_regs);
+    }
+    return true;
+}
+
 static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
 {
     DmalabIoatState *s = DMALAB_IOAT(pdev);
@@ -204,15 +244,13 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     DmalabHost host;
     const char *why = NULL;
     uint16_t device_id;
-    unsigned i;
 
     if (!pci_bus_is_express(pci_get_bus(pdev))) {
         error_setg(
             errp,
             "dmalab-ioat is a PCI Express function and needs a PCI Express bus "
             "(-M q35): Linux's ioatdma reads CHANERR_INT in extended "
-            "configuration "
-            "space, which a conventional PCI bus cannot reach");
+            "configuration space, which a conventional PCI bus cannot reach");
         return;
     }
 
@@ -237,59 +275,35 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     pcie_cap_flr_init(pdev);
     dmalab_ioat_chanerr_int_init(pdev);
     if (msi_init(pdev, DMALAB_IOAT_CAP_MSI, 1, true, false, errp) < 0) {
-        pcie_cap_exit(pdev);
-        return;
+        goto err_pcie;
     }
-
-    memory_region_init(&s->bar0, OBJECT(s), "dmalab-ioat-bar0",
-                       DMALAB_IOAT_BAR0_SIZE);
-    memory_region_init_io(&s->regs, OBJECT(s), &dmalab_ioat_ops, s,
-                          "dmalab-ioat-regs", DMALAB_IOAT_REG_WINDOW);
-    memory_region_add_subregion(&s->bar0, 0, &s->regs);
-    pci_register_bar(
-        pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
-        &s->bar0);
-    if (msix_init(pdev, s->cfg.channels, &s->bar0, 0, DMALAB_IOAT_MSIX_TABLE,
-                  &s->bar0, 0, DMALAB_IOAT_MSIX_PBA, DMALAB_IOAT_CAP_MSIX,
-                  errp)) {
-        msi_uninit(pdev);
-        pcie_cap_exit(pdev);
-        return;
-    }
-    for (i = 0; i < s->cfg.channels; i++) {
-        msix_vector_use(pdev, i);
-    }
-    if (s->fault_doorbell) {
-        memory_region_init_io(&s->fault_regs, OBJECT(s), &dmalab_ioat_fault_ops,
-                              s, "dmalab-ioat-fault-doorbell",
-                              DMALAB_IOAT_FAULT_DOORBELL_SIZE);
-        memory_region_add_subregion(&s->bar0, DMALAB_IOAT_FAULT_DOORBELL,
-                                    &s->fault_regs);
+    if (!dmalab_ioat_bar_init(s, errp)) {
+        goto err_msi;
     }
 
     dmalab_timers_init(&s->timers, dmalab_ioat_timer_count(&cfg),
                        dmalab_ioat_timer_cb, s);
-    dmalab_ioat_host(s, &host);
+    dmalab_glue_host(&host, &dmalab_ioat_host_fns, s);
     s->model = dmalab_ioat_new(&cfg, &host, &dmalab_ioat_trace, &why);
     if (!s->model) {
         error_setg(errp, "dmalab-ioat: %s",
                    why ? why : "cannot create the model");
-        dmalab_ioat_release(s);
-        msix_uninit(pdev, &s->bar0, &s->bar0);
-        msi_uninit(pdev);
-        pcie_cap_exit(pdev);
-        return;
+        goto err_model;
     }
     s->released = false;
-    if ((s->fault_plan && *s->fault_plan &&
-         !dmalab_ioat_apply_plan(s, s->fault_plan, errp)) ||
+    if (!dmalab_plan_realize(&s->plan, errp) ||
         (s->race_table && !dmalab_ioat_map_race_table(s, errp))) {
-        dmalab_ioat_release(s);
-        msix_uninit(pdev, &s->bar0, &s->bar0);
-        msi_uninit(pdev);
-        pcie_cap_exit(pdev);
-        return;
+        goto err_model;
     }
+    return;
+
+err_model:
+    dmalab_ioat_release(s);
+    msix_uninit(pdev, &s->bar0, &s->bar0);
+err_msi:
+    msi_uninit(pdev);
+err_pcie:
+    pcie_cap_exit(pdev);
 }
 
 static void dmalab_ioat_exit(PCIDevice *pdev)
@@ -299,8 +313,6 @@ static void dmalab_ioat_exit(PCIDevice *pdev)
     msix_uninit(pdev, &s->bar0, &s->bar0);
     msi_uninit(pdev);
     pcie_cap_exit(pdev);
-    g_free(s->state_blob);
-    s->state_blob = NULL;
     if (s->in_model) {
         /*
          * Unplugged by its own DMA: stop the model now, free it when the step
@@ -330,56 +342,36 @@ static void dmalab_ioat_reset_hold(Object *obj, ResetType type)
     trace_dmalab_ioat_reset();
 }
 
-static int dmalab_ioat_pre_save(void *opaque)
-{
-    DmalabIoatState *s = opaque;
+/* Migration: the model's state as one buffer (glue.c carries it). */
 
-    g_free(s->state_blob);
-    s->state_blob = dmalab_ioat_save(s->model, &s->state_len);
-    return s->state_blob ? 0 : -ENOMEM;
+static uint8_t *dmalab_ioat_state_save(void *dev, uint32_t *len)
+{
+    return dmalab_ioat_save(DMALAB_IOAT(dev)->model, len);
 }
 
-static int dmalab_ioat_pre_load(void *opaque)
+static bool dmalab_ioat_state_load(void *dev, const uint8_t *blob,
+                                   uint32_t len)
 {
-    DmalabIoatState *s = opaque;
-
-    g_free(s->state_blob);
-    s->state_blob = NULL;
-    s->state_len = 0;
-    return 0;
+    return dmalab_ioat_load(DMALAB_IOAT(dev)->model, blob, len);
 }
 
-static int dmalab_ioat_post_load(void *opaque, int version_id)
-{
-    DmalabIoatState *s = opaque;
-    bool ok = dmalab_ioat_load(s->model, s->state_blob, s->state_len);
-
-    g_free(s->state_blob);
-    s->state_blob = NULL;
-    if (!ok) {
-        error_report(
-            "dmalab-ioat: the incoming device state is not valid for this "
-            "configuration");
-        return -EINVAL;
-    }
-    return 0;
-}
+static const DmalabStateOps dmalab_ioat_state_ops = {
+    .refused = "dmalab-ioat: the incoming device state is not valid for this "
+               "configuration",
+    .save = dmalab_ioat_state_save,
+    .load = dmalab_ioat_state_load,
+};
 
 static const VMStateDescription vmstate_dmalab_ioat = {
     .name = TYPE_DMALAB_IOAT,
     .version_id = 1,
     .minimum_version_id = 1,
-    .pre_save = dmalab_ioat_pre_save,
-    .pre_load = dmalab_ioat_pre_load,
-    .post_load = dmalab_ioat_post_load,
     .fields =
         (const VMStateField[]){
             VMSTATE_PCI_DEVICE(parent_obj, DmalabIoatState),
             VMSTATE_MSIX(parent_obj, DmalabIoatState),
             VMSTATE_BOOL(intx_level, DmalabIoatState),
-            VMSTATE_UINT32(state_len, DmalabIoatState),
-            VMSTATE_VBUFFER_ALLOC_UINT32(state_blob, DmalabIoatState, 0, NULL,
-                                         state_len),
+            VMSTATE_DMALAB_STATE(state, DmalabIoatState),
             VMSTATE_END_OF_LIST(),
         },
 };
@@ -388,78 +380,86 @@ static const VMStateDescription vmstate_dmalab_ioat = {
 static void dmalab_ioat_add_op_counter(Object *obj, unsigned op,
                                        const char *what, size_t array)
 {
-    g_autofree char *name =
-        g_strdup_printf("%s-%s", dmalab_ioat_op_name(op), what);
+    const char *name = dmalab_ioat_op_name(op);
+    g_autofree char *prop = g_strdup_printf("%s-%s", name, what);
+    g_autofree char *desc = g_strdup_printf("%s of %s operations completed",
+                                            what, name);
 
-    object_property_add(obj, name, "uint64", dmalab_ioat_get_stat, NULL, NULL,
+    object_property_add(obj, prop, "uint64", dmalab_ioat_get_stat, NULL, NULL,
                         (void *)(uintptr_t)(array + op * sizeof(uint64_t)));
+    object_property_set_description(obj, prop, desc);
 }
+
+/* Read-only counters and run-time settable timing, as tables. */
+typedef struct DmalabIoatDynProp {
+    const char *name;
+    size_t offset;
+    const char *desc;
+} DmalabIoatDynProp;
+
+static const DmalabIoatDynProp dmalab_ioat_counters[] = {
+    { "descriptors", offsetof(DmalabIoatStats, descriptors),
+      "descriptors completed, null ones included" },
+    { "bytes", offsetof(DmalabIoatStats, bytes),
+      "bytes moved by completed descriptors" },
+    { "errors", offsetof(DmalabIoatStats, errors),
+      "times a channel halted on an error" },
+    { "interrupts", offsetof(DmalabIoatStats, interrupts),
+      "MSI-X or MSI messages delivered, and INTx assertions" },
+};
+
+static const DmalabIoatDynProp dmalab_ioat_timing[] = {
+    { "bandwidth", offsetof(DmalabIoatState, cfg.bandwidth),
+      "bytes per second a channel moves (0: unlimited); settable at run "
+      "time" },
+    { "latency-ns", offsetof(DmalabIoatState, cfg.latency_ns),
+      "added to every descriptor's completion time; settable at run time" },
+    { "jitter-ns", offsetof(DmalabIoatState, cfg.jitter_ns),
+      "uniform random extra completion time, drawn from seed; settable at "
+      "run time" },
+};
 
 static void dmalab_ioat_instance_init(Object *obj)
 {
-    static const struct {
-        const char *name;
-        size_t offset;
-    } counters[] = {
-        { "descriptors", offsetof(DmalabIoatStats, descriptors) },
-        { "bytes", offsetof(DmalabIoatStats, bytes) },
-        { "errors", offsetof(DmalabIoatStats, errors) },
-        { "interrupts", offsetof(DmalabIoatStats, interrupts) },
-    };
-    static const struct {
-        const char *name;
-        size_t offset;
-        const char *desc;
-    } timing[] = {
-        { "bandwidth", offsetof(DmalabIoatState, cfg.bandwidth),
-          "bytes per second a channel moves (0: unlimited); settable at run "
-          "time" },
-        { "latency-ns", offsetof(DmalabIoatState, cfg.latency_ns),
-          "added to every descriptor's completion time; settable at run time" },
-        { "jitter-ns", offsetof(DmalabIoatState, cfg.jitter_ns),
-          "uniform random extra completion time, drawn from seed; settable at "
-          "run time" },
-    };
+    DmalabIoatState *s = DMALAB_IOAT(obj);
+    ObjectProperty *op;
+    size_t i;
 
     /*
      * The whole configuration, for the timing properties below and what no
      * property sets; the static properties have these defaults already.
      */
-    dmalab_ioat_default_config(&DMALAB_IOAT(obj)->cfg);
-    for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
-        object_property_add(obj, counters[i].name, "uint64",
-                            dmalab_ioat_get_stat, NULL, NULL,
-                            (void *)(uintptr_t)counters[i].offset);
+    dmalab_ioat_default_config(&s->cfg);
+    for (i = 0; i < ARRAY_SIZE(dmalab_ioat_counters); i++) {
+        const DmalabIoatDynProp *p = &dmalab_ioat_counters[i];
+
+        op = object_property_add(obj, p->name, "uint64", dmalab_ioat_get_stat,
+                                 NULL, NULL, (void *)(uintptr_t)p->offset);
+        op->description = g_strdup(p->desc);
     }
     /* The same by operation: xor-descriptors, xor-bytes, ... */
-    for (unsigned op = 0; dmalab_ioat_op_name(op); op++) {
-        dmalab_ioat_add_op_counter(obj, op, "descriptors",
+    for (unsigned k = 0; dmalab_ioat_op_name(k); k++) {
+        dmalab_ioat_add_op_counter(obj, k, "descriptors",
                                    offsetof(DmalabIoatStats, op_descriptors));
-        dmalab_ioat_add_op_counter(obj, op, "bytes",
+        dmalab_ioat_add_op_counter(obj, k, "bytes",
                                    offsetof(DmalabIoatStats, op_bytes));
     }
-    for (size_t i = 0; i < ARRAY_SIZE(timing); i++) {
-        ObjectProperty *op;
+    for (i = 0; i < ARRAY_SIZE(dmalab_ioat_timing); i++) {
+        const DmalabIoatDynProp *p = &dmalab_ioat_timing[i];
 
-        op = object_property_add(obj, timing[i].name, "size",
-                                 dmalab_ioat_get_timing,
+        op = object_property_add(obj, p->name, "size", dmalab_ioat_get_timing,
                                  dmalab_ioat_set_timing_prop, NULL,
-                                 (void *)(uintptr_t)timing[i].offset);
-        op->description = g_strdup(timing[i].desc);
+                                 (void *)(uintptr_t)p->offset);
+        op->description = g_strdup(p->desc);
     }
-    object_property_add_str(obj, "fault-plan", dmalab_ioat_get_plan,
-                            dmalab_ioat_set_plan);
-    object_property_set_description(
-        obj, "fault-plan",
-        "JSON file of faults to inject (docs/faults.rst); settable at run time");
-    object_property_add(obj, "faults-injected", "uint64",
-                        dmalab_ioat_get_injected, NULL, NULL, NULL);
-    object_property_add_str(obj, "fault-log", dmalab_ioat_get_fault_log, NULL);
+    dmalab_plan_init(obj, &s->plan, &dmalab_ioat_plan_ops);
+    s->state.dev = obj;
+    s->state.ops = &dmalab_ioat_state_ops;
 }
 
 static void dmalab_ioat_instance_finalize(Object *obj)
 {
-    g_free(DMALAB_IOAT(obj)->fault_plan);
+    dmalab_plan_finalize(&DMALAB_IOAT(obj)->plan);
 }
 
 /* The model's configuration: defaults from dmalab_ioat_default_config(). */
@@ -488,6 +488,26 @@ static const Property dmalab_ioat_properties[] = {
     DEFINE_PROP_STRING("race-table", DmalabIoatState, race_table),
 };
 
+static const DmalabPropDoc dmalab_ioat_property_docs[] = {
+    { "channels", "number of DMA channels, 1 to 16" },
+    { "xfercap", "XFERCAP: log2 of the largest transfer of one descriptor" },
+    { "cbver", "CBVER: the Crystal Beach version register" },
+    { "step-bytes", "bytes a channel moves in one step at most" },
+    { "step-descriptors", "descriptors a channel starts in one step at most" },
+    { "step-gap-ns", "virtual ns between a channel's steps" },
+    { "sync-start", "run a channel's first step inside the register write "
+      "that starts it, not from a timer" },
+    { "seed", "seed of the completion-time jitter" },
+    { "personality", "the part it poses as: skx (Xeon Scalable CBDMA, "
+      "0x2021, memcpy only to Linux; the default) or bwd (Atom C2000, "
+      "0x0c50, with XOR and PQ)" },
+    { "device-id", "PCI device ID (0: the personality's)" },
+    { "fault-doorbell", "map the test-only fault doorbell at BAR 0 + 0x2000 "
+      "(docs/faults.rst)" },
+    { "race-table", "file shared with the DMA race detector's plugin "
+      "(docs/race-detector.rst)" },
+};
+
 static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -507,12 +527,8 @@ static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &vmstate_dmalab_ioat;
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
     device_class_set_props(dc, dmalab_ioat_properties);
-    object_class_property_set_description(
-        klass, "personality",
-        "the part it poses as: skx (Xeon Scalable CBDMA, 0x2021, memcpy only "
-        "to Linux; the default) or bwd (Atom C2000, 0x0c50, with XOR and PQ)");
-    object_class_property_set_description(
-        klass, "device-id", "PCI device ID (0: the personality's)");
+    dmalab_glue_describe(klass, dmalab_ioat_property_docs,
+                         ARRAY_SIZE(dmalab_ioat_property_docs));
     dmalab_ioat_default_config(&defaults);
     dmalab_glue_props_defaults(klass, dmalab_ioat_properties,
                                ARRAY_SIZE(dmalab_ioat_properties),

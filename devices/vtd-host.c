@@ -96,17 +96,6 @@ static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr,
     return host_dma(addr, (void *)buf, len, true);
 }
 
-static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
-                          bool is_write, const DmalabMemAttrs *attrs)
-{
-    return NULL; /* the unit reads small structures only */
-}
-
-static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
-                           size_t accessed)
-{
-}
-
 static void host_timer_arm(void *opaque, unsigned timer, uint64_t when)
 {
     DmalabVtdState *s = opaque;
@@ -119,16 +108,6 @@ static void host_timer_cancel(void *opaque, unsigned timer)
     DmalabVtdState *s = opaque;
 
     dmalab_timers_cancel(&s->timers, timer);
-}
-
-static bool host_notify(void *opaque, unsigned vector)
-{
-    return false;
-}
-
-static bool host_set_level(void *opaque, bool asserted)
-{
-    return false;
 }
 
 /*
@@ -186,15 +165,12 @@ void dmalab_vtd_send_pending(void *opaque)
     dmalab_vtd_iec_flush(s);
 }
 
-/* Drops s->lock after a call into the model, then sends its messages. */
-void dmalab_vtd_unlock(DmalabVtdState *s)
+/*
+ * After a call into the model, s->lock no longer held: sends what it raised
+ * now under the BQL, else from the bottom half.
+ */
+void dmalab_vtd_send_raised(DmalabVtdState *s)
 {
-    bool pending = s->npending != 0 || s->iec_pending;
-
-    qemu_mutex_unlock(&s->lock);
-    if (!pending) {
-        return;
-    }
     if (bql_locked()) {
         dmalab_vtd_send_pending(s);
     } else {
@@ -304,9 +280,8 @@ uint64_t dmalab_vtd_dma_cost(PCIDevice *dev)
     if (!s || !s->model) {
         return 0;
     }
-    qemu_mutex_lock(&s->lock);
-    ns = dmalab_vtd_take_cost(s->model, pci_requester_id(dev));
-    dmalab_vtd_unlock(s);
+    DMALAB_VTD_LOCKED(s, ns = dmalab_vtd_take_cost(s->model,
+                                                   pci_requester_id(dev)));
     return ns;
 }
 
@@ -327,11 +302,10 @@ bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
          iova + *len > DMALAB_VTD_INTR_BASE)) {
         return false;
     }
-    qemu_mutex_lock(&s->lock);
-    t = dmalab_vtd_translate_run(s->model, pci_requester_id(dev), iova, *len,
-                                 is_write ? DMALAB_VTD_WRITE : DMALAB_VTD_READ,
-                                 &run);
-    dmalab_vtd_unlock(s);
+    DMALAB_VTD_LOCKED(s, t = dmalab_vtd_translate_run(
+                             s->model, pci_requester_id(dev), iova, *len,
+                             is_write ? DMALAB_VTD_WRITE : DMALAB_VTD_READ,
+                             &run));
     *gpa = t.addr + (iova - t.iova);
     *len = t.ok ? run : 0;
     return true;
@@ -346,9 +320,7 @@ void dmalab_vtd_switch(DmalabVtdState *s)
     GHashTableIter it;
     gpointer value;
 
-    qemu_mutex_lock(&s->lock);
-    on = s->model && dmalab_vtd_enabled(s->model);
-    dmalab_vtd_unlock(s);
+    DMALAB_VTD_LOCKED(s, on = s->model && dmalab_vtd_enabled(s->model));
     if (on == s->dmar_on) {
         return;
     }
@@ -381,9 +353,7 @@ static IOMMUTLBEntry dmalab_vtd_translate_mr(IOMMUMemoryRegion *iommu,
         .perm = IOMMU_NONE,
     };
 
-    qemu_mutex_lock(&s->lock);
-    t = dmalab_vtd_translate(s->model, sid, addr, perm);
-    dmalab_vtd_unlock(s);
+    DMALAB_VTD_LOCKED(s, t = dmalab_vtd_translate(s->model, sid, addr, perm));
     e.iova = t.iova;
     e.translated_addr = t.addr;
     e.addr_mask = t.mask;
@@ -477,24 +447,14 @@ void dmalab_vtd_attach(DmalabVtdState *s, PCIBus *bus)
     pci_setup_iommu(bus, &dmalab_vtd_iommu_ops, s);
 }
 
-/* The model's host: guest memory (RAM only), timers, messages, logging. */
-void dmalab_vtd_host(DmalabVtdState *s, DmalabHost *h)
-{
-    *h = (DmalabHost) {
-        .opaque = s,
-        .dma_read = host_dma_read,
-        .dma_write = host_dma_write,
-        .dma_map = host_dma_map,
-        .dma_unmap = host_dma_unmap,
-        .now_ns = dmalab_glue_now,
-        .timer_arm = host_timer_arm,
-        .timer_cancel = host_timer_cancel,
-        .notify = host_notify,
-        .set_level = host_set_level,
-        .send_msi = host_send_msi,
-        .log = dmalab_glue_log,
-    };
-}
+/* The model's host: guest memory (RAM only), timers, messages; glue.c's log. */
+const DmalabHost dmalab_vtd_host_fns = {
+    .dma_read = host_dma_read,
+    .dma_write = host_dma_write,
+    .timer_arm = host_timer_arm,
+    .timer_cancel = host_timer_cancel,
+    .send_msi = host_send_msi,
+};
 
 const DmalabVtdTrace dmalab_vtd_trace = {
     .fault = trace_fault,

@@ -77,11 +77,8 @@ struct DmalabVtdState {
      * comes from the x86-iommu property at realize).
      */
     DmalabVtdConfig cfg;
-    char *fault_plan; /* path of the fault plan file; settable at run time */
-
-    /* Migration. */
-    uint8_t *state_blob;
-    uint32_t state_len;
+    DmalabPlan plan; /* "fault-plan", settable at run time */
+    DmalabState state; /* the unit's, in migration */
 };
 
 typedef struct DmalabVtdKey {
@@ -89,8 +86,10 @@ typedef struct DmalabVtdKey {
     uint8_t devfn;
 } DmalabVtdKey;
 
+/* vtd.c */
+extern const DmalabStateOps dmalab_vtd_state_ops;
+
 /* vtd-props.c */
-bool dmalab_vtd_apply_plan(DmalabVtdState *s, const char *path, Error **errp);
 void dmalab_vtd_instance_init(Object *obj);
 void dmalab_vtd_instance_finalize(Object *obj);
 void dmalab_vtd_class_props(ObjectClass *klass);
@@ -107,12 +106,32 @@ int dmalab_vtd_int_remap(X86IOMMUState *iommu, MSIMessage *src,
 void dmalab_vtd_iec_flush(DmalabVtdState *s);
 
 /* vtd-host.c */
-void dmalab_vtd_host(DmalabVtdState *s, DmalabHost *h);
+/* The model's host callbacks (dmalab_glue_host completes them). */
+extern const DmalabHost dmalab_vtd_host_fns;
 /* A message to the APIC; s->lock must not be held. */
 void dmalab_vtd_send_apic(uint64_t address, uint32_t data);
 extern const DmalabVtdTrace dmalab_vtd_trace;
-/* Drops s->lock after a call into the model, then sends its messages. */
-void dmalab_vtd_unlock(DmalabVtdState *s);
+/* Sends what the model raised; s->lock must not be held. */
+void dmalab_vtd_send_raised(DmalabVtdState *s);
+
+/*
+ * Every call into the model: `call` (a statement) runs with s->lock held;
+ * the lock is released, and only then are the messages and interrupt entry
+ * cache invalidations the model raised meanwhile sent. Nothing that leaves
+ * the unit (interrupts, DMA, other devices) runs under the lock.
+ */
+#define DMALAB_VTD_LOCKED(s, call)                                       \
+    do {                                                                 \
+        bool raised_;                                                    \
+                                                                         \
+        qemu_mutex_lock(&(s)->lock);                                     \
+        call;                                                            \
+        raised_ = (s)->npending != 0 || (s)->iec_pending;                \
+        qemu_mutex_unlock(&(s)->lock);                                   \
+        if (raised_) {                                                   \
+            dmalab_vtd_send_raised(s);                                   \
+        }                                                                \
+    } while (0)
 /* Sends what the model queued (a bottom half); needs the BQL. */
 void dmalab_vtd_send_pending(void *opaque);
 /* Routes every device's DMA through the IOMMU region or straight to memory. */

@@ -53,11 +53,9 @@ static MemTxResult dmalab_vtd_intr_write(void *opaque, hwaddr addr,
     uint32_t data;
     bool ok;
 
-    qemu_mutex_lock(&s->lock);
-    ok = dmalab_vtd_remap_interrupt(s->model, sid, true,
-                                    DMALAB_VTD_INTR_BASE + addr, value, true,
-                                    &address, &data);
-    dmalab_vtd_unlock(s);
+    DMALAB_VTD_LOCKED(s, ok = dmalab_vtd_remap_interrupt(
+                             s->model, sid, true, DMALAB_VTD_INTR_BASE + addr,
+                             value, true, &address, &data));
     if (ok) {
         dmalab_vtd_send_apic(address, data);
     }
@@ -76,14 +74,8 @@ static const MemoryRegionOps dmalab_vtd_intr_ops = {
     .read_with_attrs = dmalab_vtd_intr_read,
     .write_with_attrs = dmalab_vtd_intr_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .impl = {
-        .min_access_size = 4,
-        .max_access_size = 4,
-    },
-    .valid = {
-        .min_access_size = 4,
-        .max_access_size = 4,
-    },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+    .valid = { .min_access_size = 4, .max_access_size = 4 },
 };
 
 void dmalab_vtd_intr_init(DmalabVtdSpace *sp)
@@ -126,12 +118,10 @@ int dmalab_vtd_int_remap(X86IOMMUState *iommu, MSIMessage *src,
     uint32_t data;
     bool ok;
 
-    qemu_mutex_lock(&s->lock);
-    ok = dmalab_vtd_remap_interrupt(s->model, sid,
-                                    sid != X86_IOMMU_SID_INVALID,
-                                    src->address, src->data, false,
-                                    &address, &data);
-    dmalab_vtd_unlock(s);
+    DMALAB_VTD_LOCKED(s, ok = dmalab_vtd_remap_interrupt(
+                             s->model, sid, sid != X86_IOMMU_SID_INVALID,
+                             src->address, src->data, false, &address,
+                             &data));
     if (!ok) {
         return -EINVAL;
     }

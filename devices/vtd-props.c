@@ -24,9 +24,8 @@ static void dmalab_vtd_get_counter(Object *obj, Visitor *v, const char *name,
     uint64_t value = 0;
 
     if (s->model) {
-        qemu_mutex_lock(&s->lock);
-        value = dmalab_vtd_counter(s->model, (uintptr_t)opaque);
-        dmalab_vtd_unlock(s);
+        DMALAB_VTD_LOCKED(s, value = dmalab_vtd_counter(s->model,
+                                                        (uintptr_t)opaque));
     }
     visit_type_uint64(v, name, &value, errp);
 }
@@ -53,11 +52,10 @@ static void dmalab_vtd_set_cost(Object *obj, Visitor *v, const char *name,
     old = *field;
     *field = value;
     if (s->model) {
-        qemu_mutex_lock(&s->lock);
-        why = dmalab_vtd_set_costs(s->model, s->cfg.inv_desc_ns,
-                                   s->cfg.inv_page_ns, s->cfg.wait_ns,
-                                   s->cfg.iec_inv_ns);
-        dmalab_vtd_unlock(s);
+        DMALAB_VTD_LOCKED(s, why = dmalab_vtd_set_costs(
+                                 s->model, s->cfg.inv_desc_ns,
+                                 s->cfg.inv_page_ns, s->cfg.wait_ns,
+                                 s->cfg.iec_inv_ns));
     }
     if (why) {
         *field = old;
@@ -76,9 +74,7 @@ static void dmalab_vtd_prop_set_audit(Object *obj, bool value, Error **errp)
 
     s->cfg.audit = value;
     if (s->model) {
-        qemu_mutex_lock(&s->lock);
-        dmalab_vtd_set_audit(s->model, value);
-        dmalab_vtd_unlock(s);
+        DMALAB_VTD_LOCKED(s, dmalab_vtd_set_audit(s->model, value));
     }
 }
 
@@ -108,58 +104,41 @@ static void dmalab_vtd_set_replacement(Object *obj, int value, Error **errp)
     DMALAB_VTD(obj)->cfg.replacement = value;
 }
 
-/* Fault plans: a file named at start-up, replaceable at run time (qom-set). */
+/* How the unit takes fault plans (glue.c has the properties). */
 
-bool dmalab_vtd_apply_plan(DmalabVtdState *s, const char *path, Error **errp)
+static bool dmalab_vtd_plan_running(void *dev)
 {
-    g_autofree char *text = NULL;
+    return DMALAB_VTD(dev)->model != NULL;
+}
+
+static char *dmalab_vtd_plan_give(void *dev, const char *text)
+{
+    DmalabVtdState *s = DMALAB_VTD(dev);
     char *why;
 
-    if (!dmalab_glue_read_plan("dmalab-vtd", path, &text, errp)) {
-        return false;
-    }
-    qemu_mutex_lock(&s->lock);
-    why = dmalab_vtd_set_fault_plan(s->model, text, DEVICE(s)->id);
-    dmalab_vtd_unlock(s);
-    if (why) {
-        error_setg(errp, "dmalab-vtd: fault plan %s: %s", path, why);
-        free(why);
-        return false;
-    }
-    trace_dmalab_vtd_fault_plan(path ? path : "");
-    return true;
+    DMALAB_VTD_LOCKED(s, why = dmalab_vtd_set_fault_plan(s->model, text,
+                                                         DEVICE(s)->id));
+    return why;
 }
 
-static char *dmalab_vtd_get_plan(Object *obj, Error **errp)
+static uint64_t dmalab_vtd_plan_report(void *dev, char **log)
 {
-    return g_strdup(DMALAB_VTD(obj)->fault_plan ?: "");
-}
+    DmalabVtdState *s = DMALAB_VTD(dev);
+    uint64_t n;
 
-static void dmalab_vtd_set_plan(Object *obj, const char *value, Error **errp)
-{
-    DmalabVtdState *s = DMALAB_VTD(obj);
-
-    /* Before realize the plan is read there; after, it replaces the old. */
-    if (s->model && !dmalab_vtd_apply_plan(s, value, errp)) {
-        return;
+    if (log) {
+        DMALAB_VTD_LOCKED(s, *log = dmalab_vtd_fault_log(s->model));
     }
-    g_free(s->fault_plan);
-    s->fault_plan = g_strdup(value);
+    DMALAB_VTD_LOCKED(s, n = dmalab_vtd_faults_injected(s->model));
+    return n;
 }
 
-static void dmalab_vtd_get_injected(Object *obj, Visitor *v, const char *name,
-                                    void *opaque, Error **errp)
-{
-    DmalabVtdState *s = DMALAB_VTD(obj);
-    uint64_t value = 0;
-
-    if (s->model) {
-        qemu_mutex_lock(&s->lock);
-        value = dmalab_vtd_faults_injected(s->model);
-        dmalab_vtd_unlock(s);
-    }
-    visit_type_uint64(v, name, &value, errp);
-}
+static const DmalabPlanOps dmalab_vtd_plan_ops = {
+    .running = dmalab_vtd_plan_running,
+    .give = dmalab_vtd_plan_give,
+    .report = dmalab_vtd_plan_report,
+    .applied = trace_dmalab_vtd_fault_plan,
+};
 
 /* The counters' names, comma-separated, so tools need not keep a copy. */
 static char *dmalab_vtd_get_counter_names(Object *obj, Error **errp)
@@ -189,19 +168,6 @@ static void dmalab_vtd_get_events_dropped(Object *obj, Visitor *v,
     visit_type_uint64(v, name, &value, errp);
 }
 
-static char *dmalab_vtd_get_fault_log(Object *obj, Error **errp)
-{
-    DmalabVtdState *s = DMALAB_VTD(obj);
-    char *log = NULL;
-
-    if (s->model) {
-        qemu_mutex_lock(&s->lock);
-        log = dmalab_vtd_fault_log(s->model);
-        dmalab_vtd_unlock(s);
-    }
-    return dmalab_glue_take_string(log);
-}
-
 void dmalab_vtd_instance_init(Object *obj)
 {
     static const struct {
@@ -219,15 +185,19 @@ void dmalab_vtd_instance_init(Object *obj)
           "virtual ns per interrupt entry cache invalidation descriptor" },
     };
     DmalabVtdState *s = DMALAB_VTD(obj);
+    ObjectProperty *op;
     unsigned i;
 
-    /*
-     * Interrupt remapping only when asked for: "intremap" defaults to off
-     * (the x86 IOMMU base's auto would turn it on under TCG).
-     */
-    X86_IOMMU_DEVICE(obj)->intr_supported = ON_OFF_AUTO_OFF;
     qemu_mutex_init(&s->lock);
     dmalab_vtd_default_config(&s->cfg);
+    /*
+     * The x86 IOMMU base's "intremap" and "pt" set the unit's ir and pt at
+     * realize; they start from the unit's defaults (intremap off: the base's
+     * auto would turn it on under TCG).
+     */
+    X86_IOMMU_DEVICE(obj)->intr_supported = s->cfg.ir ? ON_OFF_AUTO_ON
+                                                      : ON_OFF_AUTO_OFF;
+    X86_IOMMU_DEVICE(obj)->pt_supported = s->cfg.pt;
     object_property_add_enum(obj, "replacement", "DmalabVtdReplacement",
                              &dmalab_vtd_replacement_lookup,
                              dmalab_vtd_get_replacement,
@@ -236,13 +206,13 @@ void dmalab_vtd_instance_init(Object *obj)
                                     "IOTLB replacement policy: lru, fifo "
                                     "or random");
     for (i = 0; i < dmalab_vtd_counter_count(); i++) {
-        object_property_add(obj, dmalab_vtd_counter_name(i), "uint64",
-                            dmalab_vtd_get_counter, NULL, NULL,
-                            (void *)(uintptr_t)i);
+        op = object_property_add(obj, dmalab_vtd_counter_name(i), "uint64",
+                                 dmalab_vtd_get_counter, NULL, NULL,
+                                 (void *)(uintptr_t)i);
+        op->description = g_strdup("a counter of the unit, since the machine "
+                                   "started (docs/vtd.rst, Counters)");
     }
     for (i = 0; i < ARRAY_SIZE(costs); i++) {
-        ObjectProperty *op;
-
         op = object_property_add(obj, costs[i].name, "uint64",
                                  dmalab_vtd_get_cost, dmalab_vtd_set_cost,
                                  NULL, (void *)(uintptr_t)costs[i].offset);
@@ -250,14 +220,12 @@ void dmalab_vtd_instance_init(Object *obj)
     }
     object_property_add_bool(obj, "audit", dmalab_vtd_prop_get_audit,
                              dmalab_vtd_prop_set_audit);
-    object_property_add_str(obj, "fault-plan", dmalab_vtd_get_plan,
-                            dmalab_vtd_set_plan);
-    object_property_set_description(
-        obj, "fault-plan",
-        "JSON file of faults to inject (docs/faults.rst); settable at run time");
-    object_property_add(obj, "faults-injected", "uint64",
-                        dmalab_vtd_get_injected, NULL, NULL, NULL);
-    object_property_add_str(obj, "fault-log", dmalab_vtd_get_fault_log, NULL);
+    object_property_set_description(obj, "audit",
+                                    "the stale-translation audit; settable "
+                                    "at run time");
+    dmalab_plan_init(obj, &s->plan, &dmalab_vtd_plan_ops);
+    s->state.dev = obj;
+    s->state.ops = &dmalab_vtd_state_ops;
     object_property_add_str(obj, "counter-names",
                             dmalab_vtd_get_counter_names, NULL);
     object_property_set_description(obj, "counter-names",
@@ -274,7 +242,7 @@ void dmalab_vtd_instance_finalize(Object *obj)
 {
     DmalabVtdState *s = DMALAB_VTD(obj);
 
-    g_free(s->fault_plan);
+    dmalab_plan_finalize(&s->plan);
     qemu_mutex_destroy(&s->lock);
 }
 
@@ -304,6 +272,19 @@ static const Property dmalab_vtd_properties[] = {
                                    uint32_t),
 };
 
+static const DmalabPropDoc dmalab_vtd_property_docs[] = {
+    { "aw-bits", "guest address width in bits: 39 or 48" },
+    { "iotlb-entries", "IOTLB entries" },
+    { "iotlb-ways", "IOTLB associativity" },
+    { "context-entries", "context-cache entries (4-way)" },
+    { "qi", "advertise queued invalidation" },
+    { "queue-step", "queue descriptors completed in one step at most" },
+    { "seed", "seed of the random replacement policy" },
+    { "walk-read-ns", "virtual ns per table entry read on a cache miss" },
+    { "eim", "extended interrupt mode (x2APIC destinations), with intremap" },
+    { "iec-entries", "interrupt entry cache entries" },
+};
+
 /* The configuration properties, with the model's defaults. */
 void dmalab_vtd_class_props(ObjectClass *klass)
 {
@@ -311,6 +292,8 @@ void dmalab_vtd_class_props(ObjectClass *klass)
     DmalabVtdConfig defaults;
 
     device_class_set_props(dc, dmalab_vtd_properties);
+    dmalab_glue_describe(klass, dmalab_vtd_property_docs,
+                         ARRAY_SIZE(dmalab_vtd_property_docs));
     dmalab_vtd_default_config(&defaults);
     dmalab_glue_props_defaults(klass, dmalab_vtd_properties,
                                ARRAY_SIZE(dmalab_vtd_properties),

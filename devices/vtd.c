@@ -16,7 +16,7 @@
  * called with the lock held reaches MMIO or another device: the model reads
  * its tables, queue and wait status from RAM only (dmalab_vtd_ram_range),
  * and the event messages it raises are queued and sent to the APIC after
- * the lock is dropped (dmalab_vtd_unlock), or from a bottom half when the
+ * the lock is dropped (DMALAB_VTD_LOCKED), or from a bottom half when the
  * caller does not hold the BQL. The model raises only messages aimed at the
  * interrupt range and refuses the rest (its "events-refused" counter). An
  * interrupt request the model remaps is delivered after the lock is dropped,
@@ -57,9 +57,7 @@ static uint64_t dmalab_vtd_read(void *opaque, hwaddr addr, unsigned size)
     DmalabVtdState *s = opaque;
     uint64_t value;
 
-    qemu_mutex_lock(&s->lock);
-    value = dmalab_vtd_mmio_read(s->model, addr, size);
-    dmalab_vtd_unlock(s);
+    DMALAB_VTD_LOCKED(s, value = dmalab_vtd_mmio_read(s->model, addr, size));
     trace_dmalab_vtd_mmio_read(addr, size, value);
     return value;
 }
@@ -70,9 +68,7 @@ static void dmalab_vtd_write(void *opaque, hwaddr addr, uint64_t value,
     DmalabVtdState *s = opaque;
 
     trace_dmalab_vtd_mmio_write(addr, size, value);
-    qemu_mutex_lock(&s->lock);
-    dmalab_vtd_mmio_write(s->model, addr, value, size);
-    dmalab_vtd_unlock(s);
+    DMALAB_VTD_LOCKED(s, dmalab_vtd_mmio_write(s->model, addr, value, size));
     dmalab_vtd_switch(s);
 }
 
@@ -81,14 +77,8 @@ static const MemoryRegionOps dmalab_vtd_ops = {
     .write = dmalab_vtd_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     /* The model checks sizes and alignment and reports what it refuses. */
-    .impl = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-    },
-    .valid = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-    },
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
 };
 
 static void dmalab_vtd_timer_cb(void *opaque)
@@ -96,9 +86,7 @@ static void dmalab_vtd_timer_cb(void *opaque)
     DmalabTimer *t = opaque;
     DmalabVtdState *s = t->dev;
 
-    qemu_mutex_lock(&s->lock);
-    dmalab_vtd_timer(s->model, t->id);
-    dmalab_vtd_unlock(s);
+    DMALAB_VTD_LOCKED(s, dmalab_vtd_timer(s->model, t->id));
     dmalab_vtd_switch(s);
 }
 
@@ -214,15 +202,14 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
                                     &dev->mem_reentrancy_guard);
     dmalab_timers_init(&s->timers, dmalab_vtd_timer_count(),
                        dmalab_vtd_timer_cb, s);
-    dmalab_vtd_host(s, &h);
+    dmalab_glue_host(&h, &dmalab_vtd_host_fns, s);
     s->model = dmalab_vtd_new(&cfg, &h, &dmalab_vtd_trace, &why);
     if (!s->model) {
         error_setg(errp, "dmalab-vtd: %s", why ? why : "out of memory");
         dmalab_vtd_release(s);
         return;
     }
-    if (s->fault_plan && *s->fault_plan &&
-        !dmalab_vtd_apply_plan(s, s->fault_plan, errp)) {
+    if (!dmalab_plan_realize(&s->plan, errp)) {
         dmalab_vtd_release(s);
         return;
     }
@@ -243,50 +230,42 @@ static void dmalab_vtd_reset_hold(Object *obj, ResetType type)
     DmalabVtdState *s = DMALAB_VTD(obj);
 
     if (s->model) {
-        qemu_mutex_lock(&s->lock);
-        dmalab_vtd_reset(s->model);
-        dmalab_vtd_unlock(s);
+        DMALAB_VTD_LOCKED(s, dmalab_vtd_reset(s->model));
         dmalab_vtd_switch(s);
     }
 }
 
-static int dmalab_vtd_pre_save(void *opaque)
-{
-    DmalabVtdState *s = opaque;
+/* Migration: the unit's state as one buffer (glue.c carries it). */
 
-    g_free(s->state_blob);
-    qemu_mutex_lock(&s->lock);
-    s->state_blob = dmalab_vtd_save(s->model, &s->state_len);
-    dmalab_vtd_unlock(s);
-    return s->state_blob ? 0 : -ENOMEM;
+static uint8_t *dmalab_vtd_state_save(void *dev, uint32_t *len)
+{
+    DmalabVtdState *s = DMALAB_VTD(dev);
+    uint8_t *blob;
+
+    DMALAB_VTD_LOCKED(s, blob = dmalab_vtd_save(s->model, len));
+    return blob;
 }
 
-static int dmalab_vtd_pre_load(void *opaque)
+static bool dmalab_vtd_state_load(void *dev, const uint8_t *blob, uint32_t len)
 {
-    DmalabVtdState *s = opaque;
-
-    g_free(s->state_blob);
-    s->state_blob = NULL;
-    s->state_len = 0;
-    return 0;
-}
-
-static int dmalab_vtd_post_load(void *opaque, int version_id)
-{
-    DmalabVtdState *s = opaque;
+    DmalabVtdState *s = DMALAB_VTD(dev);
     bool ok;
 
-    qemu_mutex_lock(&s->lock);
-    ok = dmalab_vtd_load(s->model, s->state_blob, s->state_len);
-    dmalab_vtd_unlock(s);
-    g_free(s->state_blob);
-    s->state_blob = NULL;
-    if (!ok) {
-        error_report("dmalab-vtd: the incoming unit state is not valid for "
-                     "this configuration");
-        return -EINVAL;
-    }
-    dmalab_vtd_switch(s);
+    DMALAB_VTD_LOCKED(s, ok = dmalab_vtd_load(s->model, blob, len));
+    return ok;
+}
+
+const DmalabStateOps dmalab_vtd_state_ops = {
+    .refused = "dmalab-vtd: the incoming unit state is not valid for this "
+               "configuration",
+    .save = dmalab_vtd_state_save,
+    .load = dmalab_vtd_state_load,
+};
+
+/* After the unit's state (a field below): route DMA as it says. */
+static int dmalab_vtd_post_load(void *opaque, int version_id)
+{
+    dmalab_vtd_switch(opaque);
     return 0;
 }
 
@@ -295,13 +274,9 @@ static const VMStateDescription vmstate_dmalab_vtd = {
     .version_id = 1,
     .minimum_version_id = 1,
     .priority = MIG_PRI_IOMMU,
-    .pre_save = dmalab_vtd_pre_save,
-    .pre_load = dmalab_vtd_pre_load,
     .post_load = dmalab_vtd_post_load,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT32(state_len, DmalabVtdState),
-        VMSTATE_VBUFFER_ALLOC_UINT32(state_blob, DmalabVtdState, 0, NULL,
-                                     state_len),
+        VMSTATE_DMALAB_STATE(state, DmalabVtdState),
         VMSTATE_END_OF_LIST(),
     },
 };

@@ -9,13 +9,14 @@ Usage: ioat_faults_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
 import os
 import sys
 import tempfile
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ioat_qtest  # noqa: E402
+import qtest_case  # noqa: E402
+from qtest_case import launch, main  # noqa: E402
 import libqtest  # noqa: E402
-from ioat_qtest import DEV, DONE, HALTED, QOM, Buf, IoatCase, launch, rebuild_ioat  # noqa: E402
+from ioat_qtest import DEV, DONE, HALTED, QOM, IoatCase, rebuild_ioat  # noqa: E402
 from ioat_rig import (  # noqa: E402
+    Buf,
     CFG_CHANERR_INT, CHANCMD, CHANCMP, CHANCTRL, CHANCTRL_RUN, CHANERR, CHANERR_READ_DATA,
     CMD_RESET, CTL_COMPL_WRITE, CTL_INT_EN, CTL_NULL, DMACOUNT)
 from libqtest import QMPError, QTest, QTestError  # noqa: E402
@@ -184,7 +185,7 @@ class Plans(FaultCase):
     def test_malformed_plan_at_start_up(self):
         path = self.plan([{"kind": "fail", "chanerr": 0}])
         with self.assertRaises(QTestError) as cm:
-            launch(lambda: QTest(ioat_qtest.QEMU, ["-device", f"{DEV},fault-plan={path}"]))
+            launch(lambda: QTest(qtest_case.QEMU, ["-device", f"{DEV},fault-plan={path}"]))
         self.assertEqual(cm.exception.returncode, 1)
         self.assertIn(f"dmalab-ioat: fault plan {path}: line 1, column", cm.exception.stderr)
         self.assertIn("\"chanerr\" must be non-zero bits within 0x7ffff", cm.exception.stderr)
@@ -274,7 +275,7 @@ class Migration(FaultCase):
         for b in first:
             b.check(self)
         layout = self.migrate_away(src, path)
-        qt = self.track(launch(lambda: QTest(ioat_qtest.QEMU, ["-device", device,
+        qt = self.track(launch(lambda: QTest(qtest_case.QEMU, ["-device", device,
                                                                 "-incoming", "defer"])))
         qt.qmp("migrate-incoming", uri="file:" + path)
         self.wait_migration(qt)
@@ -285,11 +286,6 @@ class Migration(FaultCase):
         _, body, _ = third[0].read()
         self.assertEqual(body[-1], third[0].data[-1] ^ 1, "the third copy was not hit")
         self.assertEqual(self.injected(dst), 1)
-
-
-def main():
-    ioat_qtest.QEMU, argv = libqtest.qemu_from_argv(sys.argv)
-    unittest.main(argv=argv)
 
 
 if __name__ == "__main__":

@@ -8,23 +8,20 @@ test starts its own QEMU and checks it exits cleanly.
 Usage: ioat_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
 
 import os
-import random
 import struct
 import sys
-import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from libqtest import PCI, GuestAlloc, QMPError, QTest, QTestError  # noqa: E402
-import libqtest  # noqa: E402
+import qtest_case  # noqa: E402
+from qtest_case import MachineCase, launch, main  # noqa: E402
 from ioat_rig import (  # noqa: E402
     ACTIVE, ATTNSTATUS, CBVER, CFG_CHANERR_INT, CFG_CHANERRMSK_INT, CHANCMD, CHANCMP,
     CHANCTRL, CHANCTRL_RUN, CHANERR_CONTROL, CHANERR_MSK, CMD_RESET, CTL_COMPL_WRITE,
     CTL_INT_EN, CTL_NULL, DEVICE, DMACAPABILITY, DONE, HALTED, INTRCTRL, INTRCTRL_INT,
     INTRCTRL_INT_STATUS, INTRCTRL_MASTER_INT_EN,
-    VENDOR, Ioat, descriptor)
+    VENDOR, Buf, Ioat, descriptor)
 
-QEMU = None
 ID = "ioat"
 QOM = "/machine/peripheral/" + ID
 DEV = "dmalab-ioat,id=" + ID
@@ -37,27 +34,6 @@ COUNTERS = ("descriptors", "bytes", "errors", "interrupts")
 ADDR_MASK = ~0x3F & (1 << 64) - 1
 
 
-def wait_binary(timeout=600):
-    """The binary may be replaced under us by a rebuild: wait until it is back."""
-    deadline = time.monotonic() + timeout
-    while not os.access(QEMU, os.X_OK):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{QEMU} missing for {timeout} s")
-        time.sleep(1)
-
-
-def launch(make, attempts=30):
-    """make() starts QEMU; retried while the binary is missing or being rewritten."""
-    for attempt in range(attempts):
-        wait_binary()
-        try:
-            return make()
-        except OSError:     # ENOENT, ETXTBSY, EACCES from exec: a rebuild under way
-            if attempt == attempts - 1:
-                raise
-            time.sleep(1)
-
-
 def transfer_ns(nbytes, bandwidth):
     """The model's size/bandwidth time, rounded up (dmalab/timers.h)."""
     return -(-nbytes * 1_000_000_000 // bandwidth)
@@ -67,74 +43,12 @@ def bytes_in(ns, bandwidth):
     return ns * bandwidth // 1_000_000_000
 
 
-class Buf:
-    """A copy's source (random bytes) and destination. The destination is pre-filled with
-    the complement of the source, so each byte is either copied or visibly untouched, and it
-    sits between guard bands that must never change."""
-    GUARD = 256
-    GUARD_BYTE = b"\x5a"
-
-    def __init__(self, io, size, seed):
-        self.io, self.size = io, size
-        self.data = random.Random(seed).randbytes(size)
-        self.src = io.mem.alloc(size)
-        io.qt.memwrite(self.src, self.data)
-        self.region = io.mem.alloc(size + 2 * self.GUARD)
-        self.dst = self.region + self.GUARD
-        self.blank = self.data.translate(bytes(range(255, -1, -1)))
-        self.guard = self.GUARD_BYTE * self.GUARD
-        io.qt.memwrite(self.region, self.guard + self.blank + self.guard)
-
-    def read(self):
-        got = self.io.qt.memread(self.region, self.size + 2 * self.GUARD)
-        return got[:self.GUARD], got[self.GUARD:-self.GUARD], got[-self.GUARD:]
-
-    def copied_prefix(self):
-        """Bytes copied so far, checking that they form a prefix and the rest is untouched."""
-        head, body, tail = self.read()
-        if head != self.guard or tail != self.guard:
-            raise AssertionError(f"guard bytes around {self.dst:#x} overwritten")
-        n = next((i for i in range(self.size) if body[i] != self.data[i]), self.size)
-        if body[n:] != self.blank[n:]:
-            raise AssertionError(f"{self.dst:#x}: copy is not a prefix: byte {n} differs, "
-                                 "and later bytes are not untouched")
-        return n
-
-    def check(self, tc, copied=True):
-        head, body, tail = self.read()
-        tc.assertEqual(head, self.guard, f"guard before {self.dst:#x} overwritten")
-        tc.assertEqual(tail, self.guard, f"guard after {self.dst:#x} overwritten")
-        want = self.data if copied else self.blank
-        if body != want:
-            bad = next(i for i in range(self.size) if body[i] != want[i])
-            tc.fail(f"destination {self.dst:#x} ({self.size} bytes) "
-                    f"{'not copied' if copied else 'written'}: first wrong byte at +{bad:#x}")
-
-
-class IoatCase(unittest.TestCase):
+class IoatCase(MachineCase):
     """Starts QEMUs for a test and checks at the end that each exited with status 0 and
     printed nothing (or only what the test expected), in particular no re-entrancy block,
     assertion or abort."""
-
-    def setUp(self):
-        self.machines = []
-
-    def tearDown(self):
-        for qt, _ in self.machines:   # all closed first, even if one check fails
-            qt.close()
-        for qt, allowed in self.machines:
-            self.check_exit(qt, allowed)
-
-    def wait_migration(self, qt, timeout=30):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            info = qt.qmp("query-migrate")
-            status = info.get("status")
-            if status == "completed":
-                return info
-            self.assertNotIn(status, ("failed", "cancelled"), info)
-            time.sleep(0.02)
-        self.fail(f"migration not completed: {info}")
+    FORBIDDEN = ("blocked", "assert", "abort")
+    STDERR_ALLOWED_ONLY = True
 
     def migrate_away(self, m, path):
         """Stops machine m, migrates it to the file `path` and checks that it
@@ -147,28 +61,15 @@ class IoatCase(unittest.TestCase):
         self.machines.remove((m.qt, ()))
         return layout
 
-    def check_exit(self, qt, allowed=()):
-        code = qt.close()
-        err = qt.stderr
-        self.assertEqual(code, 0, f"QEMU exit status; stderr: {err!r}")
-        for word in ("blocked", "assert", "abort"):
-            self.assertNotIn(word, err.lower(), err)
-        for line in err.splitlines():
-            self.assertTrue(any(a in line for a in allowed), f"unexpected stderr: {line!r}")
-
-    def track(self, qt, allowed=()):
-        self.machines.append((qt, allowed))
-        return qt
-
     def boot(self, props="", args=(), allowed=(), device_id=DEVICE):
         """A q35 machine with one dmalab-ioat (DEV + props), found and BAR0 mapped."""
-        io = launch(lambda: Ioat(QEMU, DEV + props, list(args), device_id=device_id))
+        io = launch(lambda: Ioat(qtest_case.QEMU, DEV + props, list(args), device_id=device_id))
         self.track(io.qt, allowed)
         return io
 
     def boot_behind_root_port(self, props="", allowed=()):
         """The device on a pcie-root-port (Ioat() puts `args` before its -device)."""
-        io = launch(lambda: Ioat(QEMU, DEV + ",bus=rp" + props, ["-device", ROOT_PORT]))
+        io = launch(lambda: Ioat(qtest_case.QEMU, DEV + ",bus=rp" + props, ["-device", ROOT_PORT]))
         self.track(io.qt, allowed)
         return io
 
@@ -554,7 +455,7 @@ class Properties(IoatCase):
         for prop in ("latency-ns", "jitter-ns"):
             with self.subTest(prop):
                 with self.assertRaises(QTestError) as cm:
-                    launch(lambda: QTest(QEMU, ["-device", f"{DEV},{prop}={2**51}"]))
+                    launch(lambda: QTest(qtest_case.QEMU, ["-device", f"{DEV},{prop}={2**51}"]))
                 self.assertEqual(cm.exception.returncode, 1)
                 self.assertIn("2^50", cm.exception.stderr)
                 self.assertIn(prop, cm.exception.stderr)
@@ -661,16 +562,10 @@ class Personalities(IoatCase):
         io = self.boot(",personality=bwd,device-id=0x0c51", device_id=0x0C51)
         self.assertTrue(io.rd(None, DMACAPABILITY, 4) & self.CAP_XOR)
         with self.assertRaises(QTestError) as cm:
-            launch(lambda: QTest(QEMU, ["-device", DEV + ",personality=icx"]))
+            launch(lambda: QTest(qtest_case.QEMU, ["-device", DEV + ",personality=icx"]))
         self.assertEqual(cm.exception.returncode, 1)
         self.assertIn("unknown personality", cm.exception.stderr)
         self.assertIn("bwd", cm.exception.stderr)
-
-
-def main():
-    global QEMU
-    QEMU, argv = libqtest.qemu_from_argv(sys.argv)
-    unittest.main(argv=argv)
 
 
 if __name__ == "__main__":

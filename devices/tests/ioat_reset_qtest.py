@@ -10,16 +10,15 @@ import os
 import random
 import sys
 import tempfile
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from libqtest import PCI, QTest  # noqa: E402
-import libqtest  # noqa: E402
-import ioat_qtest  # noqa: E402
+import qtest_case  # noqa: E402
+from qtest_case import launch, main  # noqa: E402
 from ioat_qtest import (  # noqa: E402
-    ADDR_MASK, CTL_OP_XOR, DEV, QOM, ROOT_PORT_ID, TOP_PAGE, UNASSIGNED, Buf, IoatCase,
-    launch, rebuild_ioat)
+    ADDR_MASK, CTL_OP_XOR, DEV, QOM, ROOT_PORT_ID, TOP_PAGE, UNASSIGNED, IoatCase, rebuild_ioat)
 from ioat_rig import (  # noqa: E402
+    Buf,
     ACTIVE, CDAR, CFG_CHANERRMSK_INT, CHANCMD, CHANCMP, CHANCTRL, CHANERR, CHANERR_CHANCMD,
     CHANERR_COMPLETION_ADDR, CHANERR_CONTROL, CHANERR_DEST_ADDR, CHANERR_LENGTH,
     CHANERR_NEXT_ADDR, CHANERR_NEXT_DESC_ALIGN, CHANERR_READ_DATA, CHANERR_SRC_ADDR,
@@ -336,7 +335,8 @@ class Migration(IoatCase):
         clock = src.qt.clock_now()
         layout = self.migrate_away(src, path)
 
-        qt = self.track(launch(lambda: QTest(ioat_qtest.QEMU, ["-device", device, "-incoming", "defer"])))
+        incoming = ["-device", device, "-incoming", "defer"]
+        qt = self.track(launch(lambda: QTest(qtest_case.QEMU, incoming)))
         qt.qmp("migrate-incoming", uri="file:" + path)
         self.wait_migration(qt)
         self.assertEqual(qt.qmp("query-status")["status"], "paused")
@@ -365,11 +365,6 @@ class Migration(IoatCase):
         self.settle(dst)
         self.assertEqual(dst.irq_word(ch), 0)
         self.assertCounters(dst, descriptors=self.N, interrupts=1)
-
-
-def main():
-    ioat_qtest.QEMU, argv = libqtest.qemu_from_argv(sys.argv)
-    unittest.main(argv=argv)
 
 
 if __name__ == "__main__":

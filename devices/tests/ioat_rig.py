@@ -4,6 +4,7 @@
 channels set up the way Linux's ioatdma sets them up, descriptor chains in guest RAM, and
 MSI-X vectors aimed at RAM so each interrupt is a word the test reads back."""
 
+import random
 import struct
 
 from libqtest import PCI, GuestAlloc, QTest
@@ -128,3 +129,47 @@ class Ioat:
         """Advances virtual time so pending steps run."""
         for _ in range(steps):
             self.qt.clock_step(ns // steps)
+
+
+class Buf:
+    """A copy's source (random bytes) and destination. The destination is pre-filled with
+    the complement of the source, so each byte is either copied or visibly untouched, and it
+    sits between guard bands that must never change."""
+    GUARD = 256
+    GUARD_BYTE = b"\x5a"
+
+    def __init__(self, io, size, seed):
+        self.io, self.size = io, size
+        self.data = random.Random(seed).randbytes(size)
+        self.src = io.mem.alloc(size)
+        io.qt.memwrite(self.src, self.data)
+        self.region = io.mem.alloc(size + 2 * self.GUARD)
+        self.dst = self.region + self.GUARD
+        self.blank = self.data.translate(bytes(range(255, -1, -1)))
+        self.guard = self.GUARD_BYTE * self.GUARD
+        io.qt.memwrite(self.region, self.guard + self.blank + self.guard)
+
+    def read(self):
+        got = self.io.qt.memread(self.region, self.size + 2 * self.GUARD)
+        return got[:self.GUARD], got[self.GUARD:-self.GUARD], got[-self.GUARD:]
+
+    def copied_prefix(self):
+        """Bytes copied so far, checking that they form a prefix and the rest is untouched."""
+        head, body, tail = self.read()
+        if head != self.guard or tail != self.guard:
+            raise AssertionError(f"guard bytes around {self.dst:#x} overwritten")
+        n = next((i for i in range(self.size) if body[i] != self.data[i]), self.size)
+        if body[n:] != self.blank[n:]:
+            raise AssertionError(f"{self.dst:#x}: copy is not a prefix: byte {n} differs, "
+                                 "and later bytes are not untouched")
+        return n
+
+    def check(self, tc, copied=True):
+        head, body, tail = self.read()
+        tc.assertEqual(head, self.guard, f"guard before {self.dst:#x} overwritten")
+        tc.assertEqual(tail, self.guard, f"guard after {self.dst:#x} overwritten")
+        want = self.data if copied else self.blank
+        if body != want:
+            bad = next(i for i in range(self.size) if body[i] != want[i])
+            tc.fail(f"destination {self.dst:#x} ({self.size} bytes) "
+                    f"{'not copied' if copied else 'written'}: first wrong byte at +{bad:#x}")

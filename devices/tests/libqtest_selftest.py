@@ -12,9 +12,9 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from libqtest import PCI, GuestAlloc, QMPError, QTest, QTestError  # noqa: E402
-import libqtest  # noqa: E402
+import qtest_case  # noqa: E402
+from qtest_case import main  # noqa: E402
 
-QEMU = None
 IOAT = (0x8086, 0x2021)
 EDU = (0x1234, 0x11E8)   # QEMU's educational device: MSI (64-bit) and INTx on demand
 
@@ -24,7 +24,7 @@ class QemuCase(unittest.TestCase):
     ARGS = ["-device", "dmalab-ioat,id=ioat0"]
 
     def setUp(self):
-        self.qt = QTest(QEMU, self.ARGS, timeout=20)
+        self.qt = QTest(qtest_case.QEMU, self.ARGS, timeout=20)
         self.addCleanup(self.qt.close)
         self.pci = PCI(self.qt)
         self.ram = GuestAlloc(self.qt)
@@ -181,7 +181,7 @@ class Interrupts(QemuCase):
 
 class Topology(unittest.TestCase):
     def boot(self, *args):
-        qt = QTest(QEMU, list(args), timeout=20)
+        qt = QTest(qtest_case.QEMU, list(args), timeout=20)
         self.addCleanup(qt.close)
         return qt, PCI(qt)
 
@@ -212,12 +212,12 @@ class Topology(unittest.TestCase):
 class Failures(unittest.TestCase):
     def test_startup_error_reports_status_and_stderr(self):
         with self.assertRaises(QTestError) as cm:
-            QTest(QEMU, ["-device", "dmalab-ioat,channels=0"], timeout=20)
+            QTest(qtest_case.QEMU, ["-device", "dmalab-ioat,channels=0"], timeout=20)
         self.assertEqual(cm.exception.returncode, 1)
         self.assertIn("channels must be between 1 and 16", cm.exception.stderr)
 
     def test_hung_qemu_fails_fast_and_is_killed(self):
-        qt = QTest(QEMU, timeout=20)
+        qt = QTest(qtest_case.QEMU, timeout=20)
         self.addCleanup(qt.close)
         os.kill(qt.pid, signal.SIGSTOP)
         qt.timeout = 0.5
@@ -231,19 +231,13 @@ class Failures(unittest.TestCase):
         self.assertEqual(qt.close(timeout=1), -signal.SIGKILL)
 
     def test_crash_is_reported(self):
-        qt = QTest(QEMU, timeout=20)
+        qt = QTest(qtest_case.QEMU, timeout=20)
         self.addCleanup(qt.close)
         os.kill(qt.pid, signal.SIGABRT)
         with self.assertRaises(QTestError) as cm:
             qt.readl(0)
         self.assertEqual(cm.exception.returncode, -signal.SIGABRT)
         self.assertFalse(qt.alive())
-
-
-def main():
-    global QEMU
-    QEMU, argv = libqtest.qemu_from_argv(sys.argv)
-    unittest.main(argv=argv)
 
 
 if __name__ == "__main__":

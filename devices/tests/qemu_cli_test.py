@@ -108,15 +108,22 @@ class Warnings(unittest.TestCase):
         self.assertNotIn("warning", res.stderr)
 
 
+def qom_get(path, prop):
+    return {"execute": "qom-get", "arguments": {"path": path, "property": prop}}
+
+
+def qom_set(path, prop, value):
+    return {"execute": "qom-set", "arguments": {"path": path, "property": prop, "value": value}}
+
+
 class Qmp(unittest.TestCase):
     def test_vtd_replacement_is_an_enum_fixed_at_realize(self):
         path = "/machine/peripheral/u"
         replies, res = qmp_session(
             "dmalab-vtd,id=u,replacement=random",
-            {"execute": "qom-get", "arguments": {"path": path, "property": "replacement"}},
-            {"execute": "qom-set", "arguments": {"path": path, "property": "replacement",
-                                                 "value": "fifo"}},
-            {"execute": "qom-get", "arguments": {"path": path, "property": "replacement"}})
+            qom_get(path, "replacement"),
+            qom_set(path, "replacement", "fifo"),
+            qom_get(path, "replacement"))
         self.assertEqual(replies[0].get("return"), "random", res.stderr)
         self.assertIn("fixed once the unit runs", replies[1]["error"]["desc"])
         self.assertEqual(replies[2].get("return"), "random")
@@ -125,12 +132,10 @@ class Qmp(unittest.TestCase):
         path = "/machine/peripheral/ioat0"
         replies, res = qmp_session(
             "dmalab-ioat,id=ioat0",
-            {"execute": "qom-set", "arguments": {"path": path, "property": "latency-ns",
-                                                 "value": 5000}},
-            {"execute": "qom-get", "arguments": {"path": path, "property": "latency-ns"}},
-            {"execute": "qom-set", "arguments": {"path": path, "property": "latency-ns",
-                                                 "value": 1 << 51}},
-            {"execute": "qom-get", "arguments": {"path": path, "property": "latency-ns"}})
+            qom_set(path, "latency-ns", 5000),
+            qom_get(path, "latency-ns"),
+            qom_set(path, "latency-ns", 1 << 51),
+            qom_get(path, "latency-ns"))
         self.assertEqual(replies[1].get("return"), 5000, res.stderr)
         self.assertIn("2^50", replies[2]["error"]["desc"])
         self.assertEqual(replies[3].get("return"), 5000)
@@ -139,11 +144,10 @@ class Qmp(unittest.TestCase):
         path = "/machine/peripheral/u"
         replies, res = qmp_session(
             "dmalab-vtd,id=u,intremap=on",
-            {"execute": "qom-get", "arguments": {"path": path, "property": "counter-names"}},
-            {"execute": "qom-set", "arguments": {"path": path, "property": "iec-inv-ns",
-                                                 "value": 700}},
-            {"execute": "qom-get", "arguments": {"path": path, "property": "iec-inv-ns"}},
-            {"execute": "qom-get", "arguments": {"path": path, "property": "iec-entries"}})
+            qom_get(path, "counter-names"),
+            qom_set(path, "iec-inv-ns", 700),
+            qom_get(path, "iec-inv-ns"),
+            qom_get(path, "iec-entries"))
         names = replies[0].get("return", "").split(",")
         for n in ("interrupts", "ir-remapped", "ir-faults", "iec-hits", "iec-inv-global",
                   "iec-inv-index"):

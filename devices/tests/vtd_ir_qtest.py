@@ -11,15 +11,15 @@ import os
 import re
 import struct
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import libqtest  # noqa: E402
+import qtest_case  # noqa: E402
+from qtest_case import MachineCase, main  # noqa: E402
 from ioat_rig import CTL_COMPL_WRITE, CTL_INT_EN, DMACOUNT, DONE, Ioat  # noqa: E402
 from vtd_qtest import (  # noqa: E402
     BASE, CFI, ECAP, FECTL, FEADDR, FRCD, GCMD, GSTS, IRE, IRTA, SIRTP, Vtd)
 
-QEMU = None
 IOAPIC = 0xFEC00000
 IOAPIC_SID = 0xFF00           # bus 0xff, devfn 0: the DMAR table's IOAPIC scope
 MSI = 0xFEE00000
@@ -52,22 +52,12 @@ def delivered(qt):
         r"trigger_mode (\d+)", qt.stderr)]
 
 
-class IrTest(unittest.TestCase):
-    def setUp(self):
-        self.machines = []
-
-    def tearDown(self):
-        for qt in self.machines:
-            code = qt.close()
-            self.assertEqual(code, 0, f"QEMU exit status; stderr: {qt.stderr!r}")
-            for word in ("assert", "abort"):
-                self.assertNotIn(word, qt.stderr.lower(), qt.stderr)
-
+class IrTest(MachineCase):
     def ioat_behind(self, props=",intremap=on"):
         # QEMU's APIC traces what it is given: the message the unit delivered.
-        io = Ioat(QEMU, args=["-device", "dmalab-vtd,id=vtd" + props,
+        io = Ioat(qtest_case.QEMU, args=["-device", "dmalab-vtd,id=vtd" + props,
                               "-trace", "apic_deliver_irq"])
-        self.machines.append(io.qt)
+        self.track(io.qt)
         v = Vtd(io.qt)
         v.mem = io.mem
         v.w32(FEADDR, MSI)
@@ -90,8 +80,8 @@ class IrTest(unittest.TestCase):
         for props, ir, eim in (("", 0, 0), (",intremap=on", 1, 1),
                                (",intremap=on,eim=off", 1, 0)):
             with self.subTest(props=props):
-                qt = libqtest.QTest(QEMU, ["-device", "dmalab-vtd" + props])
-                self.machines.append(qt)
+                qt = self.track(libqtest.QTest(qtest_case.QEMU,
+                                               ["-device", "dmalab-vtd" + props]))
                 ecap = qt.readq(BASE + ECAP)
                 self.assertEqual((ecap >> 3 & 1, ecap >> 4 & 1), (ir, eim))
 
@@ -219,12 +209,6 @@ class IrTest(unittest.TestCase):
         self.assertEqual(v.r32(GSTS) & (IRE | SIRTP), IRE | SIRTP)
         self.assertEqual(v.r64(IRTA) & ~0xFFF, v.irt)
         self.assertEqual(v.r32(GCMD), 0)
-
-
-def main():
-    global QEMU
-    QEMU, argv = libqtest.qemu_from_argv(sys.argv)
-    unittest.main(argv=argv)
 
 
 if __name__ == "__main__":

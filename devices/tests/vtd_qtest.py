@@ -12,16 +12,15 @@ import os
 import struct
 import sys
 import tempfile
-import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from libqtest import GuestAlloc, QTest  # noqa: E402
 import libqtest  # noqa: E402
+import qtest_case  # noqa: E402
+from qtest_case import MachineCase, main  # noqa: E402
 from ioat_rig import (  # noqa: E402
     CHANERR_NEXT_ADDR, CTL_COMPL_WRITE, DMACOUNT, HALTED, Ioat)
 
-QEMU = None
 BASE = 0xFED90000
 VER, CAP, ECAP, GCMD, GSTS, RTADDR, CCMD = 0x00, 0x08, 0x10, 0x18, 0x1C, 0x20, 0x28
 FSTS, FECTL, FEDATA, FEADDR, FEUADDR = 0x34, 0x38, 0x3C, 0x40, 0x44
@@ -103,20 +102,17 @@ class Vtd:
         self.qt.memwrite(self.irt + 16 * index, struct.pack("<QQ", lo, hi))
 
 
-class VtdTest(unittest.TestCase):
-    def setUp(self):
-        self.machines = []
-
-    def tearDown(self):
-        for qt in self.machines:
-            code = qt.close()
-            self.assertEqual(code, 0, f"QEMU exit status; stderr: {qt.stderr!r}")
-            for word in ("assert", "abort"):
-                self.assertNotIn(word, qt.stderr.lower(), qt.stderr)
+class VtdTest(MachineCase):
+    def assertLandsAt(self, qt, status, ns, value):
+        """The wait status write lands exactly ns from now: not a nanosecond earlier."""
+        qt.clock_step(ns - 1)
+        self.assertEqual(qt.readl(status), 0)
+        qt.clock_step(1)
+        self.assertEqual(qt.readl(status), value)
 
     def unit(self, props="", args=()):
-        qt = QTest(QEMU, ["-device", "dmalab-vtd,id=vtd" + props] + list(args))
-        self.machines.append(qt)
+        qt = self.track(QTest(qtest_case.QEMU, ["-device", "dmalab-vtd,id=vtd" + props]
+                              + list(args)))
         return Vtd(qt)
 
     def test_identity(self):
@@ -137,10 +133,7 @@ class VtdTest(unittest.TestCase):
         v.qi_enable()
         v.submit(iotlb_global(), wait_desc(status, 0xC0DE))
         # 200 ns for the IOTLB descriptor (an empty IOTLB), then 500 ns for the wait.
-        v.qt.clock_step(699)
-        self.assertEqual(v.qt.readl(status), 0)
-        v.qt.clock_step(1)
-        self.assertEqual(v.qt.readl(status), 0xC0DE)
+        self.assertLandsAt(v.qt, status, 700, 0xC0DE)
         self.assertEqual(v.r64(IQH), v.r64(IQT))
         self.assertEqual(v.counter("waits"), 1)
         self.assertEqual(v.counter("wait-modelled-ns"), 700)
@@ -155,10 +148,7 @@ class VtdTest(unittest.TestCase):
         status = v.mem.alloc(64, fill=0)
         v.qi_enable()
         v.submit(wait_desc(status, 1))
-        v.qt.clock_step(4999)
-        self.assertEqual(v.qt.readl(status), 0)
-        v.qt.clock_step(1)
-        self.assertEqual(v.qt.readl(status), 1)
+        self.assertLandsAt(v.qt, status, 5000, 1)
 
     def test_malformed_descriptor_raises_iqe_and_the_queue_resumes(self):
         v = self.unit(",wait-ns=0,inv-desc-ns=0")
@@ -352,8 +342,8 @@ class VtdTest(unittest.TestCase):
         self.assertTrue(v.qt.responsive())
 
     def ioat_behind(self, props=""):
-        io = Ioat(QEMU, args=["-device", "dmalab-vtd,id=vtd" + props])
-        self.machines.append(io.qt)
+        io = Ioat(qtest_case.QEMU, args=["-device", "dmalab-vtd,id=vtd" + props])
+        self.track(io.qt)
         v = Vtd(io.qt)
         v.mem = io.mem    # one allocator for the guest RAM both use
         return io, v
@@ -470,24 +460,15 @@ class VtdTest(unittest.TestCase):
         clock = v.qt.clock_now()
         v.qt.qmp("stop")
         v.qt.qmp("migrate", uri="file:" + path)
-        deadline = time.monotonic() + 30
-        while v.qt.qmp("query-migrate").get("status") != "completed":
-            self.assertLess(time.monotonic(), deadline)
-            time.sleep(0.02)
-        qt = QTest(QEMU, ["-device", "dmalab-vtd,id=vtd,wait-ns=10000",
-                          "-incoming", "defer"])
-        self.machines.append(qt)
+        self.wait_migration(v.qt)
+        qt = self.track(QTest(qtest_case.QEMU, ["-device", "dmalab-vtd,id=vtd,wait-ns=10000",
+                                                "-incoming", "defer"]))
         qt.qmp("migrate-incoming", uri="file:" + path)
-        while qt.qmp("query-migrate").get("status") != "completed":
-            self.assertLess(time.monotonic(), deadline)
-            time.sleep(0.02)
+        self.wait_migration(qt)
         qt.clock_set(clock)
         qt.qmp("cont")
         self.assertTrue(qt.readl(BASE + GSTS) & QIE)
-        qt.clock_step(4999)
-        self.assertEqual(qt.readl(status), 0)
-        qt.clock_step(1)
-        self.assertEqual(qt.readl(status), 0x77)
+        self.assertLandsAt(qt, status, 5000, 0x77)
 
     def test_pass_through_context_lets_the_device_copy(self):
         io, v = self.ioat_behind()
@@ -516,10 +497,7 @@ class VtdTest(unittest.TestCase):
         status = v.mem.alloc(64, fill=0)
         v.qi_enable()
         v.submit(iotlb_global(), wait_desc(status, 0xC0DE))
-        v.qt.clock_step(2_000_699)
-        self.assertEqual(v.qt.readl(status), 0)
-        v.qt.clock_step(1)
-        self.assertEqual(v.qt.readl(status), 0xC0DE)
+        self.assertLandsAt(v.qt, status, 2_000_700, 0xC0DE)
         self.assertEqual(v.counter("faults-injected"), 1)
         self.assertRegex(v.qt.qmp("qom-get", path=QOM, property="fault-log"),
                          r"^0 \d+ns rule=slow kind=delay-invalidation unit=4294967295 key=\d+\n$")
@@ -562,12 +540,6 @@ class VtdTest(unittest.TestCase):
         self.assertEqual(v.qt.readl(status), 1)
         self.assertEqual(v.counter("iotlb-inv-global"), 0)
         self.assertEqual(v.counter("faults-injected"), 1)
-
-
-def main():
-    global QEMU
-    QEMU, argv = libqtest.qemu_from_argv(sys.argv)
-    unittest.main(argv=argv)
 
 
 if __name__ == "__main__":

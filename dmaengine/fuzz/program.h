@@ -97,6 +97,21 @@ class Program
         testing::FakeTimers timers;
         testing::FakeInterrupts irq;
         testing::FakeLog log;
+        Config c = config();
+        irq.intx = byte() & 1;
+        irq.messages = !irq.intx;
+        Ioat dev(c, Host{mem, timers, irq, log, nullptr});
+        FuzzPolicy policy(c.seed);
+
+        while (p_ < end_)
+            operation(dev, mem, timers, irq, c, policy);
+        drain(dev, mem, timers, irq, c);
+    }
+
+  private:
+    // The device's configuration, from the program's first bytes.
+    Config config()
+    {
         Config c;
         c.channels = 1 + byte() % 4;
         c.xfercap_log = static_cast<uint8_t>(8 + byte() % (kMaxXfercap - 7));
@@ -114,110 +129,130 @@ class Program
         if (mode & 6)
             c.dmacap =
                 CAP_FILL_BLOCK | CAP_XOR | CAP_PQ | CAP_RAID16SS | ((mode & 4) ? CAP_DWBES : 0);
-        irq.intx = byte() & 1;
-        irq.messages = !irq.intx;
-        Ioat dev(c, Host{mem, timers, irq, log, nullptr});
-        FuzzPolicy policy(c.seed);
+        return c;
+    }
 
-        while (p_ < end_) {
-            uint8_t op = byte();
-            switch (op % 16) {
-            case 0:
-            case 1:
-            case 2: { // register write, any size, any value
-                uint32_t off = u16() % 0x400;
-                unsigned size = 1u << (byte() % 4);
-                dev.mmio_write(off, tame(off, u64(), size, full_), size);
-                break;
-            }
-            case 3: { // register write of a small value (plausible addresses and counts)
-                uint32_t off = u16() % 0x400;
-                unsigned size = 1u << (byte() % 4);
-                dev.mmio_write(off, tame(off, u16(), size, full_), size);
-                break;
-            }
-            case 4: {
-                uint32_t off = u16() % 0x400;
-                dev.mmio_read(off, 1u << (byte() % 4));
-                break;
-            }
-            case 5: { // timer expiries
-                unsigned n = 1 + byte() % 8;
-                for (unsigned i = 0; i < n && !timers.pending.empty(); i++)
-                    step(dev, mem, timers, irq, c);
-                break;
-            }
-            case 6: { // memory: raw bytes
-                size_t at = u16() % (mem.ram.size() - 8);
-                mem.put<uint64_t>(at, u64());
-                break;
-            }
-            case 7: { // memory: a plausible pointer or size
-                size_t at = u16() % (mem.ram.size() - 8);
-                mem.put<uint64_t>(at, u16());
-                break;
-            }
-            case 8: // a hole where the device cannot reach
-                if (mem.holes.size() < 4) {
-                    uint64_t at = u16();
-                    uint64_t len = 1 + byte() * 64u;
-                    mem.add_hole(at, len, byte() & 1);
-                }
-                break;
-            case 9:
-                mem.map_limit = 64 + u16(); // 1-byte mappings only make runs slow
-                mem.mappable = byte() & 1;
-                break;
-            case 10: // the device's own registers and a release, reachable by its own DMA
-                if (mem.windows.size() < 2)
-                    mem.add_window(
-                        {kWindow, 0x400, [&dev](uint64_t off, const uint8_t* d, size_t n) {
-                             uint64_t v = 0;
-                             for (size_t i = 0; i < n && i < 8; i++)
-                                 v |= uint64_t{d[i]} << (8 * i);
-                             if (off >= 0x3f8) { // the fault doorbell's release, re-entered
-                                 dev.release(static_cast<unsigned>(v % 4));
-                                 return;
-                             }
-                             dev.mmio_write(static_cast<uint32_t>(off), v,
-                                            1u << (n >= 8   ? 3
-                                                   : n >= 4 ? 2
-                                                   : n >= 2 ? 1
-                                                            : 0));
-                         }});
-                break;
-            case 11: // DMA that resets the whole device (an FLR through config space)
-                if (mem.windows.size() < 2)
-                    mem.add_window({kWindow + 0x800, 0x100,
-                                    [&dev](uint64_t, const uint8_t*, size_t) { dev.reset(); }});
-                break;
-            case 12: // a reset, or a fault rule's release (from the fault doorbell)
-                if (byte() & 1)
-                    dev.reset();
-                else
-                    dev.release(byte() % 4);
-                break;
-            case 13: { // a register read (config space, once here, is the glue's now)
-                uint32_t off = u16() % 0x400;
-                dev.mmio_read(off, 1u << (byte() % 4));
-                break;
-            }
-            case 14: // a save/load round trip; a few per program show as much as many
-                if (round_trips_++ < kRoundTrips)
-                    round_trip(dev, mem, c);
-                break;
-            case 15: // policy and timing changes at run time
-                if (byte() & 1) {
-                    dev.set_policy(&policy);
-                } else {
-                    dev.set_policy(nullptr);
-                    dev.timing().set_params(
-                        {uint64_t{byte()} << 16, byte() * 100u, byte() * 10u, byte()});
-                }
-                break;
-            }
+    // One operation of the program.
+    void operation(Ioat& dev, testing::FakeMemory& mem, testing::FakeTimers& timers,
+                   testing::FakeInterrupts& irq, const Config& c, FuzzPolicy& policy)
+    {
+        uint8_t op = byte();
+        switch (op % 16) {
+        case 0:
+        case 1:
+        case 2: { // register write, any size, any value
+            uint32_t off = u16() % 0x400;
+            unsigned size = 1u << (byte() % 4);
+            dev.mmio_write(off, tame(off, u64(), size, full_), size);
+            break;
         }
-        // Whatever was queued finishes in a bounded number of steps, once the guest stops.
+        case 3: { // register write of a small value (plausible addresses and counts)
+            uint32_t off = u16() % 0x400;
+            unsigned size = 1u << (byte() % 4);
+            dev.mmio_write(off, tame(off, u16(), size, full_), size);
+            break;
+        }
+        case 4: {
+            uint32_t off = u16() % 0x400;
+            dev.mmio_read(off, 1u << (byte() % 4));
+            break;
+        }
+        case 5: { // timer expiries
+            unsigned n = 1 + byte() % 8;
+            for (unsigned i = 0; i < n && !timers.pending.empty(); i++)
+                step(dev, mem, timers, irq, c);
+            break;
+        }
+        case 6:
+        case 7:
+        case 8:
+        case 9:
+        case 10:
+        case 11:
+            memory(dev, mem, op % 16);
+            break;
+        case 12: // a reset, or a fault rule's release (from the fault doorbell)
+            if (byte() & 1)
+                dev.reset();
+            else
+                dev.release(byte() % 4);
+            break;
+        case 13: { // a register read (config space, once here, is the glue's now)
+            uint32_t off = u16() % 0x400;
+            dev.mmio_read(off, 1u << (byte() % 4));
+            break;
+        }
+        case 14: // a save/load round trip; a few per program show as much as many
+            if (round_trips_++ < kRoundTrips)
+                round_trip(dev, mem, c);
+            break;
+        case 15: // policy and timing changes at run time
+            if (byte() & 1) {
+                dev.set_policy(&policy);
+            } else {
+                dev.set_policy(nullptr);
+                dev.timing().set_params(
+                    {uint64_t{byte()} << 16, byte() * 100u, byte() * 10u, byte()});
+            }
+            break;
+        }
+    }
+
+    // What the device's DMA reaches: memory contents (6, 7), holes (8), mappings (9), windows
+    // onto its own registers (10) and one that resets it (11).
+    void memory(Ioat& dev, testing::FakeMemory& mem, unsigned op)
+    {
+        switch (op) {
+        case 6: { // memory: raw bytes
+            size_t at = u16() % (mem.ram.size() - 8);
+            mem.put<uint64_t>(at, u64());
+            break;
+        }
+        case 7: { // memory: a plausible pointer or size
+            size_t at = u16() % (mem.ram.size() - 8);
+            mem.put<uint64_t>(at, u16());
+            break;
+        }
+        case 8: // a hole where the device cannot reach
+            if (mem.holes.size() < 4) {
+                uint64_t at = u16();
+                uint64_t len = 1 + byte() * 64u;
+                mem.add_hole(at, len, byte() & 1);
+            }
+            break;
+        case 9:
+            mem.map_limit = 64 + u16(); // 1-byte mappings only make runs slow
+            mem.mappable = byte() & 1;
+            break;
+        case 10: // the device's own registers and a release, reachable by its own DMA
+            if (mem.windows.size() < 2)
+                mem.add_window({kWindow, 0x400, [&dev](uint64_t off, const uint8_t* d, size_t n) {
+                                    uint64_t v = 0;
+                                    for (size_t i = 0; i < n && i < 8; i++)
+                                        v |= uint64_t{d[i]} << (8 * i);
+                                    if (off >= 0x3f8) { // the fault doorbell's release, re-entered
+                                        dev.release(static_cast<unsigned>(v % 4));
+                                        return;
+                                    }
+                                    dev.mmio_write(static_cast<uint32_t>(off), v,
+                                                   1u << (n >= 8   ? 3
+                                                          : n >= 4 ? 2
+                                                          : n >= 2 ? 1
+                                                                   : 0));
+                                }});
+            break;
+        case 11: // DMA that resets the whole device (an FLR through config space)
+            if (mem.windows.size() < 2)
+                mem.add_window({kWindow + 0x800, 0x100,
+                                [&dev](uint64_t, const uint8_t*, size_t) { dev.reset(); }});
+            break;
+        }
+    }
+
+    // Whatever was queued finishes in a bounded number of steps, once the guest stops.
+    void drain(Ioat& dev, testing::FakeMemory& mem, testing::FakeTimers& timers,
+               testing::FakeInterrupts& irq, const Config& c)
+    {
         // A copy aimed at a window onto the channel's own registers can restart the channel
         // at the same descriptor on every step, as long as the window is there: a loop the
         // guest built, one bounded step at a time, like a guest that keeps pushing DMACOUNT.
@@ -237,7 +272,6 @@ class Program
                 violated("an active channel with no step to come (stalled)");
     }
 
-  private:
     static void step(Ioat& dev, testing::FakeMemory& mem, testing::FakeTimers& timers,
                      testing::FakeInterrupts& irq, const Config& c)
     {

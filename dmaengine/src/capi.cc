@@ -23,66 +23,51 @@ static_assert(DMALAB_IOAT_OP_KINDS == ioat::kOpKinds);
 namespace
 {
 
-class TraceAdapter final : public ioat::Observer
+class TraceAdapter final : public ioat::Observer, private CTrace<DmalabIoatTrace>
 {
   public:
-    TraceAdapter(void* opaque, const DmalabIoatTrace* t) : opaque_(opaque)
-    {
-        if (t)
-            t_ = *t;
-    }
+    TraceAdapter(void* opaque, const DmalabIoatTrace* t) : CTrace(opaque, t) {}
     void decided(const ioat::DescriptorInfo& d, const ioat::Decision& x) override
     {
         if (d.len)
             marks.start(d.channel, d.addr, d.src, d.dst, d.len);
-        if (t_.decided)
-            t_.decided(opaque_, d.channel, d.addr, d.len, x.data_at, x.done_at, x.fail);
+        call(&DmalabIoatTrace::decided, d.channel, d.addr, d.len, x.data_at, x.done_at, x.fail);
     }
     void completed(unsigned ch, uint64_t desc, uint64_t bytes, ioat::OpKind) override
     {
         marks.finish(ch);
-        if (t_.completed)
-            t_.completed(opaque_, ch, desc, bytes);
+        call(&DmalabIoatTrace::completed, ch, desc, bytes);
     }
     void halted(unsigned ch, uint32_t chanerr, const DmaResult& r) override
     {
         marks.finish(ch);
-        if (t_.halted)
-            t_.halted(opaque_, ch, chanerr, static_cast<int>(r.error), r.fault_addr);
+        call(&DmalabIoatTrace::halted, ch, chanerr, static_cast<int>(r.error), r.fault_addr);
     }
     void stepped(unsigned ch, uint64_t bytes, unsigned descs, uint64_t next) override
     {
-        if (t_.stepped)
-            t_.stepped(opaque_, ch, bytes, descs, next);
+        call(&DmalabIoatTrace::stepped, ch, bytes, descs, next);
     }
     void interrupt(unsigned vector, bool sent) override
     {
-        if (t_.interrupt)
-            t_.interrupt(opaque_, vector, sent);
+        call(&DmalabIoatTrace::interrupt, vector, sent);
     }
 
     RaceMarks marks; // the race detector's table, when attached
-
-  private:
-    void* opaque_;
-    DmalabIoatTrace t_{};
 };
+
+// The members DmalabIoatConfig shares with ioat::Config, which names them alike.
+// clang-format off
+#define DMALAB_IOAT_CONFIG_MEMBERS(X) \
+    X(channels) X(xfercap_log) X(cbver) X(dmacap) X(step_bytes) X(step_descriptors) \
+    X(step_gap_ns) X(sync_start) X(bandwidth) X(latency_ns) X(jitter_ns) X(seed)
+// clang-format on
 
 ioat::Config to_config(const DmalabIoatConfig& c)
 {
     ioat::Config cfg;
-    cfg.channels = c.channels;
-    cfg.xfercap_log = c.xfercap_log;
-    cfg.cbver = c.cbver;
-    cfg.dmacap = c.dmacap;
-    cfg.step_bytes = c.step_bytes;
-    cfg.step_descriptors = c.step_descriptors;
-    cfg.step_gap_ns = c.step_gap_ns;
-    cfg.sync_start = c.sync_start;
-    cfg.bandwidth = c.bandwidth;
-    cfg.latency_ns = c.latency_ns;
-    cfg.jitter_ns = c.jitter_ns;
-    cfg.seed = c.seed;
+#define DMALAB_COPY(m) cfg.m = c.m;
+    DMALAB_IOAT_CONFIG_MEMBERS(DMALAB_COPY)
+#undef DMALAB_COPY
     return cfg;
 }
 
@@ -93,22 +78,13 @@ struct DmalabIoat {
         : host(h), trace(h.opaque, t), model(config, {host, host, host, host, &trace}),
           fault_policy(model.timing(), injector), doorbell(injector, host, "dmalab-ioat-faults")
     {
-        if (t)
-            trace_fault = t->fault;
-        injector.set_listener(
-            [](void* opaque, const faults::Event& e, const faults::Rule& r) {
-                auto* dev = static_cast<DmalabIoat*>(opaque);
-                if (dev->trace_fault)
-                    dev->trace_fault(dev->host_opaque, r.name.c_str(), faults::kind_name(r.kind),
-                                     e.unit, e.key);
-            },
-            this);
+        injected = {t ? t->fault : nullptr, h.opaque};
+        injected.listen(injector);
         doorbell.set_release_hook(
             [](void* opaque, unsigned rule) {
                 static_cast<DmalabIoat*>(opaque)->model.release(rule);
             },
             this);
-        host_opaque = h.opaque;
     }
 
     HostAdapter host;
@@ -117,27 +93,20 @@ struct DmalabIoat {
     faults::Injector injector;
     ioat::FaultPolicy fault_policy;
     faults::Doorbell doorbell;
-    void (*trace_fault)(void*, const char*, const char*, unsigned, uint64_t) = nullptr;
-    void* host_opaque = nullptr;
+    InjectionTrace injected;
 };
 
 extern "C" {
 
+DMALAB_C_COMMON_ENTRIES(ioat, DmalabIoat, model)
+
 void dmalab_ioat_default_config(DmalabIoatConfig* out)
 {
     ioat::Config d;
-    out->channels = d.channels;
-    out->xfercap_log = d.xfercap_log;
-    out->cbver = d.cbver;
-    out->dmacap = d.dmacap;
-    out->step_bytes = d.step_bytes;
-    out->step_descriptors = d.step_descriptors;
-    out->step_gap_ns = d.step_gap_ns;
-    out->sync_start = d.sync_start;
-    out->bandwidth = d.bandwidth;
-    out->latency_ns = d.latency_ns;
-    out->jitter_ns = d.jitter_ns;
-    out->seed = d.seed;
+    *out = {};
+#define DMALAB_COPY(m) out->m = d.m;
+    DMALAB_IOAT_CONFIG_MEMBERS(DMALAB_COPY)
+#undef DMALAB_COPY
 }
 
 const char* dmalab_ioat_personality(const char* name, DmalabIoatConfig* config, uint16_t* device_id)
@@ -177,29 +146,9 @@ DmalabIoat* dmalab_ioat_new(const DmalabIoatConfig* config, const DmalabHost* ho
     return new (std::nothrow) DmalabIoat(cfg, *host, trace);
 }
 
-void dmalab_ioat_free(DmalabIoat* dev)
-{
-    delete dev;
-}
-
 unsigned dmalab_ioat_timer_count(const DmalabIoatConfig* config)
 {
     return ioat::Ioat::timer_count(to_config(*config));
-}
-
-uint64_t dmalab_ioat_mmio_read(DmalabIoat* dev, uint32_t offset, unsigned size)
-{
-    return dev->model.mmio_read(offset, size);
-}
-
-void dmalab_ioat_mmio_write(DmalabIoat* dev, uint32_t offset, uint64_t value, unsigned size)
-{
-    dev->model.mmio_write(offset, value, size);
-}
-
-void dmalab_ioat_timer(DmalabIoat* dev, unsigned timer)
-{
-    dev->model.timer(timer);
 }
 
 void dmalab_ioat_reset(DmalabIoat* dev)
@@ -283,16 +232,6 @@ uint64_t dmalab_ioat_doorbell_read(DmalabIoat* dev, uint32_t offset, unsigned si
 void dmalab_ioat_doorbell_write(DmalabIoat* dev, uint32_t offset, uint64_t value, unsigned size)
 {
     dev->doorbell.write(offset, value, size);
-}
-
-uint64_t dmalab_ioat_faults_injected(DmalabIoat* dev)
-{
-    return dev->injector.total();
-}
-
-char* dmalab_ioat_fault_log(DmalabIoat* dev)
-{
-    return malloc_string(faults::log_text(dev->injector));
 }
 
 void dmalab_ioat_stats(DmalabIoat* dev, int channel, DmalabIoatStats* out)

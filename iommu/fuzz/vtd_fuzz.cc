@@ -43,6 +43,39 @@ class Program
         testing::FakeTimers timers;
         testing::FakeInterrupts irq;
         testing::FakeLog log;
+        Config c = config();
+        if (check(c))
+            return;
+        // A window onto the unit's own registers, as a status write or table could aim.
+        Unit* self = nullptr;
+        mem.add_window({0x3f000, 0x1000, [&self](uint64_t off, const uint8_t* d, size_t n) {
+                            uint64_t v = 0;
+                            for (size_t i = 0; i < n && i < 8; i++)
+                                v |= uint64_t{d[i]} << (8 * i);
+                            self->mmio_write(static_cast<uint32_t>(off), v, n >= 8 ? 8 : 4);
+                        }});
+        Unit unit(c, Host{mem, timers, irq, log, nullptr});
+        self = &unit;
+        faults::Injector injector;
+        maybe_plan(unit, injector);
+        unsigned trips = 0;
+        while (p_ < end_) {
+            operation(unit, mem, timers, c, trips);
+            if (timers.over_limit)
+                violated("a timer armed beyond the time limit");
+        }
+        // Whatever is queued finishes: at most one step per queue entry and command.
+        for (uint64_t steps = 0; !timers.pending.empty(); steps++) {
+            if (steps > 3 * 32768 + 16)
+                violated("queued work did not drain in bounded steps");
+            step(unit, timers);
+        }
+    }
+
+  private:
+    // The unit's configuration, from the program's first bytes.
+    Config config()
+    {
         Config c;
         c.aw_bits = byte() & 1 ? 48 : 39;
         c.iotlb_ways = 1u << (byte() % 4);
@@ -62,147 +95,152 @@ class Program
         c.eim = ir & 2;
         c.iec_entries = 4u << (ir >> 2) % 4;
         c.iec_inv_ns = byte() % 4 * 100;
-        if (check(c))
+        return c;
+    }
+
+    // Half the programs run under a fault plan that delays and drops invalidations and
+    // fails translations at random (seeded by the input).
+    void maybe_plan(Unit& unit, faults::Injector& injector)
+    {
+        if (!(byte() & 1))
             return;
-        // A window onto the unit's own registers, as a status write or table could aim.
-        Unit* self = nullptr;
-        mem.add_window({0x3f000, 0x1000, [&self](uint64_t off, const uint8_t* d, size_t n) {
-                            uint64_t v = 0;
-                            for (size_t i = 0; i < n && i < 8; i++)
-                                v |= uint64_t{d[i]} << (8 * i);
-                            self->mmio_write(static_cast<uint32_t>(off), v, n >= 8 ? 8 : 4);
-                        }});
-        Unit unit(c, Host{mem, timers, irq, log, nullptr});
-        self = &unit;
-        // Half the programs run under a fault plan that delays and drops invalidations and
-        // fails translations at random (seeded by the input).
-        faults::Injector injector;
-        if (byte() & 1) {
-            unsigned seed = byte();
-            unsigned delay = u16();
-            std::string plan = R"({"seed": )" + std::to_string(seed) + R"(, "rules": [
-                {"kind": "delay-invalidation", "delay": )" +
-                               std::to_string(delay) + R"(,
-                 "probability": 0.5},
-                {"kind": "drop-invalidation", "probability": 0.3},
-                {"kind": "translation-fault", "reason": 5, "op": "write", "probability": 0.1},
-                {"kind": "translation-fault", "reason": 2, "probability": 0.05},
-                {"kind": "drop-invalidation", "op": "interrupt-cache", "probability": 0.2}]})";
-            std::string err;
-            auto p = faults::parse_plan(plan, fault_spec(), "vtd", &err);
-            if (!p)
-                violated("the harness's own plan is refused");
-            injector.set_plan(*p);
-            unit.set_injector(&injector);
+        unsigned seed = byte();
+        unsigned delay = u16();
+        std::string plan = R"({"seed": )" + std::to_string(seed) + R"(, "rules": [
+            {"kind": "delay-invalidation", "delay": )" +
+                           std::to_string(delay) + R"(,
+             "probability": 0.5},
+            {"kind": "drop-invalidation", "probability": 0.3},
+            {"kind": "translation-fault", "reason": 5, "op": "write", "probability": 0.1},
+            {"kind": "translation-fault", "reason": 2, "probability": 0.05},
+            {"kind": "drop-invalidation", "op": "interrupt-cache", "probability": 0.2}]})";
+        std::string err;
+        auto p = faults::parse_plan(plan, fault_spec(), "vtd", &err);
+        if (!p)
+            violated("the harness's own plan is refused");
+        injector.set_plan(*p);
+        unit.set_injector(&injector);
+    }
+
+    // One operation of the program.
+    void operation(Unit& unit, testing::FakeMemory& mem, testing::FakeTimers& timers,
+                   const Config& c, unsigned& trips)
+    {
+        unsigned op = byte() % 14;
+        switch (op) {
+        case 0:
+        case 1: { // register write
+            uint32_t off = u16() % 0x300;
+            unsigned size = 1u << (byte() % 4);
+            unit.mmio_write(off, u64(), size);
+            break;
         }
-        unsigned trips = 0;
-        while (p_ < end_) {
-            switch (byte() % 14) {
-            case 0:
-            case 1: { // register write
-                uint32_t off = u16() % 0x300;
-                unsigned size = 1u << (byte() % 4);
-                unit.mmio_write(off, u64(), size);
-                break;
-            }
-            // Every value is read into its own variable first: the order in which a
-            // compiler evaluates function arguments or operands is unspecified, and the
-            // same input must mean the same program with any compiler.
-            case 2: { // a register write with a small value (addresses, indices)
-                uint32_t off = u16() % 0x300 & ~3u;
-                uint64_t value = u16();
-                unsigned shift = byte() % 24;
-                unit.mmio_write(off, value << shift, 8);
-                break;
-            }
-            case 3: {
-                uint32_t off = u16() % 0x300;
-                unsigned size = 1u << (byte() % 4);
-                unit.mmio_read(off, size);
-                break;
-            }
-            case 4: { // memory: raw
-                size_t at = u16() * 4u % (mem.ram.size() - 8);
-                mem.put<uint64_t>(at, u64());
-                break;
-            }
-            case 5: { // memory: a plausible entry (pointer | low flags)
-                uint64_t page = uint64_t{u16() % 64u}; // inside the 256 KiB
-                uint64_t v = page << 12 | byte();
-                if (byte() & 1) {
-                    uint64_t did = byte();
-                    uint64_t aw = byte() % 3u;
-                    v |= did << 8 | aw; // hi: DID, AW
-                }
-                size_t at = u16() * 4u % (mem.ram.size() - 8);
-                mem.put<uint64_t>(at, v);
-                break;
-            }
-            case 6:
-            case 7: { // translation requests
-                unsigned bus = byte() % 4;
-                unsigned devfn = byte();
-                uint64_t page = u16();
-                unsigned shift = byte() % 40;
-                unsigned perm = byte() % 4;
-                uint16_t sid = static_cast<uint16_t>(bus << 8 | devfn);
-                if (byte() % 4 == 0) {
-                    // A DMA engine's whole piece: never longer than asked or kMaxRun.
-                    uint64_t len = uint64_t{u16()} << (byte() % 12);
-                    Unit::Run run = unit.translate_run(sid, page << shift, len, perm);
-                    if (run.len > len || run.len > Unit::kMaxRun || (!run.first.ok && run.len))
-                        __builtin_trap();
-                } else {
-                    unit.translate(sid, page << shift, perm);
-                }
-                break;
-            }
-            case 8: { // timer expiries
-                unsigned n = 1 + byte() % 8;
-                for (unsigned i = 0; i < n && !timers.pending.empty(); i++)
-                    step(unit, timers);
-                break;
-            }
-            case 9:
-                timers.now += u16();
-                break;
-            case 10:
-                if (byte() % 8 == 0)
-                    unit.reset();
-                break;
-            case 11:
-                if (trips++ < 4)
-                    round_trip(unit, mem, c);
-                break;
-            case 12:
-                interrupt(unit);
-                break;
-            case 13: { // memory: an interrupt cache descriptor or a remapping table entry
-                size_t at = u16() * 16u % (mem.ram.size() - 16);
-                uint8_t what = byte();
-                uint64_t index = u16();
-                uint64_t bits = byte();
-                uint64_t low = byte();
-                uint64_t hi = u64() & 0xfffff;
-                uint64_t lo = what & 1 ? index << 32 | (bits & 0x1f) << 27 | (low & 1) << 4 | 4
-                                       : index << 32 | bits << 16 | low; // DST, V, P..DLM
-                mem.put<uint64_t>(at, lo);
-                mem.put<uint64_t>(at + 8, what & 2 ? hi : 0);
-                break;
-            }
-            }
-            if (timers.over_limit)
-                violated("a timer armed beyond the time limit");
+        // Every value is read into its own variable first: the order in which a
+        // compiler evaluates function arguments or operands is unspecified, and the
+        // same input must mean the same program with any compiler.
+        case 2: { // a register write with a small value (addresses, indices)
+            uint32_t off = u16() % 0x300 & ~3u;
+            uint64_t value = u16();
+            unsigned shift = byte() % 24;
+            unit.mmio_write(off, value << shift, 8);
+            break;
         }
-        // Whatever is queued finishes: at most one step per queue entry and command.
-        for (uint64_t steps = 0; !timers.pending.empty(); steps++) {
-            if (steps > 3 * 32768 + 16)
-                violated("queued work did not drain in bounded steps");
-            step(unit, timers);
+        case 3: {
+            uint32_t off = u16() % 0x300;
+            unsigned size = 1u << (byte() % 4);
+            unit.mmio_read(off, size);
+            break;
+        }
+        case 4:
+        case 5:
+        case 13:
+            memory(mem, op);
+            break;
+        case 6:
+        case 7:
+            translation(unit);
+            break;
+        case 8: { // timer expiries
+            unsigned n = 1 + byte() % 8;
+            for (unsigned i = 0; i < n && !timers.pending.empty(); i++)
+                step(unit, timers);
+            break;
+        }
+        case 9:
+            timers.now += u16();
+            break;
+        case 10:
+            if (byte() % 8 == 0)
+                unit.reset();
+            break;
+        case 11:
+            if (trips++ < 4)
+                round_trip(unit, mem, c);
+            break;
+        case 12:
+            interrupt(unit);
+            break;
         }
     }
 
-  private:
+    // Guest memory: a raw word (4), a plausible entry (5), an interrupt cache descriptor
+    // or a remapping table entry (13).
+    void memory(testing::FakeMemory& mem, unsigned op)
+    {
+        switch (op) {
+        case 4: { // memory: raw
+            size_t at = u16() * 4u % (mem.ram.size() - 8);
+            mem.put<uint64_t>(at, u64());
+            break;
+        }
+        case 5: { // memory: a plausible entry (pointer | low flags)
+            uint64_t page = uint64_t{u16() % 64u}; // inside the 256 KiB
+            uint64_t v = page << 12 | byte();
+            if (byte() & 1) {
+                uint64_t did = byte();
+                uint64_t aw = byte() % 3u;
+                v |= did << 8 | aw; // hi: DID, AW
+            }
+            size_t at = u16() * 4u % (mem.ram.size() - 8);
+            mem.put<uint64_t>(at, v);
+            break;
+        }
+        case 13: { // memory: an interrupt cache descriptor or a remapping table entry
+            size_t at = u16() * 16u % (mem.ram.size() - 16);
+            uint8_t what = byte();
+            uint64_t index = u16();
+            uint64_t bits = byte();
+            uint64_t low = byte();
+            uint64_t hi = u64() & 0xfffff;
+            uint64_t lo = what & 1 ? index << 32 | (bits & 0x1f) << 27 | (low & 1) << 4 | 4
+                                   : index << 32 | bits << 16 | low; // DST, V, P..DLM
+            mem.put<uint64_t>(at, lo);
+            mem.put<uint64_t>(at + 8, what & 2 ? hi : 0);
+            break;
+        }
+        }
+    }
+
+    // A translation request, or a DMA engine's run.
+    void translation(Unit& unit)
+    {
+        unsigned bus = byte() % 4;
+        unsigned devfn = byte();
+        uint64_t page = u16();
+        unsigned shift = byte() % 40;
+        unsigned perm = byte() % 4;
+        uint16_t sid = static_cast<uint16_t>(bus << 8 | devfn);
+        if (byte() % 4 == 0) {
+            // A DMA engine's whole piece: never longer than asked or kMaxRun.
+            uint64_t len = uint64_t{u16()} << (byte() % 12);
+            Unit::Run run = unit.translate_run(sid, page << shift, len, perm);
+            if (run.len > len || run.len > Unit::kMaxRun || (!run.first.ok && run.len))
+                __builtin_trap();
+        } else {
+            unit.translate(sid, page << shift, perm);
+        }
+    }
+
     // An interrupt request: mostly 0xFEEx_xxxx in either format, sometimes anything.
     void interrupt(Unit& unit)
     {

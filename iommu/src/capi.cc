@@ -17,93 +17,74 @@ using namespace dmalab;
 namespace
 {
 
-class TraceAdapter final : public vtd::Observer
+class TraceAdapter final : public vtd::Observer, private CTrace<DmalabVtdTrace>
 {
   public:
-    TraceAdapter(void* opaque, const DmalabVtdTrace* t) : opaque_(opaque)
-    {
-        if (t)
-            t_ = *t;
-    }
+    TraceAdapter(void* opaque, const DmalabVtdTrace* t) : CTrace(opaque, t) {}
     void fault(uint16_t sid, uint64_t iova, bool write, vtd::FaultReason reason,
                bool recorded) override
     {
-        if (t_.fault)
-            t_.fault(opaque_, sid, iova, write, static_cast<uint8_t>(reason), recorded);
+        call(&DmalabVtdTrace::fault, sid, iova, write, static_cast<uint8_t>(reason), recorded);
     }
     void invalidated(vtd::InvKind kind, vtd::Gran g, uint16_t did, uint64_t addr, unsigned am,
                      uint64_t dropped, bool queued) override
     {
-        if (t_.invalidated)
-            t_.invalidated(opaque_, vtd::inv_letter(kind), static_cast<uint8_t>(g), did, addr, am,
-                           dropped, queued);
+        call(&DmalabVtdTrace::invalidated, vtd::inv_letter(kind), static_cast<uint8_t>(g), did,
+             addr, am, dropped, queued);
     }
     void wait_done(uint64_t modelled, uint64_t achieved) override
     {
-        if (t_.wait_done)
-            t_.wait_done(opaque_, modelled, achieved);
+        call(&DmalabVtdTrace::wait_done, modelled, achieved);
     }
     void stale(uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now,
                vtd::FaultReason f) override
     {
-        if (t_.stale)
-            t_.stale(opaque_, sid, iova, cached, now, static_cast<uint8_t>(f));
+        call(&DmalabVtdTrace::stale, sid, iova, cached, now, static_cast<uint8_t>(f));
     }
     void queue_error(uint32_t head, uint64_t lo, uint64_t hi) override
     {
-        if (t_.queue_error)
-            t_.queue_error(opaque_, head, lo, hi);
+        call(&DmalabVtdTrace::queue_error, head, lo, hi);
     }
     void event_refused(bool fault, uint64_t address, uint32_t data) override
     {
-        if (t_.event_refused)
-            t_.event_refused(opaque_, fault, address, data);
+        call(&DmalabVtdTrace::event_refused, fault, address, data);
     }
     void interrupt(const vtd::InterruptRequest& q, const vtd::Interrupt& o, bool recorded) override
     {
-        if (t_.interrupt)
-            t_.interrupt(opaque_, q.sid, q.address, q.data, o.ok, o.remapped, o.index, o.address,
-                         o.data, static_cast<uint8_t>(o.fault_reason), recorded);
+        call(&DmalabVtdTrace::interrupt, q.sid, q.address, q.data, o.ok, o.remapped, o.index,
+             o.address, o.data, static_cast<uint8_t>(o.fault_reason), recorded);
     }
     void iec_invalidated(bool global, uint32_t index, unsigned im, uint64_t dropped) override
     {
-        if (t_.iec_invalidated)
-            t_.iec_invalidated(opaque_, global, index, im, dropped);
+        call(&DmalabVtdTrace::iec_invalidated, global, index, im, dropped);
     }
     void ir_state(bool enabled, uint64_t table, unsigned entries, bool x2apic) override
     {
-        if (t_.ir_state)
-            t_.ir_state(opaque_, enabled, table, entries, x2apic);
+        call(&DmalabVtdTrace::ir_state, enabled, table, entries, x2apic);
     }
-
-  private:
-    void* opaque_;
-    DmalabVtdTrace t_{};
 };
 
+static_assert(DMALAB_VTD_LRU == static_cast<int>(vtd::Replacement::Lru) &&
+              DMALAB_VTD_FIFO == static_cast<int>(vtd::Replacement::Fifo) &&
+              DMALAB_VTD_RANDOM == static_cast<int>(vtd::Replacement::Random));
+
+// The members DmalabVtdConfig shares with vtd::Config, which names them alike
+// (replacement is an enum on one side).
+// clang-format off
+#define DMALAB_VTD_CONFIG_MEMBERS(X) \
+    X(aw_bits) X(iotlb_entries) X(iotlb_ways) X(context_entries) X(qi) X(pt) X(audit) \
+    X(inv_desc_ns) X(inv_page_ns) X(wait_ns) X(queue_step) X(seed) X(walk_read_ns) X(ir) \
+    X(eim) X(iec_entries) X(iec_inv_ns)
+// clang-format on
+
+// c.replacement must be in range (dmalab_vtd_check).
 vtd::Config to_config(const DmalabVtdConfig& c)
 {
     vtd::Config cfg;
-    cfg.aw_bits = c.aw_bits;
-    cfg.iotlb_entries = c.iotlb_entries;
-    cfg.iotlb_ways = c.iotlb_ways;
-    cfg.replacement = c.replacement == DMALAB_VTD_FIFO     ? vtd::Replacement::Fifo
-                      : c.replacement == DMALAB_VTD_RANDOM ? vtd::Replacement::Random
-                                                           : vtd::Replacement::Lru;
-    cfg.context_entries = c.context_entries;
-    cfg.qi = c.qi;
-    cfg.pt = c.pt;
-    cfg.audit = c.audit;
-    cfg.inv_desc_ns = c.inv_desc_ns;
-    cfg.inv_page_ns = c.inv_page_ns;
-    cfg.wait_ns = c.wait_ns;
-    cfg.queue_step = c.queue_step;
-    cfg.seed = c.seed;
-    cfg.walk_read_ns = c.walk_read_ns;
-    cfg.ir = c.ir;
-    cfg.eim = c.eim;
-    cfg.iec_entries = c.iec_entries;
-    cfg.iec_inv_ns = c.iec_inv_ns;
+#define DMALAB_COPY(m) cfg.m = c.m;
+    DMALAB_VTD_CONFIG_MEMBERS(DMALAB_COPY)
+#undef DMALAB_COPY
+    cfg.replacement = static_cast<vtd::Replacement>(c.replacement);
     return cfg;
 }
 
@@ -165,53 +146,31 @@ constexpr unsigned kAll = kPlain + sizeof kGranCounters / sizeof kGranCounters[0
 
 struct DmalabVtd {
     DmalabVtd(const vtd::Config& config, const DmalabHost& h, const DmalabVtdTrace* t)
-        : host(h), trace(h.opaque, t), unit(config, {host, host, host, host, &trace}),
-          host_opaque(h.opaque)
+        : host(h), trace(h.opaque, t), unit(config, {host, host, host, host, &trace})
     {
-        if (t)
-            trace_injected = t->injected;
-        injector.set_listener(
-            [](void* opaque, const faults::Event& e, const faults::Rule& r) {
-                auto* self = static_cast<DmalabVtd*>(opaque);
-                if (self->trace_injected)
-                    self->trace_injected(self->host_opaque, r.name.c_str(),
-                                         faults::kind_name(r.kind), e.unit, e.key);
-            },
-            this);
+        injected = {t ? t->injected : nullptr, h.opaque};
+        injected.listen(injector);
     }
 
     HostAdapter host;
     TraceAdapter trace;
     vtd::Unit unit;
     faults::Injector injector;
-    void* host_opaque;
-    void (*trace_injected)(void*, const char*, const char*, uint32_t, uint64_t) = nullptr;
+    InjectionTrace injected;
 };
 
 extern "C" {
+
+DMALAB_C_COMMON_ENTRIES(vtd, DmalabVtd, unit)
 
 void dmalab_vtd_default_config(DmalabVtdConfig* out)
 {
     vtd::Config d;
     *out = {};
-    out->aw_bits = d.aw_bits;
-    out->iotlb_entries = d.iotlb_entries;
-    out->iotlb_ways = d.iotlb_ways;
-    out->replacement = DMALAB_VTD_LRU;
-    out->context_entries = d.context_entries;
-    out->qi = d.qi;
-    out->pt = d.pt;
-    out->audit = d.audit;
-    out->inv_desc_ns = d.inv_desc_ns;
-    out->inv_page_ns = d.inv_page_ns;
-    out->wait_ns = d.wait_ns;
-    out->queue_step = d.queue_step;
-    out->seed = d.seed;
-    out->walk_read_ns = d.walk_read_ns;
-    out->ir = d.ir;
-    out->eim = d.eim;
-    out->iec_entries = d.iec_entries;
-    out->iec_inv_ns = d.iec_inv_ns;
+#define DMALAB_COPY(m) out->m = d.m;
+    DMALAB_VTD_CONFIG_MEMBERS(DMALAB_COPY)
+#undef DMALAB_COPY
+    out->replacement = static_cast<uint8_t>(d.replacement);
 }
 
 const char* dmalab_vtd_check(const DmalabVtdConfig* config)
@@ -230,29 +189,9 @@ DmalabVtd* dmalab_vtd_new(const DmalabVtdConfig* config, const DmalabHost* host,
     return new (std::nothrow) DmalabVtd(to_config(*config), *host, trace);
 }
 
-void dmalab_vtd_free(DmalabVtd* unit)
-{
-    delete unit;
-}
-
 unsigned dmalab_vtd_timer_count(void)
 {
     return vtd::kTimerCount;
-}
-
-uint64_t dmalab_vtd_mmio_read(DmalabVtd* unit, uint32_t offset, unsigned size)
-{
-    return unit->unit.mmio_read(offset, size);
-}
-
-void dmalab_vtd_mmio_write(DmalabVtd* unit, uint32_t offset, uint64_t value, unsigned size)
-{
-    unit->unit.mmio_write(offset, value, size);
-}
-
-void dmalab_vtd_timer(DmalabVtd* unit, unsigned timer)
-{
-    unit->unit.timer(timer);
 }
 
 void dmalab_vtd_reset(DmalabVtd* unit)
@@ -348,16 +287,6 @@ char* dmalab_vtd_set_fault_plan(DmalabVtd* unit, const char* text, const char* i
         return malloc_string(err);
     unit->unit.set_injector(text && *text ? &unit->injector : nullptr);
     return nullptr;
-}
-
-uint64_t dmalab_vtd_faults_injected(DmalabVtd* unit)
-{
-    return unit->injector.total();
-}
-
-char* dmalab_vtd_fault_log(DmalabVtd* unit)
-{
-    return malloc_string(faults::log_text(unit->injector));
 }
 
 // The unit's state, length first, then the fault plan's counts and generators (the plan

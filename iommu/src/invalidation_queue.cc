@@ -162,61 +162,72 @@ void InvalidationQueue::run()
     unsigned budget = s_.config.queue_step;
     for (;;) {
         uint64_t now = s_.now();
-        if (busy_) {
-            if (due_ > now) {
-                s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), due_);
-                return;
-            }
-            perform(now);
-            busy_ = false;
-            end_ = due_;
-            if (!s_.queue_on())
-                return; // the status write or the event turned the queue off
-            uint32_t h = (head() + 1) % entries();
-            s_.set(reg("IQH"), IQ_INDEX.put(h));
-            if (--budget == 0) {
-                if (h != tail())
-                    s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), sat_add(now, 1));
-                return;
-            }
-        }
-        if (!s_.queue_on() || (s_.reg(reg("FSTS")) & FSTS_IQE))
+        if (busy_ && !finish(now, budget))
             return;
-        uint32_t h = head(), t = tail();
-        if (h == t)
+        if (!start(now))
             return;
-        if (h >= entries() || t >= entries()) {
-            error({});
-            return;
-        }
-        InvDesc raw;
-        if (!fetch(raw)) {
-            logf(s_.host.log, LogKind::GuestError, "vtd: invalidation descriptor %u unreadable", h);
-            error({});
-            return;
-        }
-        Decoded d = decode(raw, s_.limits());
-        if (const auto* e = std::get_if<DescError>(&d)) {
-            logf(s_.host.log, LogKind::GuestError,
-                 "vtd: invalid invalidation descriptor %u: 0x%016llx 0x%016llx (%s; bits "
-                 "0x%llx 0x%llx)",
-                 h, static_cast<unsigned long long>(raw.hi),
-                 static_cast<unsigned long long>(raw.lo), e->why,
-                 static_cast<unsigned long long>(e->hi_bits),
-                 static_cast<unsigned long long>(e->lo_bits));
-            error(raw);
-            return;
-        }
-        InvRequest req = request_of(d, raw);
-        submitted_ = submitted_at(h, now);
-        desc_ = raw;
-        // The model's own timeline: a host timer that fired late for the descriptor before
-        // delays this one only if that one's modelled end is still ahead of it (it never
-        // is), so lateness shows once, in the achieved time, and does not add up.
-        due_ = sat_add(std::max(submitted_, end_), inv_.cost(req));
-        drop_ = inv_.inject(req, due_);
-        busy_ = true;
     }
+}
+
+bool InvalidationQueue::finish(uint64_t now, unsigned& budget)
+{
+    if (due_ > now) {
+        s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), due_);
+        return false;
+    }
+    perform(now);
+    busy_ = false;
+    end_ = due_;
+    if (!s_.queue_on())
+        return false; // the status write or the event turned the queue off
+    uint32_t h = (head() + 1) % entries();
+    s_.set(reg("IQH"), IQ_INDEX.put(h));
+    if (--budget == 0) {
+        if (h != tail())
+            s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), sat_add(now, 1));
+        return false;
+    }
+    return true;
+}
+
+bool InvalidationQueue::start(uint64_t now)
+{
+    if (!s_.queue_on() || (s_.reg(reg("FSTS")) & FSTS_IQE))
+        return false;
+    uint32_t h = head(), t = tail();
+    if (h == t)
+        return false;
+    if (h >= entries() || t >= entries()) {
+        error({});
+        return false;
+    }
+    InvDesc raw;
+    if (!fetch(raw)) {
+        logf(s_.host.log, LogKind::GuestError, "vtd: invalidation descriptor %u unreadable", h);
+        error({});
+        return false;
+    }
+    Decoded d = decode(raw, s_.limits());
+    if (const auto* e = std::get_if<DescError>(&d)) {
+        logf(s_.host.log, LogKind::GuestError,
+             "vtd: invalid invalidation descriptor %u: 0x%016llx 0x%016llx (%s; bits "
+             "0x%llx 0x%llx)",
+             h, static_cast<unsigned long long>(raw.hi), static_cast<unsigned long long>(raw.lo),
+             e->why, static_cast<unsigned long long>(e->hi_bits),
+             static_cast<unsigned long long>(e->lo_bits));
+        error(raw);
+        return false;
+    }
+    InvRequest req = request_of(d, raw);
+    submitted_ = submitted_at(h, now);
+    desc_ = raw;
+    // The model's own timeline: a host timer that fired late for the descriptor before
+    // delays this one only if that one's modelled end is still ahead of it (it never
+    // is), so lateness shows once, in the achieved time, and does not add up.
+    due_ = sat_add(std::max(submitted_, end_), inv_.cost(req));
+    drop_ = inv_.inject(req, due_);
+    busy_ = true;
+    return true;
 }
 
 void InvalidationQueue::reset()

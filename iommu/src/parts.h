@@ -361,6 +361,12 @@ class InvalidationQueue
     uint64_t submitted_at(uint32_t h, uint64_t now);
     // The descriptor in progress takes effect (its time has come).
     void perform(uint64_t now);
+    // run()'s two halves. finish(): the descriptor in progress, if due, takes effect and
+    // IQH moves on; false when the step ends here (not due: the timer is armed; the queue
+    // went off; the budget is spent). start(): the descriptor at IQH is fetched, checked
+    // and given its due time; false when there is none (or IQE was raised for it).
+    bool finish(uint64_t now, unsigned& budget);
+    bool start(uint64_t now);
     void wait_done(const WaitInv& w, uint64_t now);
 
     Shared& s_;

@@ -306,6 +306,69 @@ TEST(Cost, WalksAreChargedToTheRequester)
     EXPECT_EQ(r.unit.counters().walk_cost_ns, 1200u);
 }
 
+// EqualsPageByPageTranslation's tables, the same in a and b: 64 pages from 4 MiB, each
+// mapped (contiguous with the one before, or not), left unmapped, or read-only (pages 8
+// to 39 mapped, writable and contiguous when `middle`); and a 2 MiB page at 2 MiB.
+void map_run_pages(Rig& a, uint64_t pa, Rig& b, uint64_t pb, Prng& prng, bool middle)
+{
+    uint64_t out = 0x800000;
+    for (uint64_t i = 0; i < 64; i++) {
+        unsigned kind = static_cast<unsigned>(prng.upto(15));
+        uint64_t iova = (4u << 20) + (i << 12);
+        if (middle && i >= 8 && i < 40)
+            kind = 3; // mapped, writable, contiguous
+        if (kind == 0)
+            continue; // hole: faults
+        if (kind == 1)
+            out += 0x5000; // a jump: not contiguous
+        bool w = kind != 2;
+        a.map(pa, iova, out, true, w);
+        b.map(pb, iova, out, true, w);
+        out += 0x1000;
+    }
+    a.map(pa, 2u << 20, 16u << 20, true, true, 4, 2);
+    b.map(pb, 2u << 20, 16u << 20, true, true, 4, 2);
+}
+
+// How far translate_run must go, from translate() of the first page (f) on, page by page.
+uint64_t page_by_page_run(Rig& b, const Translation& f, uint64_t iova, uint64_t len, unsigned perm)
+{
+    uint64_t want = 0;
+    if (f.ok) {
+        uint64_t o = f.addr + (iova - f.iova), end = f.iova + f.mask;
+        want = std::min(len, end - iova + 1);
+        while (want < len) {
+            Translation t = b.unit.translate(0x0010, end + 1, perm);
+            if (!t.ok || t.addr + (end + 1 - t.iova) != o + want || t.read != f.read ||
+                t.write != f.write)
+                break;
+            want += std::min(len - want, t.iova + t.mask - end);
+            end = t.iova + t.mask;
+        }
+    }
+    return want;
+}
+
+// The page translated last first (the unit answers it from the entry it used last), then
+// what the IOTLB holds: the same answers, hits and misses page by page.
+void expect_same_after_run(Rig& a, Rig& b, const Unit::Run& run, uint64_t iova, unsigned round)
+{
+    if (run.first.ok) {
+        uint64_t last = iova + run.len - 1;
+        Translation ta = a.read(last), tb = b.read(last);
+        ASSERT_EQ(ta.ok, tb.ok) << round;
+        EXPECT_EQ(ta.addr, tb.addr) << round << std::hex << " last page " << last;
+    }
+    for (uint64_t p = 2u << 20; p < (4u << 20) + (64 << 12); p += 0x1000) {
+        Translation ta = a.read(p), tb = b.read(p);
+        ASSERT_EQ(ta.ok, tb.ok) << round << std::hex << " page " << p;
+        EXPECT_EQ(ta.addr, tb.addr) << round << std::hex << " page " << p;
+        EXPECT_EQ(ta.write, tb.write) << round << std::hex << " page " << p;
+    }
+    EXPECT_EQ(a.unit.counters().iotlb_hits, b.unit.counters().iotlb_hits) << round;
+    EXPECT_EQ(a.unit.counters().iotlb_misses, b.unit.counters().iotlb_misses) << round;
+}
+
 // translate_run is page-by-page translation done in one call: over random tables (runs of
 // contiguous pages, holes, read-only pages, a 2 MiB page) it leaves
 // the unit exactly as the same translate() calls do (counters, modelled cost, fault records, what
@@ -343,25 +406,7 @@ TEST(Run, EqualsPageByPageTranslation)
         }
         uint64_t pa = a.basic(), pb = b.basic();
         EXPECT_EQ(pa, pb);
-        // 64 pages from 4 MiB: each mapped (contiguous with the one before, or not), left
-        // unmapped, or read-only; and a 2 MiB page at 2 MiB.
-        uint64_t out = 0x800000;
-        for (uint64_t i = 0; i < 64; i++) {
-            unsigned kind = static_cast<unsigned>(prng.upto(15));
-            uint64_t iova = (4u << 20) + (i << 12);
-            if ((audit || planned) && i >= 8 && i < 40)
-                kind = 3; // mapped, writable, contiguous
-            if (kind == 0)
-                continue; // hole: faults
-            if (kind == 1)
-                out += 0x5000; // a jump: not contiguous
-            bool w = kind != 2;
-            a.map(pa, iova, out, true, w);
-            b.map(pb, iova, out, true, w);
-            out += 0x1000;
-        }
-        a.map(pa, 2u << 20, 16u << 20, true, true, 4, 2);
-        b.map(pb, 2u << 20, 16u << 20, true, true, 4, 2);
+        map_run_pages(a, pa, b, pb, prng, audit || planned);
         // Warm some entries in both.
         for (unsigned k = 0; k < 8; k++) {
             uint64_t iova = (4u << 20) + (prng.upto(63) << 12);
@@ -391,19 +436,7 @@ TEST(Run, EqualsPageByPageTranslation)
         }
         // The same pages one at a time, stopping as the run must.
         Translation f = b.unit.translate(0x0010, iova, perm);
-        uint64_t want = 0;
-        if (f.ok) {
-            uint64_t o = f.addr + (iova - f.iova), end = f.iova + f.mask;
-            want = std::min(len, end - iova + 1);
-            while (want < len) {
-                Translation t = b.unit.translate(0x0010, end + 1, perm);
-                if (!t.ok || t.addr + (end + 1 - t.iova) != o + want || t.read != f.read ||
-                    t.write != f.write)
-                    break;
-                want += std::min(len - want, t.iova + t.mask - end);
-                end = t.iova + t.mask;
-            }
-        }
+        uint64_t want = page_by_page_run(b, f, iova, len, perm);
         ASSERT_EQ(run.first.ok, f.ok) << "round " << round;
         EXPECT_EQ(run.first.addr, f.addr);
         EXPECT_EQ(run.len, want) << "round " << round << std::hex << " iova " << iova << " len "
@@ -419,22 +452,7 @@ TEST(Run, EqualsPageByPageTranslation)
         if (audit) {
             EXPECT_FALSE(b.rec.stales.empty()) << round << ": the stale page was not audited";
         }
-        // The page translated last first (the unit answers it from the entry it used
-        // last), then what the IOTLB holds: the same answers, hits and misses page by page.
-        if (run.first.ok) {
-            uint64_t last = iova + run.len - 1;
-            Translation ta = a.read(last), tb = b.read(last);
-            ASSERT_EQ(ta.ok, tb.ok) << round;
-            EXPECT_EQ(ta.addr, tb.addr) << round << std::hex << " last page " << last;
-        }
-        for (uint64_t p = 2u << 20; p < (4u << 20) + (64 << 12); p += 0x1000) {
-            Translation ta = a.read(p), tb = b.read(p);
-            ASSERT_EQ(ta.ok, tb.ok) << round << std::hex << " page " << p;
-            EXPECT_EQ(ta.addr, tb.addr) << round << std::hex << " page " << p;
-            EXPECT_EQ(ta.write, tb.write) << round << std::hex << " page " << p;
-        }
-        EXPECT_EQ(a.unit.counters().iotlb_hits, b.unit.counters().iotlb_hits) << round;
-        EXPECT_EQ(a.unit.counters().iotlb_misses, b.unit.counters().iotlb_misses) << round;
+        ASSERT_NO_FATAL_FAILURE(expect_same_after_run(a, b, run, iova, round));
     }
 }
 
