@@ -67,7 +67,8 @@ EXERCISER = "dmalab_exercise"
 WANTED_MODULES = [
     "dca", "ioatdma",
     "async_tx", "async_memcpy", "async_xor", "async_pq",
-    "async_raid6_recov", "raid6_pq", "xor", "brd",
+    "async_raid6_recov", "raid6_pq", "xor", "brd", "raid456",
+    "crc32c_generic",  # libcrc32c's soft dependency (raid456 needs it), not in modules.dep
     "virtio_pci", "virtio_blk",
     "e1000e", "igb", "pktgen",  # the iommu-flush study's NIC workload (init.sh nic_pktgen)
 ]

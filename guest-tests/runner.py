@@ -166,7 +166,8 @@ def add_guest_options(ap):
                     help="QEMU's -cpu model (default max; the cost studies take away "
                     "the fast-string features: max,-erms,-fsrm)")
     ap.add_argument("--scenario", default="memcpy",
-                    help="guest scenario: memcpy (default) or boot")
+                    help="guest scenario: memcpy (default, the exerciser), boot, "
+                         "or raid5 or raid6 (an md array over RAM disks, init.sh)")
     ap.add_argument("--name", help="test name for the verdict line "
                     "(default: the scenario)")
     ap.add_argument("--iterations", type=int,
@@ -231,6 +232,11 @@ def add_judge_options(ap):
                     metavar="NAME OP VALUE",
                     help="a condition on dmalab-vtd's counters, e.g. "
                          "'iotlb-inv-page>=ops*2' (ops: verified copies)")
+    ap.add_argument("--expect-ioat", action="append", default=[],
+                    metavar="NAME OP VALUE",
+                    help="a condition on dmalab-ioat's counters summed over its devices, "
+                         "e.g. 'xor-descriptors>0' (every operation's NAME-descriptors "
+                         "and NAME-bytes, docs/ioat.rst)")
     ap.add_argument("--virtio-disk", type=int, default=0, metavar="MIB",
                     help="add a read-only virtio-blk disk of MIB MiB "
                          "(iommu_platform=on); the guest checksums it")
@@ -316,7 +322,9 @@ def expectations(args):
                                   base.counters.min_descriptors),
             min_bytes=given(args.min_device_bytes, base.counters.min_bytes),
             errors=base.counters.errors if errors is None else DeviceErrors.parse(errors),
-            vtd=base.counters.vtd + tuple(VtdCondition.parse(t) for t in args.expect_vtd)),
+            vtd=base.counters.vtd + tuple(VtdCondition.parse(t) for t in args.expect_vtd),
+            ioat=base.counters.ioat + tuple(VtdCondition.parse(t)
+                                            for t in args.expect_ioat)),
         log=LogLines(lines=base.log.lines + tuple(args.expect_line),
                      allow=base.log.allow + tuple(args.allow),
                      irqs=base.log.irqs + tuple(args.expect_irq)),

@@ -15,6 +15,7 @@ import unittest.mock
 sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import runner  # noqa: E402
+from harness import expect  # noqa: E402
 
 from test_runner import GOOD, RESET_BOOT, judge  # noqa: E402
 
@@ -312,6 +313,33 @@ class QemuProcessTests(unittest.TestCase):
         boot.device_stats = None
         self.assertTrue(any("wanted but not read" in r
                             for r in runner.analyse(boot, *runner.judging(args))[1]))
+
+    def test_expect_ioat(self):
+        # the raid scenarios: dmalab-ioat's per-operation counters, summed over devices
+        args = runner.make_parser().parse_args(
+            ["--qemu", "q", "--kernel", "k", "--initrd", "i", "--scenario", "boot",
+             "--expect-ioat", "xor-descriptors>0", "--expect-ioat", "pq-bytes==0"])
+        boot = runner.Boot()
+        boot.lines = GOOD.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        dev = {"type": "dmalab-ioat", "descriptors": 1210, "bytes": 6000, "errors": 0,
+               "interrupts": 1205, "xor-descriptors": 0, "pq-bytes": 0}
+        boot.device_stats = [dict(dev, path="a"), dict(dev, path="b", **{
+            "xor-descriptors": 3})]
+        self.assertEqual(runner.analyse(boot, *runner.judging(args))[1], [])
+        boot.device_stats = [dict(dev, path="a")]
+        self.assertTrue(any("xor-descriptors is 0, expected > 0" in r
+                            for r in runner.analyse(boot, *runner.judging(args))[1]))
+        # a counter the device does not have is a failure, not a pass
+        boot.device_stats = [{k: v for k, v in dev.items() if k != "pq-bytes"}]
+        self.assertTrue(any("no counter 'pq-bytes'" in r
+                            for r in runner.analyse(boot, *runner.judging(args))[1]))
+        # and from the registry
+        e = expect.Expectations.from_entry({"expect": {"ioat": ["xor-descriptors>=2"]}})
+        self.assertEqual([c.text for c in e.counters.ioat], ["xor-descriptors>=2"])
+        with self.assertRaises(expect.ExpectationError):
+            expect.Expectations.from_entry({"expect": {"ioat": "xor-descriptors>0"}})
 
     def test_expect_vtd_values(self):
         boot = runner.Boot()

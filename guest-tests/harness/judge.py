@@ -466,6 +466,7 @@ def judge_counters(facts, boot, setup, counters):
                 "ended before the runner could ask)%s" % (
                     ": cannot check %s" % ", ".join(named) if named else "")]
     reasons = judge_vtd(facts, boot, counters.vtd)
+    reasons += judge_ioat_counters(facts, boot, counters.ioat)
     if not ioat_stats(boot):
         return reasons + ["QMP: no dmalab-ioat device found in the QOM tree"]
     total = {c: sum(d[c] for d in ioat_stats(boot)) for c in COUNTERS}
@@ -519,6 +520,26 @@ def judge_vtd(facts, boot, conditions):
         have = sum(u[c.counter] for u in units)
         if not c.holds(have, ops):
             reasons.append("dmalab-vtd: %s is %d, expected %s %d (%s)" % (
+                c.counter, have, c.op, c.want(ops), c.text))
+    return reasons
+
+
+def judge_ioat_counters(facts, boot, conditions):
+    """--expect-ioat: conditions on dmalab-ioat's counters, summed over its devices."""
+    if not conditions:
+        return []
+    devs = ioat_stats(boot)
+    if not devs:
+        return ["QMP: no dmalab-ioat counters were read"]
+    ops = facts.summary["ops"] if facts.summary else 0
+    reasons = []
+    for c in conditions:
+        if any(c.counter not in d for d in devs):
+            reasons.append("dmalab-ioat has no counter %r (%s)" % (c.counter, c.text))
+            continue
+        have = sum(d[c.counter] for d in devs)
+        if not c.holds(have, ops):
+            reasons.append("dmalab-ioat: %s is %d, expected %s %d (%s)" % (
                 c.counter, have, c.op, c.want(ops), c.text))
     return reasons
 

@@ -77,6 +77,11 @@ def read_device_counters(qmp):
                 path = "%s/%s" % (parent, child["name"])
                 stats = {"path": path, "type": kind}
                 names = COUNTERS
+                if kind == "dmalab-ioat":
+                    # and every operation's (xor-descriptors, pq-bytes, ...)
+                    names = COUNTERS + tuple(
+                        p["name"] for p in qmp.command("qom-list", path=path)
+                        if p["name"].endswith(("-descriptors", "-bytes")))
                 if kind == "dmalab-vtd":
                     names = qmp.command("qom-get", path=path,
                                         property="counter-names").split(",")
