@@ -151,7 +151,7 @@ class ExpectationTests(unittest.TestCase):
                "min_device_descriptors": "--min-device-descriptors",
                "min_device_bytes": "--min-device-bytes",
                "device_errors": "--expect-device-errors", "irq": "--expect-irq",
-               "lines": "--expect-line", "vtd": "--expect-vtd",
+               "lines": "--expect-line", "vtd": "--expect-vtd", "ioat": "--expect-ioat",
                "races": "--expect-race", "race_count": "--expect-race-count"}
 
     def test_an_entry_becomes_dataclasses(self):
