@@ -8,12 +8,14 @@ linux-source-6.1 6.1.192-3), downloaded with apt-get download into
 <cache>/guest-dl; only drivers/dma/ioat/ and drivers/dma/dmaengine.h are
 unpacked from it, next to the download.  Nothing is installed on the host.
 guest-tests/ioatdma/*.patch are applied in order and the module is built
-against the image's kernel headers.
+against the image's kernel headers.  Linux's dmatest (drivers/dma/dmatest.c,
+unchanged: Debian's kernels do not build it) is built beside it, for the
+scenario dmatest.
 
 Outputs --out-ko, the module, and --out-initrd: the image's initramfs
 with a second cpio archive after it, which the kernel unpacks over the first,
-so that the patched ioatdma.ko takes the place of Debian's and
-/etc/dmalab/ioatdma-patches names the patches (init.sh reports them).
+so that the patched ioatdma.ko takes the place of Debian's, dmatest.ko sits in
+extra/ and /etc/dmalab/ioatdma-patches names the patches (init.sh reports them).
 Nothing is rebuilt when the inputs did not change.
 """
 
@@ -41,7 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PATCHES = sorted(glob.glob(os.path.join(HERE, "ioatdma", "*.patch")))
 # What the module's build reads from the kernel tree: its own directory, and
 # the dmaengine core's private header it includes as "../dmaengine.h".
-WANTED = ("drivers/dma/ioat/", "drivers/dma/dmaengine.h")
+WANTED = ("drivers/dma/ioat/", "drivers/dma/dmaengine.h", "drivers/dma/dmatest.c")
 STAMP_VERSION = "1"
 
 
@@ -76,7 +78,8 @@ def fetch_source(dl, ver):
             raise ImageError("apt-get download %s=%s left no %s" % (pkg, srcver, deb))
     root = os.path.join(dl, "%s_%s-ioat" % (pkg, srcver))
     marker = os.path.join(root, ".extracted")
-    if read_stamp(marker) == os.path.basename(deb):
+    if read_stamp(marker) == os.path.basename(deb) and \
+            os.path.isfile(os.path.join(root, "drivers", "dma", "dmatest.c")):
         return root
     log("unpacking %s from %s" % (" ".join(WANTED), os.path.basename(deb)))
     tmp = root + ".tmp"
@@ -136,12 +139,30 @@ def build_module(src, bdir, kbuild, ver):
     return ko
 
 
-def write_initramfs(path, base, ko, rel):
-    """base's archive, then one that puts ko at rel and names the patches."""
+def build_dmatest(src, bdir, kbuild):
+    """Linux's dmatest, unchanged, built as an external module (Debian's kernels
+    do not set CONFIG_DMATEST); returns the .ko."""
+    mdir = os.path.join(bdir, "dmatest")
+    os.makedirs(mdir)
+    shutil.copy2(os.path.join(src, "drivers", "dma", "dmatest.c"), mdir)
+    with open(os.path.join(mdir, "Kbuild"), "w") as f:
+        f.write("obj-m += dmatest.o\n")
+    log("building dmatest.ko against %s" % kbuild)
+    run(["make", "-C", kbuild, "M=" + mdir, "CONFIG_DEBUG_INFO_BTF_MODULES=", "modules"])
+    ko = os.path.join(mdir, "dmatest.ko")
+    if not os.path.isfile(ko):
+        raise ImageError("make succeeded but %s is missing" % ko)
+    return ko
+
+
+def write_initramfs(path, base, kos):
+    """base's archive, then one that puts each ko at its place ({rel: ko}) and
+    names the patches."""
     buf = io.BytesIO()
     cp = Cpio(buf)
-    with open(ko, "rb") as f:
-        cp.file(rel, f.read())
+    for rel, ko in kos.items():
+        with open(ko, "rb") as f:
+            cp.file(rel, f.read())
     cp.file("etc/dmalab/ioatdma-patches",
             (" ".join(os.path.basename(p) for p in PATCHES) + "\n").encode())
     cp.trailer()
@@ -189,16 +210,21 @@ def main():
         ko_key = h.hexdigest()
         h.update(file_sig(base).encode())
         initrd_key = h.hexdigest()
-        if read_stamp(ko_out + ".stamp") != ko_key or not os.path.isfile(ko_out):
+        dmatest = os.path.join(os.path.dirname(ko_out), "dmatest.ko")
+        if read_stamp(ko_out + ".stamp") != ko_key or not os.path.isfile(ko_out) or \
+                not os.path.isfile(dmatest):
             src = fetch_source(dl, ver)
             ko = build_module(src, ko_out + ".build", kbuild, ver)
-            # Debian's modules carry no debug information; neither does this one.
+            # Debian's modules carry no debug information; neither do these.
             run(["objcopy", "--strip-debug", ko, ko_out])
+            run(["objcopy", "--strip-debug",
+                 build_dmatest(src, ko_out + ".build", kbuild), dmatest])
             write_stamp(ko_out + ".stamp", ko_key)
         if read_stamp(initrd + ".stamp") == initrd_key and os.path.isfile(initrd):
             log("up to date (kernel %s)" % ver)
             return 0
-        write_initramfs(initrd, base, ko_out, rel)
+        write_initramfs(initrd, base, {rel: ko_out,
+                                       "lib/modules/%s/extra/dmatest.ko" % ver: dmatest})
         write_stamp(initrd + ".stamp", initrd_key)
         log("built %s with %s" % (initrd, ", ".join(os.path.basename(p) for p in PATCHES)))
     except (ImageError, OSError, KeyError, ValueError, tarfile.TarError) as e:
