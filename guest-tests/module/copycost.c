@@ -43,7 +43,6 @@
 #include <linux/tick.h>
 
 #include "exercise.h"
-#include "races.h"
 
 static unsigned int copycost_rate = 1000;
 module_param(copycost_rate, uint, 0444);
@@ -77,26 +76,6 @@ MODULE_PARM_DESC(copycost_sizes, "copycost: copy sizes in bytes (default 4096,16
 
 /* instruction-profile windows opened (dlx_profile_mark) */
 static unsigned int dlx_copycost_windows;
-
-/*
- * Idle or (iowait) iowait time of all online CPUs in us, or U64_MAX where the
- * kernel keeps none.
- */
-u64 dlx_idle_us(bool iowait)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_online_cpu(cpu) {
-		u64 t = iowait ? get_cpu_iowait_time_us(cpu, NULL) :
-				 get_cpu_idle_time_us(cpu, NULL);
-
-		if (t == (u64)-1)
-			return U64_MAX;
-		sum += t;
-	}
-	return sum;
-}
 
 /*
  * /sys/module/dmalab_exercise/parameters/cpu_us, read-only: "WALL BUSY", the

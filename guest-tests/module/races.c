@@ -134,40 +134,6 @@ u64 dlx_bell_injected(struct dlx_bell *b)
 	return lo_hi_readq(b->regs + DLX_BELL_INJECTED);
 }
 
-bool dlx_wait(struct dlx_chan *c, unsigned int ms)
-{
-	return wait_for_completion_timeout(&c->done, msecs_to_jiffies(ms)) != 0;
-}
-
-/*
- * Maps len bytes at off in c->src and in c->dst for one copy; false, with
- * nothing left mapped, when either mapping fails.
- */
-bool dlx_map_pair_at(struct dlx_chan *c, size_t off, size_t len, dma_addr_t *s,
-		     dma_addr_t *d)
-{
-	struct device *dev = c->chan->device->dev;
-
-	*s = dma_map_single(dev, c->src + off, len, DMA_TO_DEVICE);
-	if (dma_mapping_error(dev, *s))
-		return false;
-	*d = dma_map_single(dev, c->dst + off, len, DMA_FROM_DEVICE);
-	if (dma_mapping_error(dev, *d)) {
-		dma_unmap_single(dev, *s, len, DMA_TO_DEVICE);
-		return false;
-	}
-	return true;
-}
-
-void dlx_unmap_pair(struct dlx_chan *c, size_t len, dma_addr_t s,
-			   dma_addr_t d)
-{
-	struct device *dev = c->chan->device->dev;
-
-	dma_unmap_single(dev, d, len, DMA_FROM_DEVICE);
-	dma_unmap_single(dev, s, len, DMA_TO_DEVICE);
-}
-
 /* Reports tests [from, to) of the plan as not ok, saying why. */
 void dlx_not_ok_from(const char *const *tests, unsigned int from,
 			    unsigned int to, const char *why)

@@ -219,29 +219,6 @@ unmap:
 	return ok;
 }
 
-/* The channel's register block in ioatdma's BAR 0, or NULL. */
-void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar)
-{
-	struct device *dev = c->chan->device->dev;
-	struct pci_dev *pdev;
-
-	if (!dev_is_pci(dev) || !dev->driver ||
-	    strcmp(dev->driver->name, "ioatdma")) {
-		pr_info("# %s: %s is not an ioatdma channel\n", DLX_NAME,
-			c->name);
-		return NULL;
-	}
-	pdev = to_pci_dev(dev);
-	/* ioatdma has requested the BAR; a second mapping is fine for a test */
-	*bar = pci_iomap(pdev, 0, 0);
-	if (!*bar) {
-		pr_info("# %s: cannot map BAR 0 of %s\n", DLX_NAME,
-			pci_name(pdev));
-		return NULL;
-	}
-	return *bar + DLX_IOAT_CHAN_BASE(c->chan->chan_id);
-}
-
 void dlx_mode_recover(unsigned int n)
 {
 	struct dlx_chan *c = &dlx_chans[0];

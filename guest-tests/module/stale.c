@@ -25,51 +25,6 @@
 #include <linux/wait.h>
 
 #include "exercise.h"
-#include "races.h"
-
-/* ---- mode=stale ------------------------------------------------------ */
-
-dma_cookie_t dlx_submit_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
-			     size_t len, const char **why)
-{
-	struct dma_async_tx_descriptor *tx;
-	dma_cookie_t cookie;
-
-	tx = dmaengine_prep_dma_memcpy(c->chan, dst, src, len,
-				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
-	if (!tx) {
-		*why = "prep_dma_memcpy returned NULL";
-		return -ENOMEM;
-	}
-	reinit_completion(&c->done);
-	c->result = DMA_TRANS_NOERROR;
-	tx->callback_result = dlx_callback;
-	tx->callback_param = c;
-	cookie = dmaengine_submit(tx);
-	if (dma_submit_error(cookie)) {
-		*why = "submit error";
-		return cookie;
-	}
-	dma_async_issue_pending(c->chan);
-	return cookie;
-}
-
-bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
-		    size_t len)
-{
-	const char *why;
-
-	return !dma_submit_error(dlx_submit_copy(c, dst, src, len, &why));
-}
-
-/* One copy on channel c; false when no callback came within tmo_ms. */
-bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
-		   size_t len)
-{
-	return dlx_start_copy(c, dst, src, len) &&
-	       wait_for_completion_timeout(&c->done,
-					   msecs_to_jiffies(c->tmo_ms)) != 0;
-}
 
 /*
  * Use after unmap, a driver bug made on purpose: a copy into a buffer whose
