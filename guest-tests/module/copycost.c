@@ -116,6 +116,45 @@ struct dlx_window {
 	bool ok;
 };
 
+/* One pacing slot's n copies of len, each waited for, counted in w. */
+static void dlx_copycost_slot(struct dlx_chan *c, size_t len, unsigned int n,
+			      struct dlx_window *w)
+{
+	dma_addr_t s, d;
+	unsigned int i;
+
+	for (i = 0; w->ok && i < n; i++) {
+		if (!dlx_map_pair(c, len, &s, &d)) {
+			w->ok = false;
+			break;
+		}
+		if (!dlx_start_copy(c, d, s, len)) {
+			dlx_unmap_pair(c, len, s, d);
+			w->ok = false;
+			break;
+		}
+		/*
+		 * Whether this copy makes the thread sleep: a copy
+		 * that has completed by now (its interrupt taken on
+		 * the way, as when the engine finishes inside the
+		 * doorbell write) costs no sleep and wake-up, and one
+		 * still running does.
+		 */
+		if (!completion_done(&c->done))
+			w->slept++;
+		if (!dlx_wait(c, c->tmo_ms)) {
+			/* the copy may be in flight: keep its buffers mapped */
+			c->abandoned = true;
+			w->ok = false;
+			break;
+		}
+		dlx_unmap_pair(c, len, s, d);
+		if (c->result != DMA_TRANS_NOERROR)
+			w->ok = false;
+		w->copies++;
+	}
+}
+
 /*
  * One window at the offered rate (copycost_ms, or copycost_b2b_ms back to
  * back; or copycost_count copies): a batch of copies of len bytes in each slot of batch / rate seconds,
@@ -129,7 +168,6 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, uns
 	u64 ms = rate ? copycost_ms : copycost_b2b_ms;
 	u64 idle0, idle1, io0, io1, t0, next, now, wall_us;
 	struct dlx_window w = { .ok = true };
-	unsigned int i;
 
 	/*
 	 * The slots start half a period after a tick (half a tick when the
@@ -148,8 +186,6 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, uns
 	t0 = ktime_get_ns();
 	next = t0 + (period && period % TICK_NSEC == 0 ? TICK_NSEC : period) / 2;
 	while (w.ok) {
-		dma_addr_t s, d;
-
 		now = ktime_get_ns();
 		if (!copycost_count && now - t0 >= ms * NSEC_PER_MSEC)
 			break;
@@ -171,36 +207,8 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, uns
 			break;
 		next += period;
 		w.slots++;
-		for (i = 0; copy && w.ok && i < (period ? batch : 1); i++) {
-			if (!dlx_map_pair(c, len, &s, &d)) {
-				w.ok = false;
-				break;
-			}
-			if (!dlx_start_copy(c, d, s, len)) {
-				dlx_unmap_pair(c, len, s, d);
-				w.ok = false;
-				break;
-			}
-			/*
-			 * Whether this copy makes the thread sleep: a copy
-			 * that has completed by now (its interrupt taken on
-			 * the way, as when the engine finishes inside the
-			 * doorbell write) costs no sleep and wake-up, and one
-			 * still running does.
-			 */
-			if (!completion_done(&c->done))
-				w.slept++;
-			if (!dlx_wait(c, c->tmo_ms)) {
-				/* the copy may be in flight: keep its buffers mapped */
-				c->abandoned = true;
-				w.ok = false;
-				break;
-			}
-			dlx_unmap_pair(c, len, s, d);
-			if (c->result != DMA_TRANS_NOERROR)
-				w.ok = false;
-			w.copies++;
-		}
+		if (copy)
+			dlx_copycost_slot(c, len, period ? batch : 1, &w);
 	}
 	w.wall_ns = ktime_get_ns() - t0;
 	idle1 = dlx_idle_us(false);
@@ -256,14 +264,14 @@ void dlx_mode_copycost(unsigned int n)
 {
 	struct dlx_chan *c = &dlx_chans[0];
 	unsigned int nrates = copycost_nrates ? copycost_nrates : 1;
-	unsigned int i, r, t = 0;
+	unsigned int i, r;
 
-	pr_info("1..%u\n", nrates * copycost_nsizes + 1);
+	dlx_ktap_plan(nrates * copycost_nsizes + 1);
 	init_completion(&c->done);
 	c->tmo_ms = timeout_ms;
 	if (dlx_alloc_buffers(c)) {
 		for (i = 0; i < nrates * copycost_nsizes + 1; i++)
-			pr_info("not ok %u copycost # no buffers\n", i + 1);
+			dlx_ktap_result(false, "copycost # no buffers");
 		return;
 	}
 	pr_info("# %s: copycost: %s, %u rate(s), %u ms per paced window, HZ %u, guest clock\n",
@@ -275,11 +283,10 @@ void dlx_mode_copycost(unsigned int n)
 			size_t len = min_t(size_t, copycost_sizes[i], c->buf_len / 2);
 			bool ok = !c->abandoned && dlx_copycost_size(c, len, rate);
 
-			pr_info("%sok %u copy-%u-rate-%u\n", ok ? "" : "not ", ++t,
-				copycost_sizes[i], rate);
+			dlx_ktap_result(ok, "copy-%u-rate-%u", copycost_sizes[i], rate);
 		}
 	}
-	pr_info("%sok %u sg\n", !c->abandoned && dlx_sgcost(c) ? "" : "not ", ++t);
+	dlx_ktap_result(!c->abandoned && dlx_sgcost(c), "sg");
 	pr_info("# dmalab-profile windows=%u source=copycost\n",
 		dlx_copycost_windows + dlx_sgcost_windows);
 	if (!c->abandoned)

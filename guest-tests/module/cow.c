@@ -110,6 +110,12 @@ static long dlx_cow_wait(void)
 	return 0;
 }
 
+/* mode=cow's plan */
+static const char *const dlx_cow_tests[] = {
+	"copies-before", "get-user-pages-loses-the-data",
+	"pin-user-pages-keeps-the-data", "copies-after"
+};
+
 /* The caller's view of its page after the race: did the DMA's bytes arrive? */
 static long dlx_cow_check(u64 uaddr)
 {
@@ -137,10 +143,9 @@ static long dlx_cow_check(u64 uaddr)
 	ok = dlx_cow.done && c->result == DMA_TRANS_NOERROR &&
 	     dlx_cow.hits == 1 && dlx_cow.released &&
 	     arrived == dlx_cow.pin;
-	if (dlx_cow.pin)
-		pr_info("%sok 3 pin-user-pages-keeps-the-data\n", ok ? "" : "not ");
-	else
-		pr_info("%sok 2 get-user-pages-loses-the-data\n", ok ? "" : "not ");
+	/* get_user_pages' round comes first, then pin_user_pages' */
+	dlx_ktap_not_ok_to(dlx_cow_tests, dlx_cow.pin ? 2 : 1, "not checked");
+	dlx_ktap_result(ok, "%s", dlx_cow_tests[dlx_cow.pin ? 2 : 1]);
 	kfree(view);
 	return 0;
 }
@@ -154,7 +159,9 @@ static long dlx_cow_finish(void)
 		return -EINVAL;
 	dlx_cow.finished = true;
 	ok = !c->abandoned && dlx_copies(c, 10, &dlx_cow.rng);
-	pr_info("%sok 4 copies-after\n", ok ? "" : "not ");
+	dlx_ktap_not_ok_to(dlx_cow_tests, 3, "not checked");
+	dlx_ktap_result(ok, "%s", dlx_cow_tests[3]);
+	dlx_ktap_end();
 	dlx_bell_close(&dlx_cow.bell);
 	dlx_free_buffers(c);
 	dlx_chan_report(c, dlx_cow.start);
@@ -200,28 +207,25 @@ static struct miscdevice dlx_race_misc = {
  */
 void dlx_mode_cow(unsigned int n)
 {
-	static const char *const tests[] = {
-		"copies-before", "get-user-pages-loses-the-data",
-		"pin-user-pages-keeps-the-data", "copies-after"
-	};
+	const char *const *tests = dlx_cow_tests;
 	struct dlx_chan *c = &dlx_chans[0];
 	bool ok;
 
-	pr_info("1..4\n");
+	dlx_ktap_plan(4);
 	dlx_cow.c = c;
 	dlx_cow.start = ktime_get_ns();
 	dlx_cow.rng = dlx_chan_rng(0);
 	if (!dlx_race_setup(&c, 1, tests, 4))
 		return;
 	ok = dlx_copies(c, 10, &dlx_cow.rng);
-	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
+	dlx_ktap_result(ok, "%s", tests[0]);
 	if (!dlx_bell_open(c, &dlx_cow.bell)) {
-		dlx_not_ok_from(tests, 1, 4, "no fault doorbell");
+		dlx_ktap_not_ok_to(tests, 4, "no fault doorbell");
 		dlx_free_buffers(c);
 		return;
 	}
 	if (misc_register(&dlx_race_misc)) {
-		dlx_not_ok_from(tests, 1, 4, "cannot register " DLX_RACE_DEVICE);
+		dlx_ktap_not_ok_to(tests, 4, "cannot register " DLX_RACE_DEVICE);
 		dlx_bell_close(&dlx_cow.bell);
 		dlx_free_buffers(c);
 		return;

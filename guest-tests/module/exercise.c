@@ -211,19 +211,14 @@ static const struct dlx_mode *dlx_find_mode(const char *name)
 	return NULL;
 }
 
-static int __init dlx_init(void)
+/* Takes up to max_channels DMA_MEMCPY channels; returns how many. */
+static unsigned int dlx_grab_channels(void)
 {
+	unsigned int n = 0, limit = DLX_MAX_CHANNELS;
 	dma_cap_mask_t mask;
-	unsigned int n = 0, i, limit = DLX_MAX_CHANNELS;
-	const struct dlx_mode *found;
-	const char *seen;
-	bool leaked = false;
 
 	if (max_channels && max_channels < limit)
 		limit = max_channels;
-	if (!max_len)
-		max_len = 1;
-
 	dma_cap_zero(mask);
 	dma_cap_set(DMA_MEMCPY, mask);
 	while (n < limit) {
@@ -235,41 +230,50 @@ static int __init dlx_init(void)
 		dlx_chans[n].name = dma_chan_name(chan);
 		n++;
 	}
+	return n;
+}
 
-	pr_info("KTAP version 1\n");
-	pr_info("# %s: mode=%s iterations=%u max_len=%u seed=%llu timeout_ms=%u channels=%u\n",
-		DLX_NAME, mode, iterations, max_len, seed, timeout_ms, n);
-	if (!n) {
-		pr_info("1..1\n");
-		pr_info("not ok 1 channels # no DMA_MEMCPY channel\n");
-		return 0;
-	}
-	seen = dlx_report_iommu(dlx_chans[0].chan);
+/* Runs mode= on the n channels, or reports why no mode result counts. */
+static void dlx_run_mode(unsigned int n)
+{
+	const struct dlx_mode *found = dlx_find_mode(mode), *m;
+	const char *seen = dlx_report_iommu(dlx_chans[0].chan);
 
-	found = dlx_find_mode(mode);
 	if (*iommu_expect && strcmp(seen, iommu_expect)) {
 		/* The scenario's premise does not hold: no mode result counts. */
-		pr_info("1..1\n");
-		pr_info("not ok 1 iommu # expected %s, the mapped page is %s\n",
-			iommu_expect, seen);
-	} else if (found) {
-		found->run(n);
-	} else {
-		const struct dlx_mode *m;
-
-		pr_info("1..1\n");
-		pr_info("not ok 1 mode # unknown mode=%s\n", mode);
-		pr_info("# %s: modes:", DLX_NAME);
-		for (m = dlx_modes; m->name; m++)
-			pr_cont(" %s", m->name);
-		for (m = dlx_race_modes; m->name; m++)
-			pr_cont(" %s", m->name);
-		pr_cont("\n");
+		dlx_ktap_plan(1);
+		dlx_ktap_result(false, "iommu # expected %s, the mapped page is %s",
+				iommu_expect, seen);
+		return;
 	}
+	if (found) {
+		found->run(n);
+		return;
+	}
+	dlx_ktap_plan(1);
+	dlx_ktap_result(false, "mode # unknown mode=%s", mode);
+	pr_info("# %s: modes:", DLX_NAME);
+	for (m = dlx_modes; m->name; m++)
+		pr_cont(" %s", m->name);
+	for (m = dlx_race_modes; m->name; m++)
+		pr_cont(" %s", m->name);
+	pr_cont("\n");
+}
+
+/*
+ * Releases the channels the mode is done with; a channel with a copy that
+ * may still be in flight, or that a mode keeps for later (mode=cow), pins
+ * the module instead.
+ */
+static void dlx_release_channels(unsigned int n)
+{
+	bool leaked = false, kept = false;
+	unsigned int i;
 
 	for (i = 0; i < n; i++) {
 		if (dlx_chans[i].kept) {
 			dlx_pinned = true;	/* its user comes later */
+			kept = true;
 			continue;
 		}
 		if (dlx_chans[i].abandoned) {
@@ -280,6 +284,9 @@ static int __init dlx_init(void)
 		dma_release_channel(dlx_chans[i].chan);
 		dlx_chans[i].chan = NULL;
 	}
+	/* a mode that keeps a channel reports the rest of its plan later */
+	if (!kept)
+		dlx_ktap_end();
 	if (leaked || dlx_pinned) {
 		/* a late callback must not find this module unloaded */
 		__module_get(THIS_MODULE);
@@ -287,6 +294,25 @@ static int __init dlx_init(void)
 			pr_info("# %s: channel(s) abandoned after a timeout; module pinned\n",
 				DLX_NAME);
 	}
+}
+
+static int __init dlx_init(void)
+{
+	unsigned int n;
+
+	if (!max_len)
+		max_len = 1;
+	n = dlx_grab_channels();
+	pr_info("KTAP version 1\n");
+	pr_info("# %s: mode=%s iterations=%u max_len=%u seed=%llu timeout_ms=%u channels=%u\n",
+		DLX_NAME, mode, iterations, max_len, seed, timeout_ms, n);
+	if (!n) {
+		dlx_ktap_plan(1);
+		dlx_ktap_result(false, "channels # no DMA_MEMCPY channel");
+		return 0;
+	}
+	dlx_run_mode(n);
+	dlx_release_channels(n);
 	return 0;
 }
 

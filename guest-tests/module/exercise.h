@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * dmalab_exercise: what the mode files share: the channels and parameters
- * (exercise.c), the helpers (lib.c) and the verified copies (copies.c).
+ * (exercise.c), the helpers (lib.c), the verified copies (copies.c) and the
+ * KTAP output (ktap.c).
  */
 #ifndef DLX_EXERCISE_H
 #define DLX_EXERCISE_H
@@ -140,6 +141,12 @@ void dlx_chan_report(struct dlx_chan *c, u64 start);
 u64 dlx_chan_rng(unsigned int chan_idx);
 void dlx_summary(unsigned int first, unsigned int count);
 u64 dlx_mbps_x10(u64 bytes, u64 ns);
+
+/* ktap.c: the plan, numbered results, and the check that they match */
+void dlx_ktap_plan(unsigned int n);
+__printf(2, 3) bool dlx_ktap_result(bool ok, const char *fmt, ...);
+void dlx_ktap_not_ok_to(const char *const *tests, unsigned int to, const char *why);
+void dlx_ktap_end(void);
 
 /* The modes (one file each: memcpy.c, recover.c, stale.c, hostile.c, inflight.c, bench.c) */
 void dlx_mode_memcpy(unsigned int n);

@@ -179,7 +179,7 @@ void dlx_mode_mapcost(unsigned int n)
 	bool ok = a && b;
 	unsigned int i;
 
-	pr_info("1..%zu\n", ARRAY_SIZE(dlx_mapcost_sizes) + mapcost_xdp);
+	dlx_ktap_plan(ARRAY_SIZE(dlx_mapcost_sizes) + mapcost_xdp);
 	pr_info("# %s: mapcost: device %s, %u calls per operation, guest clock (ktime_get_ns)\n",
 		DLX_NAME, dev_name(dev), calls);
 	if (!dlx_bounce_enable(false))
@@ -189,12 +189,11 @@ void dlx_mode_mapcost(unsigned int n)
 		size_t size = dlx_mapcost_sizes[i];
 		bool done = ok && dlx_mapcost_size(dev, size, a, b, calls);
 
-		pr_info("%sok %u map-%zu%s\n", done ? "" : "not ", i + 1, size,
-			ok ? "" : " # no memory for the samples");
+		dlx_ktap_result(done, "map-%zu%s", size,
+				ok ? "" : " # no memory for the samples");
 	}
 	if (mapcost_xdp)
-		pr_info("%sok %zu xdp-syncs\n", ok && dlx_xdp_syncs(dev, a, calls) ? "" : "not ",
-			ARRAY_SIZE(dlx_mapcost_sizes) + 1);
+		dlx_ktap_result(ok && dlx_xdp_syncs(dev, a, calls), "xdp-syncs");
 	pr_info("# dmalab-profile windows=%u source=mapcost\n", dlx_mapcost_windows);
 	vfree(a);
 	vfree(b);

@@ -47,18 +47,16 @@ static void dlx_cpu_baseline(struct dlx_chan *c)
 /* mode=memcpy: verified copies on each channel in turn. */
 void dlx_mode_memcpy(unsigned int n)
 {
-	unsigned int i;
-
 	bool paced = pace_bandwidth || pace_latency_ns;
-	unsigned int early = 0, ops = 0;
+	unsigned int i, early = 0, ops = 0;
 	u64 min_permille = 0;
 
-	pr_info("1..%u\n", n + paced);
+	dlx_ktap_plan(n + paced);
 	for (i = 0; i < n; i++) {
 		struct dlx_chan *c = &dlx_chans[i];
 		bool ok = dlx_run_channel(c, i);
 
-		pr_info("%sok %u %s\n", ok ? "" : "not ", i + 1, c->name);
+		dlx_ktap_result(ok, "%s", c->name);
 		early += c->paced_early;
 		ops += c->ops;
 		if (c->paced_min_permille &&
@@ -69,7 +67,7 @@ void dlx_mode_memcpy(unsigned int n)
 		pr_info("# %s: paced: %u copies, %u completed before latency + len / bandwidth (%u ns, %lu B/s); smallest elapsed / modelled %llu.%03llu\n",
 			DLX_NAME, ops, early, pace_latency_ns, pace_bandwidth,
 			div_u64(min_permille, 1000), min_permille % 1000);
-		pr_info("%sok %u paced\n", ops && !early ? "" : "not ", n + 1);
+		dlx_ktap_result(ops && !early, "paced");
 	}
 	dlx_summary(0, n);
 	if (!dlx_chans[0].abandoned) {
