@@ -26,7 +26,8 @@
 
 static unsigned int barrace_toggles = 20000;
 module_param(barrace_toggles, uint, 0444);
-MODULE_PARM_DESC(barrace_toggles, "bar-race: memory-decode off/on turns of the second function (default 20000)");
+MODULE_PARM_DESC(barrace_toggles,
+		 "bar-race: memory-decode off/on turns of the second function (default 20000)");
 
 /* QEMU's edu device: the function whose decoding is turned off and on. */
 #define DLX_EDU_VENDOR	0x1234

@@ -46,12 +46,14 @@
 
 static unsigned int copycost_rate = 1000;
 module_param(copycost_rate, uint, 0444);
-MODULE_PARM_DESC(copycost_rate, "copycost: offered copies per second (0: back to back; default 1000)");
+MODULE_PARM_DESC(copycost_rate,
+		 "copycost: offered copies per second (0: back to back; default 1000)");
 
 static unsigned int copycost_rates[8];
 static int copycost_nrates;
 module_param_array(copycost_rates, uint, &copycost_nrates, 0444);
-MODULE_PARM_DESC(copycost_rates, "copycost: offered rates to run, in turn (default: copycost_rate)");
+MODULE_PARM_DESC(copycost_rates,
+		 "copycost: offered rates to run, in turn (default: copycost_rate)");
 
 static unsigned int copycost_ms = 1000;
 module_param(copycost_ms, uint, 0444);
@@ -59,15 +61,18 @@ MODULE_PARM_DESC(copycost_ms, "copycost: how long each paced rate and size runs 
 
 static unsigned int copycost_b2b_ms = 200;
 module_param(copycost_b2b_ms, uint, 0444);
-MODULE_PARM_DESC(copycost_b2b_ms, "copycost: how long each size runs back to back (default 200 ms)");
+MODULE_PARM_DESC(copycost_b2b_ms,
+		 "copycost: how long each size runs back to back (default 200 ms)");
 
 static unsigned int copycost_count;
 module_param(copycost_count, uint, 0444);
-MODULE_PARM_DESC(copycost_count, "copycost: copies per window, at every rate, in place of copycost_ms and copycost_b2b_ms (default 0: by time)");
+MODULE_PARM_DESC(copycost_count,
+		 "copycost: copies per window, at every rate, in place of copycost_ms and copycost_b2b_ms (default 0: by time)");
 
 static unsigned int copycost_batch;
 module_param(copycost_batch, uint, 0444);
-MODULE_PARM_DESC(copycost_batch, "copycost: copies per wake-up of the paced thread (default 0: rate / HZ, at least 1: one wake-up per tick)");
+MODULE_PARM_DESC(copycost_batch,
+		 "copycost: copies per wake-up of the paced thread (default 0: rate / HZ, at least 1: one wake-up per tick)");
 
 static unsigned int copycost_sizes[4] = { 4096, 16384, 65536 };
 static int copycost_nsizes = 3;
@@ -157,9 +162,9 @@ static void dlx_copycost_slot(struct dlx_chan *c, size_t len, unsigned int n,
 
 /*
  * One window at the offered rate (copycost_ms, or copycost_b2b_ms back to
- * back; or copycost_count copies): a batch of copies of len bytes in each slot of batch / rate seconds,
- * or (copy false) nothing, which measures what the pacing itself (the sleeps
- * and wake-ups) costs the CPUs.
+ * back; or copycost_count copies): a batch of copies of len bytes in each
+ * slot of batch / rate seconds, or (copy false) nothing, which measures what
+ * the pacing itself (the sleeps and wake-ups) costs the CPUs.
  */
 static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, unsigned int rate,
 					     unsigned int batch, bool copy)

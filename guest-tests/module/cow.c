@@ -24,7 +24,7 @@
 
 static DEFINE_MUTEX(dlx_cow_lock);
 static struct {
-	struct dlx_chan *c;
+	struct dlx_chan *kept;	/* the channel it keeps */
 	struct dlx_bell bell;
 	u64 start, rng, hits;
 	struct page *page;	/* the user page the copy goes to */
@@ -38,7 +38,7 @@ static struct {
 
 static void dlx_cow_release_page(void)
 {
-	struct device *dev = dlx_cow.c->chan->device->dev;
+	struct device *dev = dlx_cow.kept->chan->device->dev;
 
 	dma_unmap_page(dev, dlx_cow.dst, PAGE_SIZE, DMA_FROM_DEVICE);
 	dma_unmap_single(dev, dlx_cow.src, PAGE_SIZE, DMA_TO_DEVICE);
@@ -53,7 +53,7 @@ static void dlx_cow_release_page(void)
 
 static long dlx_cow_start(struct dlx_cow_start __user *argp)
 {
-	struct dlx_chan *c = dlx_cow.c;
+	struct dlx_chan *c = dlx_cow.kept;
 	struct device *dev = c->chan->device->dev;
 	struct dlx_cow_start a;
 	int got;
@@ -93,7 +93,7 @@ static long dlx_cow_start(struct dlx_cow_start __user *argp)
 
 static long dlx_cow_wait(void)
 {
-	struct dlx_chan *c = dlx_cow.c;
+	struct dlx_chan *c = dlx_cow.kept;
 
 	if (!dlx_cow.busy)
 		return -EINVAL;
@@ -119,7 +119,7 @@ static const char *const dlx_cow_tests[] = {
 /* The caller's view of its page after the race: did the DMA's bytes arrive? */
 static long dlx_cow_check(u64 uaddr)
 {
-	struct dlx_chan *c = dlx_cow.c;
+	struct dlx_chan *c = dlx_cow.kept;
 	size_t len = DLX_COW_LEN - DLX_COW_DMA_OFF;
 	bool arrived, ok;
 	u8 *view;
@@ -152,7 +152,7 @@ static long dlx_cow_check(u64 uaddr)
 
 static long dlx_cow_finish(void)
 {
-	struct dlx_chan *c = dlx_cow.c;
+	struct dlx_chan *c = dlx_cow.kept;
 	bool ok;
 
 	if (dlx_cow.finished || dlx_cow.busy)
@@ -175,17 +175,16 @@ static long dlx_race_ioctl(struct file *file, unsigned int cmd,
 	long ret = -ENOTTY;
 
 	mutex_lock(&dlx_cow_lock);
-	if (dlx_cow.finished && cmd != DLX_IOC_FINISH) {
+	if (dlx_cow.finished && cmd != DLX_IOC_FINISH)
 		ret = -EINVAL;
-	} else if (cmd == DLX_IOC_COW_START) {
+	else if (cmd == DLX_IOC_COW_START)
 		ret = dlx_cow_start((struct dlx_cow_start __user *)arg);
-	} else if (cmd == DLX_IOC_COW_WAIT) {
+	else if (cmd == DLX_IOC_COW_WAIT)
 		ret = dlx_cow_wait();
-	} else if (cmd == DLX_IOC_COW_CHECK) {
+	else if (cmd == DLX_IOC_COW_CHECK)
 		ret = dlx_cow_check(arg);
-	} else if (cmd == DLX_IOC_FINISH) {
+	else if (cmd == DLX_IOC_FINISH)
 		ret = dlx_cow_finish();
-	}
 	mutex_unlock(&dlx_cow_lock);
 	return ret;
 }
@@ -212,7 +211,7 @@ void dlx_mode_cow(unsigned int n)
 	bool ok;
 
 	dlx_ktap_plan(4);
-	dlx_cow.c = c;
+	dlx_cow.kept = c;
 	dlx_cow.start = ktime_get_ns();
 	dlx_cow.rng = dlx_chan_rng(0);
 	if (!dlx_race_setup(&c, 1, tests, 4))

@@ -85,7 +85,8 @@ MODULE_PARM_DESC(max_channels, "use at most this many channels (0 = all)");
 
 static char *mode = "memcpy";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench, mapcost, copycost, offload, bar-race, hostile-ring, stale, or the races.c scenarios order, fail, lostirq, cpuwrite, uaf and cow");
+MODULE_PARM_DESC(mode,
+		 "memcpy (default), recover, inflight-reset, bench, mapcost, copycost, offload, bar-race, hostile-ring, stale, or the races.c scenarios order, fail, lostirq, cpuwrite, uaf and cow");
 
 
 
@@ -238,6 +239,8 @@ static void dlx_run_mode(unsigned int n)
 {
 	const struct dlx_mode *found = dlx_find_mode(mode), *m;
 	const char *seen = dlx_report_iommu(dlx_chans[0].chan);
+	char names[256];
+	size_t len = 0;
 
 	if (*iommu_expect && strcmp(seen, iommu_expect)) {
 		/* The scenario's premise does not hold: no mode result counts. */
@@ -252,12 +255,11 @@ static void dlx_run_mode(unsigned int n)
 	}
 	dlx_ktap_plan(1);
 	dlx_ktap_result(false, "mode # unknown mode=%s", mode);
-	pr_info("# %s: modes:", DLX_NAME);
 	for (m = dlx_modes; m->name; m++)
-		pr_cont(" %s", m->name);
+		len += scnprintf(names + len, sizeof(names) - len, " %s", m->name);
 	for (m = dlx_race_modes; m->name; m++)
-		pr_cont(" %s", m->name);
-	pr_cont("\n");
+		len += scnprintf(names + len, sizeof(names) - len, " %s", m->name);
+	pr_info("# %s: modes:%s\n", DLX_NAME, names);
 }
 
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dmalab_exercise, mode=hostile-ring: a channel kept busy forever by a self-looping null descriptor.
+ * dmalab_exercise, mode=hostile-ring: a channel kept busy forever by a
+ * self-looping null descriptor.
  */
 
 #include <linux/module.h>

@@ -49,7 +49,8 @@ MODULE_PARM_DESC(offload_calls, "offload: chunks copied per kind and size (defau
 
 static unsigned int offload_batch = 16;
 module_param(offload_batch, uint, 0444);
-MODULE_PARM_DESC(offload_batch, "offload: chunks offloaded per read of overlap and ordered (default 16)");
+MODULE_PARM_DESC(offload_batch,
+		 "offload: chunks offloaded per read of overlap and ordered (default 16)");
 
 #define DLX_OFFLOAD_MAX_CALLS	100000
 #define DLX_OFFLOAD_MAX_BATCH	64

@@ -68,8 +68,7 @@
 
 unsigned int fault_rule;
 module_param(fault_rule, uint, 0444);
-MODULE_PARM_DESC(fault_rule,
-		 "order/fail/uaf: index in the device's fault plan of the rule to arm");
+MODULE_PARM_DESC(fault_rule, "order/fail/uaf: index in the device's fault plan of the rule to arm");
 
 static unsigned int fast_ms = 150;
 module_param(fast_ms, uint, 0444);
