@@ -26,7 +26,8 @@
 
 static unsigned int barrace_toggles = 20000;
 module_param(barrace_toggles, uint, 0444);
-MODULE_PARM_DESC(barrace_toggles, "bar-race: memory-decode off/on turns of the second function (default 20000)");
+MODULE_PARM_DESC(barrace_toggles,
+		 "bar-race: memory-decode off/on turns of the second function (default 20000)");
 
 /* QEMU's edu device: the function whose decoding is turned off and on. */
 #define DLX_EDU_VENDOR	0x1234
@@ -66,10 +67,11 @@ void dlx_mode_bar_race(unsigned int n)
 	unsigned int i, here, there;
 	u16 cmd;
 
-	pr_info("1..1\n");
+	dlx_ktap_plan(1);
 	edu = pci_get_device(DLX_EDU_VENDOR, DLX_EDU_DEVICE, NULL);
 	if (!edu || num_online_cpus() < 2 || !dlx_ioat_map(c, &bar)) {
-		pr_info("not ok 1 bar-race # needs -device edu, two CPUs and dmalab-ioat's registers\n");
+		dlx_ktap_result(false,
+				"bar-race # needs -device edu, two CPUs and dmalab-ioat's registers");
 		goto out;
 	}
 	r.chancnt = bar;	/* CHANCNT: offset 0 of BAR 0 */
@@ -81,7 +83,7 @@ void dlx_mode_bar_race(unsigned int n)
 	set_cpus_allowed_ptr(current, cpumask_of(here));
 	reader = kthread_create(dlx_barrace_reader, &r, "dlx-barrace");
 	if (IS_ERR(reader)) {
-		pr_info("not ok 1 bar-race # no reader thread\n");
+		dlx_ktap_result(false, "bar-race # no reader thread");
 		goto restore;
 	}
 	kthread_bind(reader, there);
@@ -100,7 +102,7 @@ void dlx_mode_bar_race(unsigned int n)
 	pr_info("# %s: bar-race: %u decode turns of %s on CPU %u, %lu reads of CHANCNT (%u) on CPU %u, %lu wrong (first %u)\n",
 		DLX_NAME, barrace_toggles, pci_name(edu), here, r.reads, r.want, there, r.wrong,
 		r.first_wrong);
-	pr_info("%sok 1 bar-race\n", r.wrong || !r.reads ? "not " : "");
+	dlx_ktap_result(!r.wrong && r.reads, "bar-race");
 restore:
 	set_cpus_allowed_ptr(current, cpu_possible_mask);
 out:

@@ -66,6 +66,86 @@ struct dlx_bench {
 	unsigned int *qlen;
 };
 
+/* Unmaps channel ch's completed copies, in order; true when there were some. */
+static bool dlx_bench_reap(struct dlx_bench *b, unsigned int ch, unsigned int *reaped,
+			   unsigned int *failed)
+{
+	struct dlx_chan *c = &dlx_chans[ch];
+	unsigned int *q = b->fifo + ch * b->depth;
+	bool progress = false;
+
+	while (b->qlen[ch]) {
+		struct dlx_op *op = &b->ops[q[b->qhead[ch]]];
+
+		if (!dlx_op_done(op))
+			break;
+		dlx_unmap_pair(c, b->len, op->src_dma, op->dst_dma);
+		if (op->result != DMA_TRANS_NOERROR && (*failed)++ < 4)
+			pr_info("# %s: %s: copy %ld on %s: result %s\n",
+				DLX_NAME, b->name, (long)(op - b->ops), c->name,
+				dlx_result_name(op->result));
+		b->qhead[ch] = (b->qhead[ch] + 1) % b->depth;
+		b->qlen[ch]--;
+		(*reaped)++;
+		progress = true;
+	}
+	return progress;
+}
+
+/* Maps and submits copy next on c; NULL, or the step that failed. */
+static const char *dlx_bench_submit(struct dlx_bench *b, struct dlx_chan *c, unsigned int next)
+{
+	struct dlx_op *op = &b->ops[next];
+	struct device *dev = c->chan->device->dev;
+	void *src = dlx_bench_src[next % DLX_BENCH_SRCS];
+	void *dst = page_address(b->dst[next]);
+
+	op->c = c;
+	op->len = b->len;
+	op->src_dma = dma_map_single(dev, src, b->len, DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, op->src_dma))
+		return "mapping src";
+	op->dst_dma = dma_map_single(dev, dst, b->len, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, op->dst_dma)) {
+		dma_unmap_single(dev, op->src_dma, b->len, DMA_TO_DEVICE);
+		return "mapping dst";
+	}
+	if (dlx_op_submit(op)) {
+		dlx_unmap_pair(c, b->len, op->src_dma, op->dst_dma);
+		return "submitting";
+	}
+	return NULL;
+}
+
+/*
+ * Queues copies *next.. (below count) on channel ch until it has b->depth
+ * queued, and issues them; stops at the first failure.
+ */
+static void dlx_bench_fill(struct dlx_bench *b, unsigned int ch, unsigned int count,
+			   unsigned int *next, unsigned int *failed)
+{
+	struct dlx_chan *c = &dlx_chans[ch];
+	unsigned int *q = b->fifo + ch * b->depth;
+	bool issue = false;
+
+	while (b->qlen[ch] < b->depth && *next < count && !*failed) {
+		const char *why = dlx_bench_submit(b, c, *next);
+
+		if (why) {
+			pr_info("# %s: %s: copy %u: %s failed\n",
+				DLX_NAME, b->name, *next, why);
+			(*failed)++;
+			break;
+		}
+		q[(b->qhead[ch] + b->qlen[ch]) % b->depth] = *next;
+		b->qlen[ch]++;
+		(*next)++;
+		issue = true;
+	}
+	if (issue)
+		dma_async_issue_pending(c->chan);
+}
+
 /*
  * Copies 0..count-1 of b, spread over its channels (each completes its
  * copies in order), until all have completed.  Counts them in *reaped and
@@ -84,76 +164,8 @@ static int dlx_bench_pass(struct dlx_bench *b, unsigned int count,
 		bool progress = false;
 
 		for (ch = 0; ch < b->nch; ch++) {
-			struct dlx_chan *c = &dlx_chans[ch];
-			struct device *dev = c->chan->device->dev;
-			unsigned int *q = b->fifo + ch * b->depth;
-			bool issue = false;
-
-			while (b->qlen[ch]) {
-				struct dlx_op *op = &b->ops[q[b->qhead[ch]]];
-
-				if (!dlx_op_done(op))
-					break;
-				dma_unmap_single(dev, op->dst_dma, b->len,
-						 DMA_FROM_DEVICE);
-				dma_unmap_single(dev, op->src_dma, b->len,
-						 DMA_TO_DEVICE);
-				if (op->result != DMA_TRANS_NOERROR &&
-				    (*failed)++ < 4)
-					pr_info("# %s: %s: copy %ld on %s: result %s\n",
-						DLX_NAME, b->name,
-						(long)(op - b->ops), c->name,
-						dlx_result_name(op->result));
-				b->qhead[ch] = (b->qhead[ch] + 1) % b->depth;
-				b->qlen[ch]--;
-				(*reaped)++;
-				progress = true;
-			}
-			while (b->qlen[ch] < b->depth && next < count &&
-			       !*failed) {
-				struct dlx_op *op = &b->ops[next];
-				void *src = dlx_bench_src[next % DLX_BENCH_SRCS];
-				void *dst = page_address(b->dst[next]);
-				const char *why = NULL;
-
-				op->c = c;
-				op->len = b->len;
-				op->src_dma = dma_map_single(dev, src, b->len,
-							     DMA_TO_DEVICE);
-				if (dma_mapping_error(dev, op->src_dma)) {
-					why = "mapping src";
-				} else {
-					op->dst_dma = dma_map_single(dev, dst,
-								     b->len,
-								     DMA_FROM_DEVICE);
-					if (dma_mapping_error(dev, op->dst_dma)) {
-						dma_unmap_single(dev, op->src_dma,
-								 b->len,
-								 DMA_TO_DEVICE);
-						why = "mapping dst";
-					} else if (dlx_op_submit(op)) {
-						dma_unmap_single(dev, op->dst_dma,
-								 b->len,
-								 DMA_FROM_DEVICE);
-						dma_unmap_single(dev, op->src_dma,
-								 b->len,
-								 DMA_TO_DEVICE);
-						why = "submitting";
-					}
-				}
-				if (why) {
-					pr_info("# %s: %s: copy %u: %s failed\n",
-						DLX_NAME, b->name, next, why);
-					(*failed)++;
-					break;
-				}
-				q[(b->qhead[ch] + b->qlen[ch]) % b->depth] = next;
-				b->qlen[ch]++;
-				next++;
-				issue = true;
-			}
-			if (issue)
-				dma_async_issue_pending(c->chan);
+			progress |= dlx_bench_reap(b, ch, reaped, failed);
+			dlx_bench_fill(b, ch, count, &next, failed);
 		}
 		if (progress || *reaped == next)
 			continue;
@@ -168,6 +180,97 @@ static int dlx_bench_pass(struct dlx_bench *b, unsigned int count,
 	return 0;
 }
 
+/* b's arrays and destinations; false (said why) when memory is short. */
+static bool dlx_bench_alloc(struct dlx_bench *b, unsigned int order)
+{
+	unsigned int i;
+
+	b->dst = kcalloc(b->total, sizeof(*b->dst), GFP_KERNEL);
+	b->ops = kcalloc(b->total, sizeof(*b->ops), GFP_KERNEL);
+	b->fifo = kcalloc(b->nch * b->depth, sizeof(*b->fifo), GFP_KERNEL);
+	b->qhead = kcalloc(b->nch, sizeof(*b->qhead), GFP_KERNEL);
+	b->qlen = kcalloc(b->nch, sizeof(*b->qlen), GFP_KERNEL);
+	if (!b->dst || !b->ops || !b->fifo || !b->qhead || !b->qlen) {
+		pr_info("# %s: %s: no memory\n", DLX_NAME, b->name);
+		return false;
+	}
+	for (i = 0; i < b->total; i++) {
+		b->dst[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+		if (!b->dst[i]) {
+			pr_info("# %s: %s: cannot allocate %u destinations of %zu bytes\n",
+				DLX_NAME, b->name, b->total, b->len);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Frees what dlx_bench_alloc() got (a stuck run has left dst and ops NULL). */
+static void dlx_bench_free(struct dlx_bench *b, unsigned int order)
+{
+	unsigned int i;
+
+	if (b->dst) {
+		for (i = 0; i < b->total; i++)
+			if (b->dst[i])
+				__free_pages(b->dst[i], order);
+	}
+	kfree(b->dst);
+	kfree(b->ops);
+	kfree(b->fifo);
+	kfree(b->qhead);
+	kfree(b->qlen);
+}
+
+/* Checks the reaped copies' data; counts mismatches in *failed. */
+static void dlx_bench_verify(struct dlx_bench *b, unsigned int reaped, unsigned int *failed)
+{
+	unsigned int i;
+
+	for (i = 0; i < reaped; i++) {
+		const u8 *want = dlx_bench_src[i % DLX_BENCH_SRCS];
+		const u8 *got = page_address(b->dst[i]);
+		long bad;
+
+		if (b->ops[i].result != DMA_TRANS_NOERROR)
+			continue;
+		bad = dlx_compare(got, want, b->len);
+		if (bad >= 0 && (*failed)++ < 4)
+			pr_info("# %s: %s: copy %u on %s: data mismatch at byte %ld (expected 0x%02x got 0x%02x)\n",
+				DLX_NAME, b->name, i, b->ops[i].c->name, bad,
+				want[bad], got[bad]);
+		cond_resched();
+	}
+}
+
+/* "# bench[-cpu] ..." for count copies in ns (channels: 0 for the CPU's). */
+static void dlx_bench_line(const struct dlx_bench *b, unsigned int channels, unsigned int count,
+			   u64 ns)
+{
+	u64 whole, mb;
+	u32 frac, mfrac;
+
+	dlx_rate_x10(count, ns, &whole, &frac);
+	mb = div_u64_rem(dlx_mbps_x10((u64)count * b->len, ns), 10, &mfrac);
+	if (channels)
+		pr_info("# bench size=%zu channels=%u ops=%u ns=%llu ops_per_s=%llu.%u MB_per_s=%llu.%u\n",
+			b->len, channels, count, ns, whole, frac, mb, mfrac);
+	else
+		pr_info("# bench-cpu size=%zu ops=%u ns=%llu ops_per_s=%llu.%u MB_per_s=%llu.%u\n",
+			b->len, count, ns, whole, frac, mb, mfrac);
+}
+
+/* The guest CPU copying the same lengths between the same buffers. */
+static void dlx_bench_cpu(struct dlx_bench *b)
+{
+	unsigned int i;
+	u64 t0 = ktime_get_ns();
+
+	for (i = 0; i < b->total; i++)
+		memcpy(page_address(b->dst[i]), dlx_bench_src[i % DLX_BENCH_SRCS], b->len);
+	dlx_bench_line(b, 0, b->total, ktime_get_ns() - t0);
+}
+
 /*
  * One configuration: total copies of len bytes spread over nch channels,
  * each channel keeping bench_depth copies queued, after an untimed warm-up
@@ -175,7 +278,7 @@ static int dlx_bench_pass(struct dlx_bench *b, unsigned int count,
  * its own poisoned destination, verified after the timed part.  Adds to the
  * first channel's statistics for the summary.
  */
-static bool dlx_bench_config(unsigned int test, unsigned int nch, size_t len,
+static bool dlx_bench_config(unsigned int nch, size_t len,
 			     unsigned int total, bool cpu)
 {
 	struct dlx_bench b = {
@@ -184,34 +287,17 @@ static bool dlx_bench_config(unsigned int test, unsigned int nch, size_t len,
 		.len = len,
 		.total = total,
 	};
-	unsigned int order = get_order(len), reaped = 0, failed = 0, i, warm;
-	u64 t0, ns, whole, mb;
-	u32 frac, mfrac;
+	unsigned int order = get_order(len), reaped = 0, failed = 0, i, good;
 	bool ok = false;
 	char name[32];
+	u64 t0, ns;
 
 	snprintf(name, sizeof(name), "bench-%zuKiB-%uch", len / 1024, nch);
 	b.name = name;
-	b.dst = kcalloc(total, sizeof(*b.dst), GFP_KERNEL);
-	b.ops = kcalloc(total, sizeof(*b.ops), GFP_KERNEL);
-	b.fifo = kcalloc(nch * b.depth, sizeof(*b.fifo), GFP_KERNEL);
-	b.qhead = kcalloc(nch, sizeof(*b.qhead), GFP_KERNEL);
-	b.qlen = kcalloc(nch, sizeof(*b.qlen), GFP_KERNEL);
-	if (!b.dst || !b.ops || !b.fifo || !b.qhead || !b.qlen) {
-		pr_info("# %s: %s: no memory\n", DLX_NAME, name);
+	if (!dlx_bench_alloc(&b, order))
 		goto out;
-	}
-	for (i = 0; i < total; i++) {
-		b.dst[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
-		if (!b.dst[i]) {
-			pr_info("# %s: %s: cannot allocate %u destinations of %zu bytes\n",
-				DLX_NAME, name, total, len);
-			goto out;
-		}
-	}
 
-	warm = min(total, nch * b.depth);
-	if (dlx_bench_pass(&b, warm, &reaped, &failed))
+	if (dlx_bench_pass(&b, min(total, nch * b.depth), &reaped, &failed))
 		goto stuck;
 	if (failed)
 		goto report;
@@ -224,43 +310,14 @@ static bool dlx_bench_config(unsigned int test, unsigned int nch, size_t len,
 		goto stuck;
 	ns = ktime_get_ns() - t0;
 
-	/* verify every copy (after the timed part) */
-	for (i = 0; i < reaped; i++) {
-		const u8 *want = dlx_bench_src[i % DLX_BENCH_SRCS];
-		const u8 *got = page_address(b.dst[i]);
-		long bad;
-
-		if (b.ops[i].result != DMA_TRANS_NOERROR)
-			continue;
-		bad = dlx_compare(got, want, len);
-		if (bad >= 0 && failed++ < 4)
-			pr_info("# %s: %s: copy %u on %s: data mismatch at byte %ld (expected 0x%02x got 0x%02x)\n",
-				DLX_NAME, name, i, b.ops[i].c->name, bad,
-				want[bad], got[bad]);
-		cond_resched();
-	}
-	dlx_chans[0].ops += reaped - min(failed, reaped);
-	dlx_chans[0].bytes += (u64)(reaped - min(failed, reaped)) * len;
+	dlx_bench_verify(&b, reaped, &failed);
+	good = reaped - min(failed, reaped);
+	dlx_chans[0].ops += good;
+	dlx_chans[0].bytes += (u64)good * len;
 	dlx_chans[0].dma_ns += ns;
-
-	dlx_rate_x10(reaped, ns, &whole, &frac);
-	mb = div_u64_rem(dlx_mbps_x10((u64)reaped * len, ns), 10, &mfrac);
-	pr_info("# bench size=%zu channels=%u ops=%u ns=%llu ops_per_s=%llu.%u MB_per_s=%llu.%u\n",
-		len, nch, reaped, ns, whole, frac, mb, mfrac);
-
-	if (cpu) {
-		/* the guest CPU copying the same lengths between the same buffers */
-		t0 = ktime_get_ns();
-		for (i = 0; i < total; i++)
-			memcpy(page_address(b.dst[i]),
-			       dlx_bench_src[i % DLX_BENCH_SRCS], len);
-		ns = ktime_get_ns() - t0;
-		dlx_rate_x10(total, ns, &whole, &frac);
-		mb = div_u64_rem(dlx_mbps_x10((u64)total * len, ns), 10,
-				 &mfrac);
-		pr_info("# bench-cpu size=%zu ops=%u ns=%llu ops_per_s=%llu.%u MB_per_s=%llu.%u\n",
-			len, total, ns, whole, frac, mb, mfrac);
-	}
+	dlx_bench_line(&b, nch, reaped, ns);
+	if (cpu)
+		dlx_bench_cpu(&b);
 report:
 	dlx_chans[0].failures += failed;
 	ok = !failed && reaped == total;
@@ -274,28 +331,18 @@ stuck:
 	b.dst = NULL;
 	b.ops = NULL;
 out:
-	if (b.dst) {
-		for (i = 0; i < total; i++)
-			if (b.dst[i])
-				__free_pages(b.dst[i], order);
-	}
-	kfree(b.dst);
-	kfree(b.ops);
-	kfree(b.fifo);
-	kfree(b.qhead);
-	kfree(b.qlen);
-	pr_info("%sok %u %s\n", ok ? "" : "not ", test, name);
-	return ok;
+	dlx_bench_free(&b, order);
+	return dlx_ktap_result(ok, "%s", name);
 }
 
 void dlx_mode_bench(unsigned int n)
 {
 	static const unsigned int nchans[] = { 1, 2, 4 };
 	static const size_t sizes[] = { 16 * 1024, DLX_BENCH_MAX_LEN };
-	unsigned int s, k, test = 0, i;
+	unsigned int s, k, i;
 	u64 start = ktime_get_ns();
 
-	pr_info("1..%zu\n", ARRAY_SIZE(sizes) * ARRAY_SIZE(nchans));
+	dlx_ktap_plan(ARRAY_SIZE(sizes) * ARRAY_SIZE(nchans));
 	pr_info("# %s: bench depth=%u ops_small=%u ops_large=%u\n", DLX_NAME,
 		bench_depth, bench_ops_small, bench_ops_large);
 	for (i = 0; i < DLX_BENCH_SRCS; i++) {
@@ -316,18 +363,17 @@ void dlx_mode_bench(unsigned int n)
 		unsigned int total = s ? bench_ops_large : bench_ops_small;
 
 		for (k = 0; k < ARRAY_SIZE(nchans); k++) {
-			test++;
 			if (i < DLX_BENCH_SRCS) {
-				pr_info("not ok %u bench-%zuKiB-%uch # no sources\n",
-					test, sizes[s] / 1024, nchans[k]);
+				dlx_ktap_result(false, "bench-%zuKiB-%uch # no sources",
+						sizes[s] / 1024, nchans[k]);
 			} else if (nchans[k] > n) {
-				pr_info("ok %u bench-%zuKiB-%uch # SKIP only %u channel(s)\n",
-					test, sizes[s] / 1024, nchans[k], n);
+				dlx_ktap_result(true, "bench-%zuKiB-%uch # SKIP only %u channel(s)",
+						sizes[s] / 1024, nchans[k], n);
 			} else if (dlx_chans[0].abandoned) {
-				pr_info("not ok %u bench-%zuKiB-%uch # channels abandoned\n",
-					test, sizes[s] / 1024, nchans[k]);
+				dlx_ktap_result(false, "bench-%zuKiB-%uch # channels abandoned",
+						sizes[s] / 1024, nchans[k]);
 			} else {
-				dlx_bench_config(test, nchans[k], sizes[s],
+				dlx_bench_config(nchans[k], sizes[s],
 						 total, k == 0);
 			}
 		}

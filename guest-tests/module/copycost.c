@@ -43,16 +43,17 @@
 #include <linux/tick.h>
 
 #include "exercise.h"
-#include "races.h"
 
 static unsigned int copycost_rate = 1000;
 module_param(copycost_rate, uint, 0444);
-MODULE_PARM_DESC(copycost_rate, "copycost: offered copies per second (0: back to back; default 1000)");
+MODULE_PARM_DESC(copycost_rate,
+		 "copycost: offered copies per second (0: back to back; default 1000)");
 
 static unsigned int copycost_rates[8];
 static int copycost_nrates;
 module_param_array(copycost_rates, uint, &copycost_nrates, 0444);
-MODULE_PARM_DESC(copycost_rates, "copycost: offered rates to run, in turn (default: copycost_rate)");
+MODULE_PARM_DESC(copycost_rates,
+		 "copycost: offered rates to run, in turn (default: copycost_rate)");
 
 static unsigned int copycost_ms = 1000;
 module_param(copycost_ms, uint, 0444);
@@ -60,15 +61,18 @@ MODULE_PARM_DESC(copycost_ms, "copycost: how long each paced rate and size runs 
 
 static unsigned int copycost_b2b_ms = 200;
 module_param(copycost_b2b_ms, uint, 0444);
-MODULE_PARM_DESC(copycost_b2b_ms, "copycost: how long each size runs back to back (default 200 ms)");
+MODULE_PARM_DESC(copycost_b2b_ms,
+		 "copycost: how long each size runs back to back (default 200 ms)");
 
 static unsigned int copycost_count;
 module_param(copycost_count, uint, 0444);
-MODULE_PARM_DESC(copycost_count, "copycost: copies per window, at every rate, in place of copycost_ms and copycost_b2b_ms (default 0: by time)");
+MODULE_PARM_DESC(copycost_count,
+		 "copycost: copies per window, at every rate, in place of copycost_ms and copycost_b2b_ms (default 0: by time)");
 
 static unsigned int copycost_batch;
 module_param(copycost_batch, uint, 0444);
-MODULE_PARM_DESC(copycost_batch, "copycost: copies per wake-up of the paced thread (default 0: rate / HZ, at least 1: one wake-up per tick)");
+MODULE_PARM_DESC(copycost_batch,
+		 "copycost: copies per wake-up of the paced thread (default 0: rate / HZ, at least 1: one wake-up per tick)");
 
 static unsigned int copycost_sizes[4] = { 4096, 16384, 65536 };
 static int copycost_nsizes = 3;
@@ -77,26 +81,6 @@ MODULE_PARM_DESC(copycost_sizes, "copycost: copy sizes in bytes (default 4096,16
 
 /* instruction-profile windows opened (dlx_profile_mark) */
 static unsigned int dlx_copycost_windows;
-
-/*
- * Idle or (iowait) iowait time of all online CPUs in us, or U64_MAX where the
- * kernel keeps none.
- */
-u64 dlx_idle_us(bool iowait)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_online_cpu(cpu) {
-		u64 t = iowait ? get_cpu_iowait_time_us(cpu, NULL) :
-				 get_cpu_idle_time_us(cpu, NULL);
-
-		if (t == (u64)-1)
-			return U64_MAX;
-		sum += t;
-	}
-	return sum;
-}
 
 /*
  * /sys/module/dmalab_exercise/parameters/cpu_us, read-only: "WALL BUSY", the
@@ -137,11 +121,50 @@ struct dlx_window {
 	bool ok;
 };
 
+/* One pacing slot's n copies of len, each waited for, counted in w. */
+static void dlx_copycost_slot(struct dlx_chan *c, size_t len, unsigned int n,
+			      struct dlx_window *w)
+{
+	dma_addr_t s, d;
+	unsigned int i;
+
+	for (i = 0; w->ok && i < n; i++) {
+		if (!dlx_map_pair(c, len, &s, &d)) {
+			w->ok = false;
+			break;
+		}
+		if (!dlx_start_copy(c, d, s, len)) {
+			dlx_unmap_pair(c, len, s, d);
+			w->ok = false;
+			break;
+		}
+		/*
+		 * Whether this copy makes the thread sleep: a copy
+		 * that has completed by now (its interrupt taken on
+		 * the way, as when the engine finishes inside the
+		 * doorbell write) costs no sleep and wake-up, and one
+		 * still running does.
+		 */
+		if (!completion_done(&c->done))
+			w->slept++;
+		if (!dlx_wait(c, c->tmo_ms)) {
+			/* the copy may be in flight: keep its buffers mapped */
+			c->abandoned = true;
+			w->ok = false;
+			break;
+		}
+		dlx_unmap_pair(c, len, s, d);
+		if (c->result != DMA_TRANS_NOERROR)
+			w->ok = false;
+		w->copies++;
+	}
+}
+
 /*
  * One window at the offered rate (copycost_ms, or copycost_b2b_ms back to
- * back; or copycost_count copies): a batch of copies of len bytes in each slot of batch / rate seconds,
- * or (copy false) nothing, which measures what the pacing itself (the sleeps
- * and wake-ups) costs the CPUs.
+ * back; or copycost_count copies): a batch of copies of len bytes in each
+ * slot of batch / rate seconds, or (copy false) nothing, which measures what
+ * the pacing itself (the sleeps and wake-ups) costs the CPUs.
  */
 static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, unsigned int rate,
 					     unsigned int batch, bool copy)
@@ -150,7 +173,6 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, uns
 	u64 ms = rate ? copycost_ms : copycost_b2b_ms;
 	u64 idle0, idle1, io0, io1, t0, next, now, wall_us;
 	struct dlx_window w = { .ok = true };
-	unsigned int i;
 
 	/*
 	 * The slots start half a period after a tick (half a tick when the
@@ -169,8 +191,6 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, uns
 	t0 = ktime_get_ns();
 	next = t0 + (period && period % TICK_NSEC == 0 ? TICK_NSEC : period) / 2;
 	while (w.ok) {
-		dma_addr_t s, d;
-
 		now = ktime_get_ns();
 		if (!copycost_count && now - t0 >= ms * NSEC_PER_MSEC)
 			break;
@@ -192,36 +212,8 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, uns
 			break;
 		next += period;
 		w.slots++;
-		for (i = 0; copy && w.ok && i < (period ? batch : 1); i++) {
-			if (!dlx_map_pair(c, len, &s, &d)) {
-				w.ok = false;
-				break;
-			}
-			if (!dlx_start_copy(c, d, s, len)) {
-				dlx_unmap_pair(c, len, s, d);
-				w.ok = false;
-				break;
-			}
-			/*
-			 * Whether this copy makes the thread sleep: a copy
-			 * that has completed by now (its interrupt taken on
-			 * the way, as when the engine finishes inside the
-			 * doorbell write) costs no sleep and wake-up, and one
-			 * still running does.
-			 */
-			if (!completion_done(&c->done))
-				w.slept++;
-			if (!dlx_wait(c, c->tmo_ms)) {
-				/* the copy may be in flight: keep its buffers mapped */
-				c->abandoned = true;
-				w.ok = false;
-				break;
-			}
-			dlx_unmap_pair(c, len, s, d);
-			if (c->result != DMA_TRANS_NOERROR)
-				w.ok = false;
-			w.copies++;
-		}
+		if (copy)
+			dlx_copycost_slot(c, len, period ? batch : 1, &w);
 	}
 	w.wall_ns = ktime_get_ns() - t0;
 	idle1 = dlx_idle_us(false);
@@ -277,14 +269,14 @@ void dlx_mode_copycost(unsigned int n)
 {
 	struct dlx_chan *c = &dlx_chans[0];
 	unsigned int nrates = copycost_nrates ? copycost_nrates : 1;
-	unsigned int i, r, t = 0;
+	unsigned int i, r;
 
-	pr_info("1..%u\n", nrates * copycost_nsizes + 1);
+	dlx_ktap_plan(nrates * copycost_nsizes + 1);
 	init_completion(&c->done);
 	c->tmo_ms = timeout_ms;
 	if (dlx_alloc_buffers(c)) {
 		for (i = 0; i < nrates * copycost_nsizes + 1; i++)
-			pr_info("not ok %u copycost # no buffers\n", i + 1);
+			dlx_ktap_result(false, "copycost # no buffers");
 		return;
 	}
 	pr_info("# %s: copycost: %s, %u rate(s), %u ms per paced window, HZ %u, guest clock\n",
@@ -296,11 +288,10 @@ void dlx_mode_copycost(unsigned int n)
 			size_t len = min_t(size_t, copycost_sizes[i], c->buf_len / 2);
 			bool ok = !c->abandoned && dlx_copycost_size(c, len, rate);
 
-			pr_info("%sok %u copy-%u-rate-%u\n", ok ? "" : "not ", ++t,
-				copycost_sizes[i], rate);
+			dlx_ktap_result(ok, "copy-%u-rate-%u", copycost_sizes[i], rate);
 		}
 	}
-	pr_info("%sok %u sg\n", !c->abandoned && dlx_sgcost(c) ? "" : "not ", ++t);
+	dlx_ktap_result(!c->abandoned && dlx_sgcost(c), "sg");
 	pr_info("# dmalab-profile windows=%u source=copycost\n",
 		dlx_copycost_windows + dlx_sgcost_windows);
 	if (!c->abandoned)

@@ -24,7 +24,7 @@
 
 static DEFINE_MUTEX(dlx_cow_lock);
 static struct {
-	struct dlx_chan *c;
+	struct dlx_chan *kept;	/* the channel it keeps */
 	struct dlx_bell bell;
 	u64 start, rng, hits;
 	struct page *page;	/* the user page the copy goes to */
@@ -38,7 +38,7 @@ static struct {
 
 static void dlx_cow_release_page(void)
 {
-	struct device *dev = dlx_cow.c->chan->device->dev;
+	struct device *dev = dlx_cow.kept->chan->device->dev;
 
 	dma_unmap_page(dev, dlx_cow.dst, PAGE_SIZE, DMA_FROM_DEVICE);
 	dma_unmap_single(dev, dlx_cow.src, PAGE_SIZE, DMA_TO_DEVICE);
@@ -53,7 +53,7 @@ static void dlx_cow_release_page(void)
 
 static long dlx_cow_start(struct dlx_cow_start __user *argp)
 {
-	struct dlx_chan *c = dlx_cow.c;
+	struct dlx_chan *c = dlx_cow.kept;
 	struct device *dev = c->chan->device->dev;
 	struct dlx_cow_start a;
 	int got;
@@ -93,7 +93,7 @@ static long dlx_cow_start(struct dlx_cow_start __user *argp)
 
 static long dlx_cow_wait(void)
 {
-	struct dlx_chan *c = dlx_cow.c;
+	struct dlx_chan *c = dlx_cow.kept;
 
 	if (!dlx_cow.busy)
 		return -EINVAL;
@@ -110,10 +110,16 @@ static long dlx_cow_wait(void)
 	return 0;
 }
 
+/* mode=cow's plan */
+static const char *const dlx_cow_tests[] = {
+	"copies-before", "get-user-pages-loses-the-data",
+	"pin-user-pages-keeps-the-data", "copies-after"
+};
+
 /* The caller's view of its page after the race: did the DMA's bytes arrive? */
 static long dlx_cow_check(u64 uaddr)
 {
-	struct dlx_chan *c = dlx_cow.c;
+	struct dlx_chan *c = dlx_cow.kept;
 	size_t len = DLX_COW_LEN - DLX_COW_DMA_OFF;
 	bool arrived, ok;
 	u8 *view;
@@ -137,24 +143,25 @@ static long dlx_cow_check(u64 uaddr)
 	ok = dlx_cow.done && c->result == DMA_TRANS_NOERROR &&
 	     dlx_cow.hits == 1 && dlx_cow.released &&
 	     arrived == dlx_cow.pin;
-	if (dlx_cow.pin)
-		pr_info("%sok 3 pin-user-pages-keeps-the-data\n", ok ? "" : "not ");
-	else
-		pr_info("%sok 2 get-user-pages-loses-the-data\n", ok ? "" : "not ");
+	/* get_user_pages' round comes first, then pin_user_pages' */
+	dlx_ktap_not_ok_to(dlx_cow_tests, dlx_cow.pin ? 2 : 1, "not checked");
+	dlx_ktap_result(ok, "%s", dlx_cow_tests[dlx_cow.pin ? 2 : 1]);
 	kfree(view);
 	return 0;
 }
 
 static long dlx_cow_finish(void)
 {
-	struct dlx_chan *c = dlx_cow.c;
+	struct dlx_chan *c = dlx_cow.kept;
 	bool ok;
 
 	if (dlx_cow.finished || dlx_cow.busy)
 		return -EINVAL;
 	dlx_cow.finished = true;
 	ok = !c->abandoned && dlx_copies(c, 10, &dlx_cow.rng);
-	pr_info("%sok 4 copies-after\n", ok ? "" : "not ");
+	dlx_ktap_not_ok_to(dlx_cow_tests, 3, "not checked");
+	dlx_ktap_result(ok, "%s", dlx_cow_tests[3]);
+	dlx_ktap_end();
 	dlx_bell_close(&dlx_cow.bell);
 	dlx_free_buffers(c);
 	dlx_chan_report(c, dlx_cow.start);
@@ -168,17 +175,16 @@ static long dlx_race_ioctl(struct file *file, unsigned int cmd,
 	long ret = -ENOTTY;
 
 	mutex_lock(&dlx_cow_lock);
-	if (dlx_cow.finished && cmd != DLX_IOC_FINISH) {
+	if (dlx_cow.finished && cmd != DLX_IOC_FINISH)
 		ret = -EINVAL;
-	} else if (cmd == DLX_IOC_COW_START) {
+	else if (cmd == DLX_IOC_COW_START)
 		ret = dlx_cow_start((struct dlx_cow_start __user *)arg);
-	} else if (cmd == DLX_IOC_COW_WAIT) {
+	else if (cmd == DLX_IOC_COW_WAIT)
 		ret = dlx_cow_wait();
-	} else if (cmd == DLX_IOC_COW_CHECK) {
+	else if (cmd == DLX_IOC_COW_CHECK)
 		ret = dlx_cow_check(arg);
-	} else if (cmd == DLX_IOC_FINISH) {
+	else if (cmd == DLX_IOC_FINISH)
 		ret = dlx_cow_finish();
-	}
 	mutex_unlock(&dlx_cow_lock);
 	return ret;
 }
@@ -200,28 +206,25 @@ static struct miscdevice dlx_race_misc = {
  */
 void dlx_mode_cow(unsigned int n)
 {
-	static const char *const tests[] = {
-		"copies-before", "get-user-pages-loses-the-data",
-		"pin-user-pages-keeps-the-data", "copies-after"
-	};
+	const char *const *tests = dlx_cow_tests;
 	struct dlx_chan *c = &dlx_chans[0];
 	bool ok;
 
-	pr_info("1..4\n");
-	dlx_cow.c = c;
+	dlx_ktap_plan(4);
+	dlx_cow.kept = c;
 	dlx_cow.start = ktime_get_ns();
 	dlx_cow.rng = dlx_chan_rng(0);
 	if (!dlx_race_setup(&c, 1, tests, 4))
 		return;
 	ok = dlx_copies(c, 10, &dlx_cow.rng);
-	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
+	dlx_ktap_result(ok, "%s", tests[0]);
 	if (!dlx_bell_open(c, &dlx_cow.bell)) {
-		dlx_not_ok_from(tests, 1, 4, "no fault doorbell");
+		dlx_ktap_not_ok_to(tests, 4, "no fault doorbell");
 		dlx_free_buffers(c);
 		return;
 	}
 	if (misc_register(&dlx_race_misc)) {
-		dlx_not_ok_from(tests, 1, 4, "cannot register " DLX_RACE_DEVICE);
+		dlx_ktap_not_ok_to(tests, 4, "cannot register " DLX_RACE_DEVICE);
 		dlx_bell_close(&dlx_cow.bell);
 		dlx_free_buffers(c);
 		return;

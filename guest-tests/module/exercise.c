@@ -85,7 +85,8 @@ MODULE_PARM_DESC(max_channels, "use at most this many channels (0 = all)");
 
 static char *mode = "memcpy";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "memcpy (default), recover, inflight-reset, bench, mapcost, copycost, offload, bar-race, hostile-ring, stale, or the races.c scenarios order, fail, lostirq, cpuwrite, uaf and cow");
+MODULE_PARM_DESC(mode,
+		 "memcpy (default), recover, inflight-reset, bench, mapcost, copycost, offload, bar-race, hostile-ring, stale, or the races.c scenarios order, fail, lostirq, cpuwrite, uaf and cow");
 
 
 
@@ -115,168 +116,8 @@ module_param(iommu_expect, charp, 0444);
 MODULE_PARM_DESC(iommu_expect,
 		 "what a mapped page's bus address must be before any mode runs: translated (an IOMMU domain maps it elsewhere), bounced (swiotlb: elsewhere without an IOMMU domain), identity, or empty (not checked)");
 
-/* splitmix64: small, good enough, deterministic across runs */
-u64 dlx_next(u64 *state)
-{
-	u64 z;
-
-	*state += 0x9e3779b97f4a7c15ULL;
-	z = *state;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* uniform value in [0, n) for n > 0 (modulo bias is irrelevant here) */
-u64 dlx_below(u64 *state, u64 n)
-{
-	u64 rem;
-
-	div64_u64_rem(dlx_next(state), n, &rem);
-	return rem;
-}
-
 
 struct dlx_chan dlx_chans[DLX_MAX_CHANNELS];
-
-void dlx_callback(void *param, const struct dmaengine_result *res)
-{
-	struct dlx_chan *c = param;
-
-	c->result = res ? res->result : DMA_TRANS_NOERROR;
-	complete(&c->done);
-}
-
-const char *dlx_result_name(enum dmaengine_tx_result r)
-{
-	switch (r) {
-	case DMA_TRANS_NOERROR:
-		return "noerror";
-	case DMA_TRANS_READ_FAILED:
-		return "read-failed";
-	case DMA_TRANS_WRITE_FAILED:
-		return "write-failed";
-	case DMA_TRANS_ABORTED:
-		return "aborted";
-	}
-	return "unknown";
-}
-
-/* Fill [off, off + len) of buf with a pattern derived from op_seed. */
-void dlx_fill(u8 *buf, size_t buf_len, size_t off, size_t len,
-	      u64 op_seed)
-{
-	size_t start = round_down(off, sizeof(u64));
-	size_t end = min(round_up(off + len, sizeof(u64)), buf_len);
-	u64 state = op_seed;
-	u64 *p = (u64 *)(buf + start);
-	size_t n = (end - start) / sizeof(u64);
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = dlx_next(&state);
-	/* buf_len is a multiple of 8, so nothing is left over */
-}
-
-/* Returns the index of the first byte in [from, to) that is not poison. */
-long dlx_find_unpoisoned(const u8 *buf, size_t from, size_t to)
-{
-	size_t i;
-
-	for (i = from; i < to; i++)
-		if (buf[i] != DLX_POISON)
-			return i;
-	return -1;
-}
-
-void dlx_free_buffers(struct dlx_chan *c)
-{
-	if (c->abandoned)
-		return;		/* the engine may still write into them */
-	if (c->src_pages)
-		__free_pages(c->src_pages, c->order);
-	if (c->dst_pages)
-		__free_pages(c->dst_pages, c->order);
-	c->src_pages = NULL;
-	c->dst_pages = NULL;
-}
-
-int dlx_alloc_buffers(struct dlx_chan *c)
-{
-	size_t want = max_t(size_t, 2 * (size_t)max_len, PAGE_SIZE);
-
-	c->order = get_order(want);
-	c->buf_len = PAGE_SIZE << c->order;
-	c->src_pages = alloc_pages(GFP_KERNEL | __GFP_NOWARN, c->order);
-	c->dst_pages = alloc_pages(GFP_KERNEL | __GFP_NOWARN, c->order);
-	if (!c->src_pages || !c->dst_pages) {
-		dlx_free_buffers(c);
-		return -ENOMEM;
-	}
-	c->src = page_address(c->src_pages);
-	c->dst = page_address(c->dst_pages);
-	memset(c->src, 0, c->buf_len);
-	memset(c->dst, DLX_POISON, c->buf_len);
-	return 0;
-}
-
-/* ---- copies tracked by callback, several in flight (inflight-reset, bench) */
-
-
-DECLARE_WAIT_QUEUE_HEAD(dlx_wq);
-atomic_t dlx_callbacks = ATOMIC_INIT(0);
-bool dlx_pinned;	/* something may still call back: never unload */
-
-void dlx_op_callback(void *param, const struct dmaengine_result *res)
-{
-	struct dlx_op *op = param;
-
-	op->result = res ? res->result : DMA_TRANS_NOERROR;
-	/* publishes result; pairs with dlx_op_done() */
-	smp_store_release(&op->done, true);
-	atomic_inc(&dlx_callbacks);
-	wake_up(&dlx_wq);
-}
-
-bool dlx_op_done(struct dlx_op *op)
-{
-	/* pairs with dlx_op_callback(): result is valid once done is */
-	return smp_load_acquire(&op->done);
-}
-
-/* Prepares and submits the mapped op on its channel; the caller issues it. */
-int dlx_op_submit(struct dlx_op *op)
-{
-	struct dma_async_tx_descriptor *tx;
-	dma_cookie_t cookie;
-
-	op->done = false;
-	op->result = DMA_TRANS_NOERROR;
-	tx = dmaengine_prep_dma_memcpy(op->c->chan, op->dst_dma, op->src_dma,
-				       op->len,
-				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
-	if (!tx)
-		return -ENOMEM;
-	tx->callback_result = dlx_op_callback;
-	tx->callback_param = op;
-	cookie = dmaengine_submit(tx);
-	return dma_submit_error(cookie) ? -EIO : 0;
-}
-
-/* Index of the first byte where a and b (n bytes, 8-byte aligned) differ, or -1. */
-long dlx_compare(const u8 *a, const u8 *b, size_t n)
-{
-	const u64 *x = (const u64 *)a, *y = (const u64 *)b;
-	size_t i, words = n / sizeof(u64);
-
-	for (i = 0; i < words; i++)
-		if (x[i] != y[i])
-			break;
-	for (i *= sizeof(u64); i < n; i++)
-		if (a[i] != b[i])
-			return i;
-	return -1;
-}
 
 /*
  * What stands between the channels and memory: the IOMMU domain of the DMA
@@ -371,19 +212,14 @@ static const struct dlx_mode *dlx_find_mode(const char *name)
 	return NULL;
 }
 
-static int __init dlx_init(void)
+/* Takes up to max_channels DMA_MEMCPY channels; returns how many. */
+static unsigned int dlx_grab_channels(void)
 {
+	unsigned int n = 0, limit = DLX_MAX_CHANNELS;
 	dma_cap_mask_t mask;
-	unsigned int n = 0, i, limit = DLX_MAX_CHANNELS;
-	const struct dlx_mode *found;
-	const char *seen;
-	bool leaked = false;
 
 	if (max_channels && max_channels < limit)
 		limit = max_channels;
-	if (!max_len)
-		max_len = 1;
-
 	dma_cap_zero(mask);
 	dma_cap_set(DMA_MEMCPY, mask);
 	while (n < limit) {
@@ -395,41 +231,51 @@ static int __init dlx_init(void)
 		dlx_chans[n].name = dma_chan_name(chan);
 		n++;
 	}
+	return n;
+}
 
-	pr_info("KTAP version 1\n");
-	pr_info("# %s: mode=%s iterations=%u max_len=%u seed=%llu timeout_ms=%u channels=%u\n",
-		DLX_NAME, mode, iterations, max_len, seed, timeout_ms, n);
-	if (!n) {
-		pr_info("1..1\n");
-		pr_info("not ok 1 channels # no DMA_MEMCPY channel\n");
-		return 0;
-	}
-	seen = dlx_report_iommu(dlx_chans[0].chan);
+/* Runs mode= on the n channels, or reports why no mode result counts. */
+static void dlx_run_mode(unsigned int n)
+{
+	const struct dlx_mode *found = dlx_find_mode(mode), *m;
+	const char *seen = dlx_report_iommu(dlx_chans[0].chan);
+	char names[256];
+	size_t len = 0;
 
-	found = dlx_find_mode(mode);
 	if (*iommu_expect && strcmp(seen, iommu_expect)) {
 		/* The scenario's premise does not hold: no mode result counts. */
-		pr_info("1..1\n");
-		pr_info("not ok 1 iommu # expected %s, the mapped page is %s\n",
-			iommu_expect, seen);
-	} else if (found) {
-		found->run(n);
-	} else {
-		const struct dlx_mode *m;
-
-		pr_info("1..1\n");
-		pr_info("not ok 1 mode # unknown mode=%s\n", mode);
-		pr_info("# %s: modes:", DLX_NAME);
-		for (m = dlx_modes; m->name; m++)
-			pr_cont(" %s", m->name);
-		for (m = dlx_race_modes; m->name; m++)
-			pr_cont(" %s", m->name);
-		pr_cont("\n");
+		dlx_ktap_plan(1);
+		dlx_ktap_result(false, "iommu # expected %s, the mapped page is %s",
+				iommu_expect, seen);
+		return;
 	}
+	if (found) {
+		found->run(n);
+		return;
+	}
+	dlx_ktap_plan(1);
+	dlx_ktap_result(false, "mode # unknown mode=%s", mode);
+	for (m = dlx_modes; m->name; m++)
+		len += scnprintf(names + len, sizeof(names) - len, " %s", m->name);
+	for (m = dlx_race_modes; m->name; m++)
+		len += scnprintf(names + len, sizeof(names) - len, " %s", m->name);
+	pr_info("# %s: modes:%s\n", DLX_NAME, names);
+}
+
+/*
+ * Releases the channels the mode is done with; a channel with a copy that
+ * may still be in flight, or that a mode keeps for later (mode=cow), pins
+ * the module instead.
+ */
+static void dlx_release_channels(unsigned int n)
+{
+	bool leaked = false, kept = false;
+	unsigned int i;
 
 	for (i = 0; i < n; i++) {
 		if (dlx_chans[i].kept) {
 			dlx_pinned = true;	/* its user comes later */
+			kept = true;
 			continue;
 		}
 		if (dlx_chans[i].abandoned) {
@@ -440,6 +286,9 @@ static int __init dlx_init(void)
 		dma_release_channel(dlx_chans[i].chan);
 		dlx_chans[i].chan = NULL;
 	}
+	/* a mode that keeps a channel reports the rest of its plan later */
+	if (!kept)
+		dlx_ktap_end();
 	if (leaked || dlx_pinned) {
 		/* a late callback must not find this module unloaded */
 		__module_get(THIS_MODULE);
@@ -447,6 +296,25 @@ static int __init dlx_init(void)
 			pr_info("# %s: channel(s) abandoned after a timeout; module pinned\n",
 				DLX_NAME);
 	}
+}
+
+static int __init dlx_init(void)
+{
+	unsigned int n;
+
+	if (!max_len)
+		max_len = 1;
+	n = dlx_grab_channels();
+	pr_info("KTAP version 1\n");
+	pr_info("# %s: mode=%s iterations=%u max_len=%u seed=%llu timeout_ms=%u channels=%u\n",
+		DLX_NAME, mode, iterations, max_len, seed, timeout_ms, n);
+	if (!n) {
+		dlx_ktap_plan(1);
+		dlx_ktap_result(false, "channels # no DMA_MEMCPY channel");
+		return 0;
+	}
+	dlx_run_mode(n);
+	dlx_release_channels(n);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * dmalab_exercise: what exercise.c (verified copies, driver error paths)
- * shares with races.c (the fault-injection scenarios).
+ * dmalab_exercise: what the mode files share: the channels and parameters
+ * (exercise.c), the helpers (lib.c), the verified copies (copies.c) and the
+ * KTAP output (ktap.c).
  */
 #ifndef DLX_EXERCISE_H
 #define DLX_EXERCISE_H
@@ -19,8 +20,10 @@
 #define DLX_POISON		0xa5
 #define DLX_MAX_FAILS		8	/* give up on a channel after this */
 
-/* I/OAT channel registers (drivers/dma/ioat/registers.h), for the modes that drive
- * a channel behind ioatdma's back */
+/*
+ * I/OAT channel registers (drivers/dma/ioat/registers.h), for the modes that
+ * drive a channel behind ioatdma's back
+ */
 #define DLX_IOAT_CHAN_BASE(id)		(0x80 * ((id) + 1))
 #define DLX_IOAT_CHANCMD		0x04	/* 8 bit */
 #define DLX_IOAT_CHANCMD_SUSPEND	0x04
@@ -72,16 +75,17 @@ extern char *stale_expect;
 /* sgcost.c: the remapping unit's register base, from /init (0: none) */
 extern unsigned long vtd_base;
 
-void dlx_callback(void *param, const struct dmaengine_result *res);
+/* lib.c: the PRNG, poisoned buffers, copies tracked by their callback */
+u64 dlx_next(u64 *state);
+u64 dlx_below(u64 *state, u64 n);
 /* Fills [off, off + len) of buf with the pattern of op_seed (buf_len a multiple of 8). */
 void dlx_fill(u8 *buf, size_t buf_len, size_t off, size_t len, u64 op_seed);
-const char *dlx_result_name(enum dmaengine_tx_result r);
+long dlx_find_unpoisoned(const u8 *buf, size_t from, size_t to);
+long dlx_compare(const u8 *a, const u8 *b, size_t n);
 int dlx_alloc_buffers(struct dlx_chan *c);
 void dlx_free_buffers(struct dlx_chan *c);
-bool dlx_copies(struct dlx_chan *c, unsigned int count, u64 *rng);
-void dlx_chan_report(struct dlx_chan *c, u64 start);
-u64 dlx_chan_rng(unsigned int chan_idx);
-void dlx_summary(unsigned int first, unsigned int count);
+void dlx_callback(void *param, const struct dmaengine_result *res);
+const char *dlx_result_name(enum dmaengine_tx_result r);
 /*
  * Prepares, submits and issues one copy whose callback completes c->done:
  * its cookie, or a negative one with *why naming the step that failed.
@@ -93,8 +97,10 @@ bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 		    size_t len);
 bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 		   size_t len);
+/* Waits at most ms for c->done: false when it did not come. */
+bool dlx_wait(struct dlx_chan *c, unsigned int ms);
 void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar);
-/* races.c: len bytes at off in c->src and c->dst mapped for one copy, and unmapped */
+/* len bytes at off in c->src and c->dst mapped for one copy, and unmapped */
 bool dlx_map_pair_at(struct dlx_chan *c, size_t off, size_t len, dma_addr_t *s,
 		     dma_addr_t *d);
 static inline bool dlx_map_pair(struct dlx_chan *c, size_t len, dma_addr_t *s,
@@ -103,12 +109,8 @@ static inline bool dlx_map_pair(struct dlx_chan *c, size_t len, dma_addr_t *s,
 	return dlx_map_pair_at(c, 0, len, s, d);
 }
 void dlx_unmap_pair(struct dlx_chan *c, size_t len, dma_addr_t s, dma_addr_t d);
-
-/* exercise.c: the PRNG, poison checks, copies tracked by their callback */
-u64 dlx_next(u64 *state);
-u64 dlx_below(u64 *state, u64 n);
-long dlx_find_unpoisoned(const u8 *buf, size_t from, size_t to);
-long dlx_compare(const u8 *a, const u8 *b, size_t n);
+/* idle (or iowait) time of all online CPUs in us, U64_MAX if none kept */
+u64 dlx_idle_us(bool iowait);
 
 /* A copy whose callback marks it done (several in flight: inflight-reset, bench). */
 struct dlx_op {
@@ -130,9 +132,21 @@ void dlx_op_callback(void *param, const struct dmaengine_result *res);
 bool dlx_op_done(struct dlx_op *op);
 int dlx_op_submit(struct dlx_op *op);
 
-/* memcpy.c: a channel's verified copies, rates */
+/* copies.c: a channel's verified copies, its report, rates */
+/* Copy length of op idx: op 0 is 1 byte, op 1 is max_len, then log-uniform. */
+size_t dlx_pick_len(unsigned int idx, u64 *rng);
+bool dlx_copies(struct dlx_chan *c, unsigned int count, u64 *rng);
 bool dlx_run_channel(struct dlx_chan *c, unsigned int chan_idx);
+void dlx_chan_report(struct dlx_chan *c, u64 start);
+u64 dlx_chan_rng(unsigned int chan_idx);
+void dlx_summary(unsigned int first, unsigned int count);
 u64 dlx_mbps_x10(u64 bytes, u64 ns);
+
+/* ktap.c: the plan, numbered results, and the check that they match */
+void dlx_ktap_plan(unsigned int n);
+__printf(2, 3) bool dlx_ktap_result(bool ok, const char *fmt, ...);
+void dlx_ktap_not_ok_to(const char *const *tests, unsigned int to, const char *why);
+void dlx_ktap_end(void);
 
 /* The modes (one file each: memcpy.c, recover.c, stale.c, hostile.c, inflight.c, bench.c) */
 void dlx_mode_memcpy(unsigned int n);
@@ -143,8 +157,6 @@ void dlx_mode_inflight_reset(unsigned int n);
 void dlx_mode_bench(unsigned int n);
 void dlx_mode_mapcost(unsigned int n);
 void dlx_mode_copycost(unsigned int n);
-/* copycost.c: idle (or iowait) time of all online CPUs in us, U64_MAX if none kept */
-u64 dlx_idle_us(bool iowait);
 /* sgcost.c: copycost's scatter-gather windows, and the profile windows they opened */
 bool dlx_sgcost(struct dlx_chan *c);
 extern unsigned int dlx_sgcost_windows;
@@ -192,7 +204,7 @@ static inline u32 dlx_elapsed(u64 t0)
 	return d > U32_MAX ? U32_MAX : (u32)d;
 }
 
-/* mapcost.c: per-call samples summed up, and printed as one bench line */
+/* lib.c: per-call samples summed up, and printed as one bench line */
 struct dlx_calls {
 	u32 p50, p90, p99, max;
 	u64 mean;

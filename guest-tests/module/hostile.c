@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dmalab_exercise, mode=hostile-ring: a channel kept busy forever by a self-looping null descriptor.
+ * dmalab_exercise, mode=hostile-ring: a channel kept busy forever by a
+ * self-looping null descriptor.
  */
 
 #include <linux/module.h>
@@ -30,39 +31,16 @@ static unsigned int hostile_ms = 2000;
 module_param(hostile_ms, uint, 0444);
 MODULE_PARM_DESC(hostile_ms, "mode=hostile-ring: how long the ring runs (ms)");
 
-void dlx_mode_hostile_ring(unsigned int n)
+/*
+ * The ring runs for hostile_ms from DMACOUNT count on, the guest's own
+ * sleeps between the doorbells timed; reports the ring-runs test.
+ */
+static void dlx_ring_runs(void __iomem *regs, u16 count)
 {
-	struct dlx_chan *c = &dlx_chans[0];
-	struct device *dev = c->chan->device->dev;
-	void __iomem *bar = NULL, *regs;
 	unsigned long start, end, late = 0;
 	unsigned int writes = 0;
-	dma_addr_t ring_dma;
-	__le64 *ring;
 	u64 sts;
-	u16 count = 0;
 	bool ok;
-
-	pr_info("1..2\n");
-	regs = dlx_ioat_map(c, &bar);
-	ring = regs ? dma_alloc_coherent(dev, 64, &ring_dma, GFP_KERNEL) : NULL;
-	if (!ring) {
-		pr_info("not ok 1 ring-runs # no registers or descriptor memory\n");
-		pr_info("not ok 2 channel-stops # skipped\n");
-		goto out;
-	}
-	/* size 1, null, next = itself */
-	memset(ring, 0, 64);
-	ring[0] = cpu_to_le64(1 | (u64)DLX_IOAT_NULL_DESC_CTL << 32);
-	ring[3] = cpu_to_le64(ring_dma);
-
-	/* Stop the channel ioatdma left idle, point it at the ring, start it. */
-	writeb(DLX_IOAT_CHANCMD_SUSPEND, regs + DLX_IOAT_CHANCMD);
-	lo_hi_writeq(ring_dma, regs + DLX_IOAT_CHAINADDR);
-	count = 0xfff0;
-	writew(count, regs + DLX_IOAT_DMACOUNT);
-	pr_info("# %s: %s: self-looping null descriptor at %pad, DMACOUNT pushed ahead every ms for %u ms\n",
-		DLX_NAME, c->name, &ring_dma, hostile_ms);
 
 	/*
 	 * The guest goes on with its own work: every millisecond it sleeps,
@@ -95,17 +73,52 @@ void dlx_mode_hostile_ring(unsigned int n)
 	sts = lo_hi_readq(regs + DLX_IOAT_CHANSTS);
 	ok = writes > 0 && ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_ACTIVE ||
 			    (sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_DONE);
-	pr_info("%sok 1 ring-runs # %u doorbells in %u ms, %lu sleeps over 100 ms late, CHANSTS %#llx\n",
-		ok && !late ? "" : "not ", writes,
-		jiffies_to_msecs(jiffies - start), late, (unsigned long long)sts);
+	dlx_ktap_result(ok && !late,
+			"ring-runs # %u doorbells in %u ms, %lu sleeps over 100 ms late, CHANSTS %#llx",
+			writes, jiffies_to_msecs(jiffies - start), late, (unsigned long long)sts);
+}
+
+void dlx_mode_hostile_ring(unsigned int n)
+{
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	void __iomem *bar = NULL, *regs;
+	dma_addr_t ring_dma;
+	__le64 *ring;
+	u64 sts;
+	u16 count = 0;
+	bool ok;
+
+	dlx_ktap_plan(2);
+	regs = dlx_ioat_map(c, &bar);
+	ring = regs ? dma_alloc_coherent(dev, 64, &ring_dma, GFP_KERNEL) : NULL;
+	if (!ring) {
+		dlx_ktap_result(false, "ring-runs # no registers or descriptor memory");
+		dlx_ktap_result(false, "channel-stops # skipped");
+		goto out;
+	}
+	/* size 1, null, next = itself */
+	memset(ring, 0, 64);
+	ring[0] = cpu_to_le64(1 | (u64)DLX_IOAT_NULL_DESC_CTL << 32);
+	ring[3] = cpu_to_le64(ring_dma);
+
+	/* Stop the channel ioatdma left idle, point it at the ring, start it. */
+	writeb(DLX_IOAT_CHANCMD_SUSPEND, regs + DLX_IOAT_CHANCMD);
+	lo_hi_writeq(ring_dma, regs + DLX_IOAT_CHAINADDR);
+	count = 0xfff0;
+	writew(count, regs + DLX_IOAT_DMACOUNT);
+	pr_info("# %s: %s: self-looping null descriptor at %pad, DMACOUNT pushed ahead every ms for %u ms\n",
+		DLX_NAME, c->name, &ring_dma, hostile_ms);
+
+	dlx_ring_runs(regs, count);
 
 	/* Told to stop, it stops at once; a reset hands it back to ioatdma. */
 	writeb(DLX_IOAT_CHANCMD_SUSPEND, regs + DLX_IOAT_CHANCMD);
 	sts = lo_hi_readq(regs + DLX_IOAT_CHANSTS);
 	ok = (sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_SUSPENDED;
 	writeb(DLX_IOAT_CHANCMD_RESET, regs + DLX_IOAT_CHANCMD);
-	pr_info("%sok 2 channel-stops # CHANSTS %#llx after SUSPEND\n",
-		ok ? "" : "not ", (unsigned long long)sts);
+	dlx_ktap_result(ok, "channel-stops # CHANSTS %#llx after SUSPEND",
+			(unsigned long long)sts);
 	dma_free_coherent(dev, 64, ring, ring_dma);
 out:
 	if (bar)

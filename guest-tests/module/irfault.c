@@ -87,78 +87,57 @@ static int dlx_irq_move(unsigned int irq, unsigned int *to)
 	return -ENODEV;
 }
 
-void dlx_mode_irfault(unsigned int n)
+/*
+ * The entry of the interrupt remapping table that the channel's irq goes
+ * through, found from IRTA and the irq's MSI message, and checked to be the
+ * channel's (present, its source ID); reports irte-found.  NULL, with the
+ * tests up to the last reported, when there is none.
+ */
+static u64 *dlx_find_irte(struct dlx_chan *c, void __iomem *vtd, unsigned int irq,
+			  u32 *index)
 {
-	const char *const *tests = dlx_irfault_tests;
-	struct dlx_chan *c = &dlx_chans[0];
-	struct device *dev = c->chan->device->dev;
-	void __iomem *vtd = NULL, *bar = NULL, *regs;
-	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), irta, lo, hi, t0, ms;
-	unsigned int irq, cpu0, cpu1, entries;
-	dma_addr_t src_dma, dst_dma;
-	struct pci_dev *pdev;
+	struct pci_dev *pdev = to_pci_dev(c->chan->device->dev);
+	u64 irta = lo_hi_readq(vtd + DLX_VTD_IRTA), lo, hi, *irte;
+	unsigned int entries = 2U << DLX_IRTA_S(irta);
 	struct msi_msg msg;
-	u64 *table, *irte;
-	u32 index;
-	bool ok, came, right;
-	int err;
+	bool ok;
 
-	pr_info("1..4\n");
-	init_completion(&c->done);
-	c->tmo_ms = timeout_ms;
-	regs = dlx_ioat_map(c, &bar);
-	if (!regs || !vtd_base || num_online_cpus() < 2 || dlx_alloc_buffers(c)) {
-		dlx_not_ok_from(tests, 0, 4,
-				"needs dmalab-ioat, vtd_base, two CPUs and buffers");
-		c->failures++;
-		goto out;
-	}
-	ok = dlx_copies(c, 10, &rng);
-	pr_info("%sok 1 copies-before\n", ok ? "" : "not ");
-
-	pdev = to_pci_dev(dev);
-	irq = pci_irq_vector(pdev, c->chan->chan_id);
-	vtd = ioremap(vtd_base, PAGE_SIZE);
-	if (!vtd || (int)irq < 0) {
-		dlx_not_ok_from(tests, 1, 4, "no unit registers or no MSI-X vector");
-		c->failures++;
-		goto out_free;
-	}
-	irta = lo_hi_readq(vtd + DLX_VTD_IRTA);
-	entries = 2U << DLX_IRTA_S(irta);
 	get_cached_msi_msg(irq, &msg);
-	if (!dlx_irte_index(&msg, &index) || index >= entries) {
+	if (!dlx_irte_index(&msg, index) || *index >= entries) {
 		pr_info("# %s: irfault: irq %u message %#x:%#x data %#x, IRTA %#llx: no remappable entry\n",
 			DLX_NAME, irq, msg.address_hi, msg.address_lo, msg.data, irta);
-		dlx_not_ok_from(tests, 1, 4, "the MSI-X message is not remappable");
-		c->failures++;
-		goto out_free;
+		dlx_ktap_not_ok_to(dlx_irfault_tests, 4, "the MSI-X message is not remappable");
+		return NULL;
 	}
-	table = phys_to_virt(DLX_IRTA_ADDR(irta));
-	irte = &table[2 * index];
+	irte = (u64 *)phys_to_virt(DLX_IRTA_ADDR(irta)) + 2 * *index;
 	lo = READ_ONCE(irte[0]);
 	hi = READ_ONCE(irte[1]);
 	ok = (lo & DLX_IRTE_P) && (hi & 0xffff) == pci_dev_id(pdev);
 	pr_info("# %s: irfault: %s irq %u message %#x data %#x: IRTE %u of %u at %#llx, %#llx:%#llx (SID %04llx, vector %#llx)\n",
-		DLX_NAME, c->name, irq, msg.address_lo, msg.data, index, entries,
+		DLX_NAME, c->name, irq, msg.address_lo, msg.data, *index, entries,
 		DLX_IRTA_ADDR(irta), hi, lo, hi & 0xffff, (lo >> 16) & 0xff);
-	pr_info("%sok 2 irte-found\n", ok ? "" : "not ");
+	dlx_ktap_result(ok, "irte-found");
 	if (!ok) {
-		dlx_not_ok_from(tests, 2, 4, "not the channel's entry");
-		c->failures++;
-		goto out_free;
+		dlx_ktap_not_ok_to(dlx_irfault_tests, 4, "not the channel's entry");
+		return NULL;
 	}
+	return irte;
+}
 
-	/* Linux rewrites the entry and flushes its cache slot; then it goes bad. */
-	cpu0 = cpumask_first(irq_data_get_effective_affinity_mask(irq_get_irq_data(irq)));
-	err = dlx_irq_move(irq, &cpu1);
-	if (err) {
-		pr_info("# %s: irfault: moving irq %u off CPU %u: error %d\n", DLX_NAME,
-			irq, cpu0, err);
-		dlx_not_ok_from(tests, 2, 4, "irq_set_affinity failed");
-		c->failures++;
-		goto out_free;
-	}
+/*
+ * A copy whose completion interrupt goes through the entry made bad (a
+ * reserved bit set): it must complete all the same; reports
+ * copy-with-bad-irte.  False, with the tests up to the last reported, when
+ * the copy could not be mapped.
+ */
+static bool dlx_bad_irte_copy(struct dlx_chan *c, u64 *irte, u32 index, unsigned int cpu0,
+			      unsigned int cpu1)
+{
+	struct device *dev = c->chan->device->dev;
+	dma_addr_t src_dma, dst_dma;
+	bool ok, came, right;
+	u64 lo, t0, ms;
+
 	lo = READ_ONCE(irte[0]);
 	WRITE_ONCE(irte[0], lo | DLX_IRTE_RSVD12);
 	wmb();	/* the entry is bad before the device reads it */
@@ -169,9 +148,9 @@ void dlx_mode_irfault(unsigned int n)
 	dst_dma = dma_map_single(dev, c->dst, PAGE_SIZE, DMA_FROM_DEVICE);
 	if (dma_mapping_error(dev, src_dma) || dma_mapping_error(dev, dst_dma)) {
 		WRITE_ONCE(irte[0], lo);
-		dlx_not_ok_from(tests, 2, 4, "mapping failed");
+		dlx_ktap_not_ok_to(dlx_irfault_tests, 4, "mapping failed");
 		c->failures++;
-		goto out_free;
+		return false;
 	}
 	t0 = ktime_get_ns();
 	came = dlx_copy_wait(c, dst_dma, src_dma, PAGE_SIZE);
@@ -188,7 +167,61 @@ void dlx_mode_irfault(unsigned int n)
 		c->abandoned = true;
 	if (!ok)
 		c->failures++;
-	pr_info("%sok 3 copy-with-bad-irte\n", ok ? "" : "not ");
+	dlx_ktap_result(ok, "copy-with-bad-irte");
+	return true;
+}
+
+void dlx_mode_irfault(unsigned int n)
+{
+	const char *const *tests = dlx_irfault_tests;
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	void __iomem *vtd = NULL, *bar = NULL, *regs;
+	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0);
+	unsigned int irq, cpu0, cpu1;
+	u64 *irte;
+	u32 index;
+	bool ok;
+	int err;
+
+	dlx_ktap_plan(4);
+	init_completion(&c->done);
+	c->tmo_ms = timeout_ms;
+	regs = dlx_ioat_map(c, &bar);
+	if (!regs || !vtd_base || num_online_cpus() < 2 || dlx_alloc_buffers(c)) {
+		dlx_ktap_not_ok_to(tests, 4,
+				   "needs dmalab-ioat, vtd_base, two CPUs and buffers");
+		c->failures++;
+		goto out;
+	}
+	ok = dlx_copies(c, 10, &rng);
+	dlx_ktap_result(ok, "copies-before");
+
+	irq = pci_irq_vector(to_pci_dev(dev), c->chan->chan_id);
+	vtd = ioremap(vtd_base, PAGE_SIZE);
+	if (!vtd || (int)irq < 0) {
+		dlx_ktap_not_ok_to(tests, 4, "no unit registers or no MSI-X vector");
+		c->failures++;
+		goto out_free;
+	}
+	irte = dlx_find_irte(c, vtd, irq, &index);
+	if (!irte) {
+		c->failures++;
+		goto out_free;
+	}
+
+	/* Linux rewrites the entry and flushes its cache slot; then it goes bad. */
+	cpu0 = cpumask_first(irq_data_get_effective_affinity_mask(irq_get_irq_data(irq)));
+	err = dlx_irq_move(irq, &cpu1);
+	if (err) {
+		pr_info("# %s: irfault: moving irq %u off CPU %u: error %d\n", DLX_NAME,
+			irq, cpu0, err);
+		dlx_ktap_not_ok_to(tests, 4, "irq_set_affinity failed");
+		c->failures++;
+		goto out_free;
+	}
+	if (!dlx_bad_irte_copy(c, irte, index, cpu0, cpu1))
+		goto out_free;
 
 	/* Linux writes its own entry back (and flushes); the channel is re-armed. */
 	err = irq_set_affinity(irq, cpumask_of(cpu0));
@@ -197,7 +230,7 @@ void dlx_mode_irfault(unsigned int n)
 	writew(DLX_IOAT_CHANCTRL_RUN, regs + DLX_IOAT_CHANCTRL);
 	ok = !err && !c->abandoned && !(READ_ONCE(irte[0]) & DLX_IRTE_RSVD12) &&
 	     dlx_copies(c, 10, &rng);
-	pr_info("%sok 4 copies-after\n", ok ? "" : "not ");
+	dlx_ktap_result(ok, "copies-after");
 out_free:
 	if (!c->abandoned)
 		dlx_free_buffers(c);

@@ -62,39 +62,6 @@ static void dlx_mapcost_close(void)
 	dlx_profile_mark(false, 1);
 }
 
-static int dlx_cmp_u32(const void *a, const void *b)
-{
-	u32 x = *(const u32 *)a, y = *(const u32 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Percentiles of n samples (sorted here), the largest and their mean. */
-void dlx_calls_stats(u32 *ns, unsigned int n, struct dlx_calls *st)
-{
-	u64 sum = 0;
-	unsigned int i;
-
-	sort(ns, n, sizeof(*ns), dlx_cmp_u32, NULL);
-	for (i = 0; i < n; i++)
-		sum += ns[i];
-	st->p50 = ns[n / 2];
-	st->p90 = ns[(u64)n * 90 / 100];
-	st->p99 = ns[(u64)n * 99 / 100];
-	st->max = ns[n - 1];
-	st->mean = div_u64(sum, n);
-}
-
-/* The same as one "# TAG op=... size=..." bench line (xdpsync.c's too). */
-void dlx_report_calls(const char *tag, const char *op, size_t size, u32 *ns, unsigned int n)
-{
-	struct dlx_calls st;
-
-	dlx_calls_stats(ns, n, &st);
-	pr_info("# %s op=%s size=%zu n=%u p50_ns=%u p90_ns=%u p99_ns=%u max_ns=%u mean_ns=%llu\n",
-		tag, op, size, n, st.p50, st.p90, st.p99, st.max, st.mean);
-}
-
 static void dlx_mapcost_report(const char *op, size_t size, u32 *ns, unsigned int n)
 {
 	dlx_report_calls("bench-map", op, size, ns, n);
@@ -212,7 +179,7 @@ void dlx_mode_mapcost(unsigned int n)
 	bool ok = a && b;
 	unsigned int i;
 
-	pr_info("1..%zu\n", ARRAY_SIZE(dlx_mapcost_sizes) + mapcost_xdp);
+	dlx_ktap_plan(ARRAY_SIZE(dlx_mapcost_sizes) + mapcost_xdp);
 	pr_info("# %s: mapcost: device %s, %u calls per operation, guest clock (ktime_get_ns)\n",
 		DLX_NAME, dev_name(dev), calls);
 	if (!dlx_bounce_enable(false))
@@ -222,12 +189,11 @@ void dlx_mode_mapcost(unsigned int n)
 		size_t size = dlx_mapcost_sizes[i];
 		bool done = ok && dlx_mapcost_size(dev, size, a, b, calls);
 
-		pr_info("%sok %u map-%zu%s\n", done ? "" : "not ", i + 1, size,
-			ok ? "" : " # no memory for the samples");
+		dlx_ktap_result(done, "map-%zu%s", size,
+				ok ? "" : " # no memory for the samples");
 	}
 	if (mapcost_xdp)
-		pr_info("%sok %zu xdp-syncs\n", ok && dlx_xdp_syncs(dev, a, calls) ? "" : "not ",
-			ARRAY_SIZE(dlx_mapcost_sizes) + 1);
+		dlx_ktap_result(ok && dlx_xdp_syncs(dev, a, calls), "xdp-syncs");
 	pr_info("# dmalab-profile windows=%u source=mapcost\n", dlx_mapcost_windows);
 	vfree(a);
 	vfree(b);

@@ -49,7 +49,8 @@ MODULE_PARM_DESC(offload_calls, "offload: chunks copied per kind and size (defau
 
 static unsigned int offload_batch = 16;
 module_param(offload_batch, uint, 0444);
-MODULE_PARM_DESC(offload_batch, "offload: chunks offloaded per read of overlap and ordered (default 16)");
+MODULE_PARM_DESC(offload_batch,
+		 "offload: chunks offloaded per read of overlap and ordered (default 16)");
 
 #define DLX_OFFLOAD_MAX_CALLS	100000
 #define DLX_OFFLOAD_MAX_BATCH	64
@@ -229,7 +230,7 @@ void dlx_mode_offload(unsigned int n)
 	unsigned int i, k;
 	bool ok;
 
-	pr_info("1..%zu\n", ARRAY_SIZE(dlx_offload_sizes));
+	dlx_ktap_plan(ARRAY_SIZE(dlx_offload_sizes));
 	init_completion(&c->done);
 	c->tmo_ms = timeout_ms;
 	ok = maps && ns && !dlx_alloc_buffers(c);
@@ -248,7 +249,7 @@ void dlx_mode_offload(unsigned int n)
 			memset(c->src, 0x11 + i, (size_t)(batch + 1) * len);
 		for (k = 0; done && k < DLX_OFF_KINDS; k++)
 			done = dlx_offload_kind(c, k, len, calls, batch, ns, maps);
-		pr_info("%sok %u offload-%zu\n", done ? "" : "not ", i + 1, len);
+		dlx_ktap_result(done, "offload-%zu", len);
 		if (done) {
 			c->ops += calls;
 			c->bytes += (u64)calls * len;

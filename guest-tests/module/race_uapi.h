@@ -17,7 +17,11 @@
 
 struct dlx_cow_start {
 	__u64 uaddr;	/* a page of the caller's, page aligned */
-	__u32 pin;	/* 0: get_user_pages (FOLL_GET, as NET_DMA did); 1: pin_user_pages (FOLL_PIN | FOLL_LONGTERM) */
+	/*
+	 * 0: get_user_pages (FOLL_GET, as NET_DMA did);
+	 * 1: pin_user_pages (FOLL_PIN | FOLL_LONGTERM)
+	 */
+	__u32 pin;
 	__u32 pad;
 };
 
@@ -25,7 +29,10 @@ struct dlx_cow_start {
 #define DLX_IOC_COW_START	_IOW('D', 1, struct dlx_cow_start)
 /* Releases the held copy (it moves now), waits for it, unmaps the page and lets it go. */
 #define DLX_IOC_COW_WAIT	_IO('D', 2)
-/* Reads the caller's view of the page at this address and reports whether the DMA's data is there. */
+/*
+ * Reads the caller's view of the page at this address and reports whether
+ * the DMA's data is there.
+ */
 #define DLX_IOC_COW_CHECK	_IOW('D', 3, __u64)
 /* Verified copies on the channel, then the summary: the scenario is over. */
 #define DLX_IOC_FINISH		_IO('D', 4)

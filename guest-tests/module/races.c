@@ -68,8 +68,7 @@
 
 unsigned int fault_rule;
 module_param(fault_rule, uint, 0444);
-MODULE_PARM_DESC(fault_rule,
-		 "order/fail/uaf: index in the device's fault plan of the rule to arm");
+MODULE_PARM_DESC(fault_rule, "order/fail/uaf: index in the device's fault plan of the rule to arm");
 
 static unsigned int fast_ms = 150;
 module_param(fast_ms, uint, 0444);
@@ -134,48 +133,6 @@ u64 dlx_bell_injected(struct dlx_bell *b)
 	return lo_hi_readq(b->regs + DLX_BELL_INJECTED);
 }
 
-bool dlx_wait(struct dlx_chan *c, unsigned int ms)
-{
-	return wait_for_completion_timeout(&c->done, msecs_to_jiffies(ms)) != 0;
-}
-
-/*
- * Maps len bytes at off in c->src and in c->dst for one copy; false, with
- * nothing left mapped, when either mapping fails.
- */
-bool dlx_map_pair_at(struct dlx_chan *c, size_t off, size_t len, dma_addr_t *s,
-		     dma_addr_t *d)
-{
-	struct device *dev = c->chan->device->dev;
-
-	*s = dma_map_single(dev, c->src + off, len, DMA_TO_DEVICE);
-	if (dma_mapping_error(dev, *s))
-		return false;
-	*d = dma_map_single(dev, c->dst + off, len, DMA_FROM_DEVICE);
-	if (dma_mapping_error(dev, *d)) {
-		dma_unmap_single(dev, *s, len, DMA_TO_DEVICE);
-		return false;
-	}
-	return true;
-}
-
-void dlx_unmap_pair(struct dlx_chan *c, size_t len, dma_addr_t s,
-			   dma_addr_t d)
-{
-	struct device *dev = c->chan->device->dev;
-
-	dma_unmap_single(dev, d, len, DMA_FROM_DEVICE);
-	dma_unmap_single(dev, s, len, DMA_TO_DEVICE);
-}
-
-/* Reports tests [from, to) of the plan as not ok, saying why. */
-void dlx_not_ok_from(const char *const *tests, unsigned int from,
-			    unsigned int to, const char *why)
-{
-	for (; from < to; from++)
-		pr_info("not ok %u %s # %s\n", from + 1, tests[from], why);
-}
-
 /*
  * Allocates both channels' buffers and sets their completions up; prints
  * the plan's results as not ok when that fails.
@@ -195,7 +152,7 @@ bool dlx_race_setup(struct dlx_chan **cs, unsigned int n,
 fail:
 	for (i = 0; i < n; i++)
 		dlx_free_buffers(cs[i]);
-	dlx_not_ok_from(tests, 0, ntests, "no buffers");
+	dlx_ktap_not_ok_to(tests, ntests, "no buffers");
 	return false;
 }
 
@@ -213,9 +170,9 @@ bool dlx_race_begin(struct dlx_chan *c, const char *const *tests,
 	if (!dlx_race_setup(&c, 1, tests, n))
 		return false;
 	ok = dlx_copies(c, 10, rng);
-	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
+	dlx_ktap_result(ok, "%s", tests[0]);
 	if (!dlx_bell_open(c, bell)) {
-		dlx_not_ok_from(tests, 1, n, "no fault doorbell");
+		dlx_ktap_not_ok_to(tests, n, "no fault doorbell");
 		dlx_free_buffers(c);
 		return false;
 	}
@@ -244,7 +201,7 @@ bool dlx_armed_copy(struct dlx_chan *c, struct dlx_bell *bell,
 	bool came;
 
 	if (!dlx_map_pair(c, PAGE_SIZE, &s, &d)) {
-		dlx_not_ok_from(tests, 1, n, "mapping failed");
+		dlx_ktap_not_ok_to(tests, n, "mapping failed");
 		return false;
 	}
 	*hits = dlx_bell_injected(bell);
@@ -253,7 +210,7 @@ bool dlx_armed_copy(struct dlx_chan *c, struct dlx_bell *bell,
 	*hits = dlx_bell_injected(bell) - *hits;
 	if (!came) {
 		c->abandoned = true;
-		dlx_not_ok_from(tests, 1, n, "no callback, channel abandoned");
+		dlx_ktap_not_ok_to(tests, n, "no callback, channel abandoned");
 		return false;
 	}
 	dlx_unmap_pair(c, PAGE_SIZE, s, d);
@@ -347,26 +304,26 @@ static void dlx_mode_order(unsigned int n)
 	int landed;
 	bool ok;
 
-	pr_info("1..3\n");
+	dlx_ktap_plan(3);
 	if (n < 2) {
-		dlx_not_ok_from(tests, 0, 3, "needs two channels");
+		dlx_ktap_not_ok_to(tests, 3, "needs two channels");
 		return;
 	}
 	if (!dlx_race_setup(cs, 2, tests, 3))
 		goto out;
 	if (!dlx_bell_open(cs[0], &bell)) {
-		dlx_not_ok_from(tests, 0, 3, "no fault doorbell");
+		dlx_ktap_not_ok_to(tests, 3, "no fault doorbell");
 		goto free;
 	}
 	/* The bug shows: B completed while A's destination was still stale. */
 	landed = dlx_order_round(cs[0], cs[1], &bell, true, 1);
-	pr_info("%sok 1 %s\n", landed == 0 ? "" : "not ", tests[0]);
+	dlx_ktap_result(landed == 0, "%s", tests[0]);
 	/* The fix: waiting for A's own completion gives A's data. */
 	landed = dlx_order_round(cs[0], cs[1], &bell, false, 2);
-	pr_info("%sok 2 %s\n", landed == 1 ? "" : "not ", tests[1]);
+	dlx_ktap_result(landed == 1, "%s", tests[1]);
 	ok = !cs[0]->abandoned && !cs[1]->abandoned &&
 	     dlx_copies(cs[0], 10, &rng0) && dlx_copies(cs[1], 10, &rng1);
-	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
+	dlx_ktap_result(ok, "%s", tests[2]);
 	dlx_bell_close(&bell);
 free:
 	dlx_free_buffers(cs[0]);
@@ -389,7 +346,7 @@ static void dlx_mode_fail(unsigned int n)
 	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits;
 	bool untouched, ok;
 
-	pr_info("1..3\n");
+	dlx_ktap_plan(3);
 	if (!dlx_race_begin(c, tests, 3, &bell, &rng))
 		goto out;
 	dlx_fill(c->src, PAGE_SIZE, 0, PAGE_SIZE, 7);
@@ -401,7 +358,7 @@ static void dlx_mode_fail(unsigned int n)
 		DLX_NAME, dlx_result_name(c->result),
 		untouched ? "untouched" : "written", hits);
 	ok = c->result == DMA_TRANS_READ_FAILED && untouched && hits == 1;
-	pr_info("%sok 2 %s\n", ok ? "" : "not ", tests[1]);
+	dlx_ktap_result(ok, "%s", tests[1]);
 	/*
 	 * ioat_eh calls the failed copy back before it restarts the channel;
 	 * let it finish, then every copy must complete by interrupt, faster
@@ -410,7 +367,7 @@ static void dlx_mode_fail(unsigned int n)
 	msleep(50);
 	c->tmo_ms = fast_ms;
 	ok = dlx_copies(c, 10, &rng);
-	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
+	dlx_ktap_result(ok, "%s", tests[2]);
 out:
 	dlx_race_end(c, &bell, start);
 }
@@ -492,7 +449,7 @@ static void dlx_mode_cpuwrite(unsigned int n)
 	int got;
 	bool ok;
 
-	pr_info("1..4\n");
+	dlx_ktap_plan(4);
 	if (!dlx_race_begin(c, tests, 4, &bell, &rng))
 		goto out;
 	pr_info("# %s: cpuwrite: the racing store is in dlx_cpuwrite_store at %px\n",
@@ -500,15 +457,15 @@ static void dlx_mode_cpuwrite(unsigned int n)
 	got = dlx_cpuwrite_round(c, &bell, true, &hits);
 	pr_info("# %s: cpuwrite: written during the copy: the destination got 0x%02x (the driver meant 0x11), %llu fault(s) injected\n",
 		DLX_NAME, got & 0xff, hits);
-	pr_info("%sok 2 %s\n", got == 0x22 && hits == 1 ? "" : "not ", tests[1]);
+	dlx_ktap_result(got == 0x22 && hits == 1, "%s", tests[1]);
 	if (c->abandoned)
 		goto out;
 	got = dlx_cpuwrite_round(c, &bell, false, &hits);
 	pr_info("# %s: cpuwrite: written after the completion: the destination got 0x%02x, %llu fault(s) injected\n",
 		DLX_NAME, got & 0xff, hits);
-	pr_info("%sok 3 %s\n", got == 0x11 && hits == 1 ? "" : "not ", tests[2]);
+	dlx_ktap_result(got == 0x11 && hits == 1, "%s", tests[2]);
 	ok = !c->abandoned && dlx_copies(c, 10, &rng);
-	pr_info("%sok 4 %s\n", ok ? "" : "not ", tests[3]);
+	dlx_ktap_result(ok, "%s", tests[3]);
 out:
 	dlx_race_end(c, &bell, start);
 }
@@ -528,7 +485,7 @@ static void dlx_mode_lostirq(unsigned int n)
 	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits, t0, ms;
 	bool right, ok;
 
-	pr_info("1..3\n");
+	dlx_ktap_plan(3);
 	if (!dlx_race_begin(c, tests, 3, &bell, &rng))
 		goto out;
 	dlx_fill(c->src, PAGE_SIZE, 0, PAGE_SIZE, 23);
@@ -543,10 +500,10 @@ static void dlx_mode_lostirq(unsigned int n)
 	pr_info("# %s: lostirq: copy called back after %llu ms, result %s, data %s, %llu fault(s) injected\n",
 		DLX_NAME, ms, dlx_result_name(c->result),
 		right ? "right" : "wrong", hits);
-	pr_info("%sok 2 %s\n", ok ? "" : "not ", tests[1]);
+	dlx_ktap_result(ok, "%s", tests[1]);
 	c->tmo_ms = fast_ms;
 	ok = dlx_copies(c, 10, &rng);
-	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
+	dlx_ktap_result(ok, "%s", tests[2]);
 out:
 	dlx_race_end(c, &bell, start);
 }

@@ -42,9 +42,6 @@ void dlx_bell_close(struct dlx_bell *b);
 void dlx_bell_arm(struct dlx_bell *b);
 bool dlx_bell_release(struct dlx_bell *b);
 u64 dlx_bell_injected(struct dlx_bell *b);
-bool dlx_wait(struct dlx_chan *c, unsigned int ms);
-void dlx_not_ok_from(const char *const *tests, unsigned int from,
-		     unsigned int to, const char *why);
 bool dlx_race_setup(struct dlx_chan **cs, unsigned int n,
 		    const char *const *tests, unsigned int ntests);
 bool dlx_race_begin(struct dlx_chan *c, const char *const *tests, unsigned int n,

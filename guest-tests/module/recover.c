@@ -111,6 +111,50 @@ unmap:
 }
 
 /*
+ * Waits for ioatdma's timer to reset the suspended channel (CHANSTS leaves
+ * SUSPENDED) and checks that its recovery ran.  A channel still suspended
+ * after DLX_RESET_WAIT_MS is abandoned.
+ */
+static bool dlx_stall_recovered(struct dlx_chan *c, void __iomem *regs, u64 sts, u64 t0,
+				u64 chainaddr)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(DLX_RESET_WAIT_MS);
+	u64 chainaddr_after;
+	bool ok = true;
+
+	while ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_SUSPENDED &&
+	       time_before(jiffies, end)) {
+		usleep_range(10000, 20000);
+		sts = readq(regs + DLX_IOAT_CHANSTS);
+	}
+	if ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_SUSPENDED) {
+		pr_info("# %s: timeout-recovery: still SUSPENDED after %u ms: ioatdma did not reset the channel\n",
+			DLX_NAME, DLX_RESET_WAIT_MS);
+		c->abandoned = true;
+		return false;
+	}
+	/* ioat_reboot_chan() clears IOAT_CHAN_DOWN right after the restart */
+	msleep(20);
+	chainaddr_after = readq(regs + DLX_IOAT_CHAINADDR);
+	pr_info("# %s: %s: left SUSPENDED after %llu ms, CHANSTS %#llx, CHAINADDR %#llx -> %#llx; stalled copy %s\n",
+		DLX_NAME, c->name, div_u64(ktime_get_ns() - t0, NSEC_PER_MSEC),
+		sts, chainaddr, chainaddr_after,
+		completion_done(&c->done) ? dlx_result_name(c->result) :
+					    "not called back");
+	if (completion_done(&c->done)) {
+		pr_info("# %s: timeout-recovery: the stalled copy was called back: the channel finished it, ioatdma did not reset it\n",
+			DLX_NAME);
+		ok = false;
+	}
+	if (chainaddr_after == chainaddr) {
+		pr_info("# %s: timeout-recovery: CHAINADDR unchanged: ioatdma did not restart the channel\n",
+			DLX_NAME);
+		ok = false;
+	}
+	return ok;
+}
+
+/*
  * Timeout recovery: a copy stalls behind the driver's back.  The device is
  * booted with a latency (latency-ns), so the copy is still in flight when
  * its channel is suspended right after the submission.  CHANSTS then stays
@@ -134,8 +178,7 @@ static bool dlx_stall(struct dlx_chan *c, void __iomem *regs)
 	const char *why;
 	dma_addr_t src_dma, dst_dma;
 	dma_cookie_t cookie;
-	unsigned long end;
-	u64 sts, t0, chainaddr, chainaddr_after;
+	u64 sts, t0, chainaddr;
 	bool ok = false;
 
 	chainaddr = readq(regs + DLX_IOAT_CHAINADDR);
@@ -175,38 +218,9 @@ static bool dlx_stall(struct dlx_chan *c, void __iomem *regs)
 		goto unmap;
 	}
 
-	end = jiffies + msecs_to_jiffies(DLX_RESET_WAIT_MS);
-	while ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_SUSPENDED &&
-	       time_before(jiffies, end)) {
-		usleep_range(10000, 20000);
-		sts = readq(regs + DLX_IOAT_CHANSTS);
-	}
-	if ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_SUSPENDED) {
-		/* the copy may go on one day: leak its buffers */
-		pr_info("# %s: timeout-recovery: still SUSPENDED after %u ms: ioatdma did not reset the channel\n",
-			DLX_NAME, DLX_RESET_WAIT_MS);
-		c->abandoned = true;
-		return false;
-	}
-	/* ioat_reboot_chan() clears IOAT_CHAN_DOWN right after the restart */
-	msleep(20);
-	chainaddr_after = readq(regs + DLX_IOAT_CHAINADDR);
-	pr_info("# %s: %s: left SUSPENDED after %llu ms, CHANSTS %#llx, CHAINADDR %#llx -> %#llx; stalled copy %s\n",
-		DLX_NAME, c->name, div_u64(ktime_get_ns() - t0, NSEC_PER_MSEC),
-		sts, chainaddr, chainaddr_after,
-		completion_done(&c->done) ? dlx_result_name(c->result) :
-					    "not called back");
-	ok = true;
-	if (completion_done(&c->done)) {
-		pr_info("# %s: timeout-recovery: the stalled copy was called back: the channel finished it, ioatdma did not reset it\n",
-			DLX_NAME);
-		ok = false;
-	}
-	if (chainaddr_after == chainaddr) {
-		pr_info("# %s: timeout-recovery: CHAINADDR unchanged: ioatdma did not restart the channel\n",
-			DLX_NAME);
-		ok = false;
-	}
+	ok = dlx_stall_recovered(c, regs, sts, t0, chainaddr);
+	if (c->abandoned)
+		return false;	/* the copy may go on one day: leak its buffers */
 unmap:
 	/*
 	 * The channel reset dropped the stalled descriptor in the engine and
@@ -219,37 +233,18 @@ unmap:
 	return ok;
 }
 
-/* The channel's register block in ioatdma's BAR 0, or NULL. */
-void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar)
-{
-	struct device *dev = c->chan->device->dev;
-	struct pci_dev *pdev;
-
-	if (!dev_is_pci(dev) || !dev->driver ||
-	    strcmp(dev->driver->name, "ioatdma")) {
-		pr_info("# %s: %s is not an ioatdma channel\n", DLX_NAME,
-			c->name);
-		return NULL;
-	}
-	pdev = to_pci_dev(dev);
-	/* ioatdma has requested the BAR; a second mapping is fine for a test */
-	*bar = pci_iomap(pdev, 0, 0);
-	if (!*bar) {
-		pr_info("# %s: cannot map BAR 0 of %s\n", DLX_NAME,
-			pci_name(pdev));
-		return NULL;
-	}
-	return *bar + DLX_IOAT_CHAN_BASE(c->chan->chan_id);
-}
-
 void dlx_mode_recover(unsigned int n)
 {
+	static const char *const tests[] = {
+		"copies-before", "read-error", "copies-after-error",
+		"timeout-recovery", "copies-after-reset"
+	};
 	struct dlx_chan *c = &dlx_chans[0];
 	void __iomem *bar = NULL, *regs;
 	u64 rng = dlx_chan_rng(0), start = ktime_get_ns();
 	bool ok;
 
-	pr_info("1..5\n");
+	dlx_ktap_plan(5);
 	pr_info("# %s: recover on %s, %u copies per phase, %u ms per copy after the error and the reset\n",
 		DLX_NAME, c->name, recover_ops, fast_timeout_ms);
 	init_completion(&c->done);
@@ -258,23 +253,20 @@ void dlx_mode_recover(unsigned int n)
 		pr_info("# %s: %s: cannot allocate 2 x %zu byte buffers\n",
 			DLX_NAME, c->name, (size_t)PAGE_SIZE << c->order);
 		c->failures++;
-		pr_info("not ok 1 copies-before\n");
-		pr_info("not ok 2 read-error # no buffers\n");
-		pr_info("not ok 3 copies-after-error # no buffers\n");
-		pr_info("not ok 4 timeout-recovery # no buffers\n");
-		pr_info("not ok 5 copies-after-reset # no buffers\n");
+		dlx_ktap_result(false, "%s", tests[0]);
+		dlx_ktap_not_ok_to(tests, 5, "no buffers");
 		goto out;
 	}
 
 	/* a: the channel works */
 	ok = dlx_copies(c, recover_ops, &rng);
-	pr_info("%sok 1 copies-before\n", ok ? "" : "not ");
+	dlx_ktap_result(ok, "%s", tests[0]);
 
 	/* b: error path */
 	ok = !c->abandoned && dlx_read_error(c);
 	if (!ok)
 		c->failures++;
-	pr_info("%sok 2 read-error\n", ok ? "" : "not ");
+	dlx_ktap_result(ok, "%s", tests[1]);
 
 	/*
 	 * c: the channel works again after ioat_eh's reset and restart.  Each
@@ -285,7 +277,7 @@ void dlx_mode_recover(unsigned int n)
 	 */
 	c->tmo_ms = fast_timeout_ms;
 	ok = !c->abandoned && dlx_copies(c, recover_ops, &rng);
-	pr_info("%sok 3 copies-after-error\n", ok ? "" : "not ");
+	dlx_ktap_result(ok, "%s", tests[2]);
 
 	/* d: timeout recovery */
 	ok = false;
@@ -297,7 +289,7 @@ void dlx_mode_recover(unsigned int n)
 	}
 	if (!ok)
 		c->failures++;
-	pr_info("%sok 4 timeout-recovery\n", ok ? "" : "not ");
+	dlx_ktap_result(ok, "%s", tests[3]);
 
 	/*
 	 * e: after the timeout recovery the channel still completes copies
@@ -305,10 +297,10 @@ void dlx_mode_recover(unsigned int n)
 	 * before the next completion), same fast_timeout_ms as in c.
 	 */
 	if (c->abandoned) {
-		pr_info("not ok 5 copies-after-reset # channel abandoned\n");
+		dlx_ktap_not_ok_to(tests, 5, "channel abandoned");
 	} else {
 		ok = dlx_copies(c, recover_ops, &rng);
-		pr_info("%sok 5 copies-after-reset\n", ok ? "" : "not ");
+		dlx_ktap_result(ok, "%s", tests[4]);
 	}
 	dlx_free_buffers(c);
 out:

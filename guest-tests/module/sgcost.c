@@ -39,7 +39,8 @@
 
 static unsigned int copycost_sg_count = 200;
 module_param(copycost_sg_count, uint, 0444);
-MODULE_PARM_DESC(copycost_sg_count, "copycost: maps and unmaps per scatter-gather way (0: none; default 200)");
+MODULE_PARM_DESC(copycost_sg_count,
+		 "copycost: maps and unmaps per scatter-gather way (0: none; default 200)");
 
 static unsigned int copycost_sg_pages = 16;
 module_param(copycost_sg_pages, uint, 0444);

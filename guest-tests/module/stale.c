@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dmalab_exercise, mode=stale: a copy into a buffer just unmapped (use after unmap), behind an IOMMU.
+ * dmalab_exercise, mode=stale: a copy into a buffer just unmapped (use after
+ * unmap), behind an IOMMU.
  */
 
 #include <linux/module.h>
@@ -25,51 +26,6 @@
 #include <linux/wait.h>
 
 #include "exercise.h"
-#include "races.h"
-
-/* ---- mode=stale ------------------------------------------------------ */
-
-dma_cookie_t dlx_submit_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
-			     size_t len, const char **why)
-{
-	struct dma_async_tx_descriptor *tx;
-	dma_cookie_t cookie;
-
-	tx = dmaengine_prep_dma_memcpy(c->chan, dst, src, len,
-				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
-	if (!tx) {
-		*why = "prep_dma_memcpy returned NULL";
-		return -ENOMEM;
-	}
-	reinit_completion(&c->done);
-	c->result = DMA_TRANS_NOERROR;
-	tx->callback_result = dlx_callback;
-	tx->callback_param = c;
-	cookie = dmaengine_submit(tx);
-	if (dma_submit_error(cookie)) {
-		*why = "submit error";
-		return cookie;
-	}
-	dma_async_issue_pending(c->chan);
-	return cookie;
-}
-
-bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
-		    size_t len)
-{
-	const char *why;
-
-	return !dma_submit_error(dlx_submit_copy(c, dst, src, len, &why));
-}
-
-/* One copy on channel c; false when no callback came within tmo_ms. */
-bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
-		   size_t len)
-{
-	return dlx_start_copy(c, dst, src, len) &&
-	       wait_for_completion_timeout(&c->done,
-					   msecs_to_jiffies(c->tmo_ms)) != 0;
-}
 
 /*
  * Use after unmap, a driver bug made on purpose: a copy into a buffer whose
@@ -81,42 +37,14 @@ bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
  * lands in the page through the stale IOTLB entry (dmalab-vtd's audit counts
  * it).  stale_expect says which the scenario boots into.
  */
-void dlx_mode_stale(unsigned int n)
+/*
+ * The driver bug: dst's mapping removed, then a copy into it all the same.
+ * True when it did what stale_expect says (the caller unmaps src).
+ */
+static bool dlx_stale_copy(struct dlx_chan *c, dma_addr_t src_dma, dma_addr_t dst_dma)
 {
-	struct dlx_chan *c = &dlx_chans[0];
 	struct device *dev = c->chan->device->dev;
-	bool lands = !strcmp(stale_expect, "lands");
-	dma_addr_t src_dma, dst_dma;
-	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0);
-	bool came, started, landed, ok;
-
-	pr_info("1..3\n");
-	init_completion(&c->done);
-	c->tmo_ms = timeout_ms;
-	if (dlx_alloc_buffers(c)) {
-		pr_info("not ok 1 copy-while-mapped # no buffers\n");
-		pr_info("not ok 2 copy-after-unmap # no buffers\n");
-		pr_info("not ok 3 copies-after # no buffers\n");
-		c->failures++;
-		goto out;
-	}
-	memset(c->src, 0xa5, PAGE_SIZE);
-	memset(c->dst, 0, PAGE_SIZE);
-	src_dma = dma_map_single(dev, c->src, PAGE_SIZE, DMA_TO_DEVICE);
-	if (dma_mapping_error(dev, src_dma))
-		goto nomap;
-	dst_dma = dma_map_single(dev, c->dst, PAGE_SIZE, DMA_FROM_DEVICE);
-	if (dma_mapping_error(dev, dst_dma)) {
-		dma_unmap_single(dev, src_dma, PAGE_SIZE, DMA_TO_DEVICE);
-		goto nomap;
-	}
-
-	came = dlx_copy_wait(c, dst_dma, src_dma, PAGE_SIZE);
-	ok = came && c->result == DMA_TRANS_NOERROR && c->dst[0] == 0xa5 &&
-	     c->dst[PAGE_SIZE - 1] == 0xa5;
-	if (!ok)
-		c->failures++;
-	pr_info("%sok 1 copy-while-mapped\n", ok ? "" : "not ");
+	bool came, started, landed;
 
 	/*
 	 * Unmap and start the copy with softirqs off: the lazy flush queue's
@@ -139,16 +67,52 @@ void dlx_mode_stale(unsigned int n)
 		DLX_NAME, &dst_dma, came ? "called back" : "no callback",
 		dlx_result_name(c->result),
 		landed ? "landed in the page" : "not in the page");
-	if (lands)
-		ok = came && c->result == DMA_TRANS_NOERROR && landed;
-	else
-		ok = came && c->result == DMA_TRANS_WRITE_FAILED && !landed;
 	if (!came)
 		c->abandoned = true;	/* never free what a copy may still reach */
+	if (!strcmp(stale_expect, "lands"))
+		return came && c->result == DMA_TRANS_NOERROR && landed;
+	return came && c->result == DMA_TRANS_WRITE_FAILED && !landed;
+}
+
+void dlx_mode_stale(unsigned int n)
+{
+	static const char *const tests[] = {
+		"copy-while-mapped", "copy-after-unmap", "copies-after"
+	};
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	dma_addr_t src_dma, dst_dma;
+	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0);
+	bool came, ok;
+
+	dlx_ktap_plan(3);
+	init_completion(&c->done);
+	c->tmo_ms = timeout_ms;
+	if (dlx_alloc_buffers(c)) {
+		dlx_ktap_not_ok_to(tests, 3, "no buffers");
+		c->failures++;
+		goto out;
+	}
+	memset(c->src, 0xa5, PAGE_SIZE);
+	memset(c->dst, 0, PAGE_SIZE);
+	if (!dlx_map_pair(c, PAGE_SIZE, &src_dma, &dst_dma)) {
+		dlx_ktap_not_ok_to(tests, 3, "mapping failed");
+		c->failures++;
+		dlx_free_buffers(c);
+		goto out;
+	}
+
+	came = dlx_copy_wait(c, dst_dma, src_dma, PAGE_SIZE);
+	ok = came && c->result == DMA_TRANS_NOERROR && c->dst[0] == 0xa5 &&
+	     c->dst[PAGE_SIZE - 1] == 0xa5;
 	if (!ok)
 		c->failures++;
-	pr_info("%sok 2 copy-after-unmap # expected: %s\n", ok ? "" : "not ",
-		stale_expect);
+	dlx_ktap_result(ok, "%s", tests[0]);
+
+	ok = dlx_stale_copy(c, src_dma, dst_dma);
+	if (!ok)
+		c->failures++;
+	dlx_ktap_result(ok, "%s # expected: %s", tests[1], stale_expect);
 	dma_unmap_single(dev, src_dma, PAGE_SIZE, DMA_TO_DEVICE);
 	/*
 	 * The channel carries on (after ioatdma's error path under strict
@@ -160,16 +124,9 @@ void dlx_mode_stale(unsigned int n)
 	 */
 	msleep(50);
 	ok = !c->abandoned && dlx_copies(c, 10, &rng);
-	pr_info("%sok 3 copies-after\n", ok ? "" : "not ");
+	dlx_ktap_result(ok, "%s", tests[2]);
 	if (!c->abandoned)
 		dlx_free_buffers(c);
-	goto out;
-nomap:
-	pr_info("not ok 1 copy-while-mapped # mapping failed\n");
-	pr_info("not ok 2 copy-after-unmap # mapping failed\n");
-	pr_info("not ok 3 copies-after # mapping failed\n");
-	c->failures++;
-	dlx_free_buffers(c);
 out:
 	dlx_chan_report(c, start);
 	dlx_summary(0, 1);

@@ -22,42 +22,18 @@
 
 /* ---- mode=uaf -------------------------------------------------------- */
 
-void dlx_mode_uaf(unsigned int n)
+/*
+ * The delayed copy (the plan holds it) into d, whose mapping is removed and
+ * whose page gets a new owner before the copy moves; reports the test, name.
+ */
+static void dlx_uaf_round(struct dlx_chan *c, struct dlx_bell *bell, dma_addr_t s, dma_addr_t d,
+			  const char *name)
 {
-	static const char *const tests[] = {
-		"copy-while-mapped", "delayed-copy-after-unmap", "copies-after"
-	};
-	struct dlx_chan *c = &dlx_chans[0];
 	struct device *dev = c->chan->device->dev;
 	bool lands = !strcmp(stale_expect, "lands");
-	struct dlx_bell bell = { };
-	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0), hits;
-	unsigned long flags;
-	dma_addr_t s, d;
 	bool came, ok, intact, corrupted, released;
-
-	pr_info("1..3\n");
-	if (!dlx_race_setup(&c, 1, tests, 3))
-		goto out;
-	if (!dlx_bell_open(c, &bell)) {
-		dlx_not_ok_from(tests, 0, 3, "no fault doorbell");
-		goto free;
-	}
-	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 11);
-	memset(c->dst, 0, DLX_UAF_LEN);
-	if (!dlx_map_pair(c, DLX_UAF_LEN, &s, &d)) {
-		dlx_not_ok_from(tests, 0, 3, "mapping failed");
-		goto close;
-	}
-	/* A first copy leaves the destination's translation in the IOTLB. */
-	came = dlx_copy_wait(c, d, s, DLX_UAF_LEN);
-	ok = came && c->result == DMA_TRANS_NOERROR &&
-	     !memcmp(c->dst, c->src, DLX_UAF_LEN);
-	pr_info("%sok 1 %s\n", ok ? "" : "not ", tests[0]);
-	if (!came) {
-		c->abandoned = true;
-		goto close;
-	}
+	unsigned long flags;
+	u64 hits;
 
 	/*
 	 * The bug: the copy is in flight (its data phase held by the plan)
@@ -66,12 +42,12 @@ void dlx_mode_uaf(unsigned int n)
 	 */
 	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 99);
 	dma_sync_single_for_device(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
-	hits = dlx_bell_injected(&bell);
-	dlx_bell_arm(&bell);
+	hits = dlx_bell_injected(bell);
+	dlx_bell_arm(bell);
 	if (!dlx_start_copy(c, d, s, DLX_UAF_LEN)) {
-		pr_info("not ok 2 %s # cannot start the copy\n", tests[1]);
 		dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
-		goto after;
+		dlx_ktap_result(false, "%s # cannot start the copy", name);
+		return;
 	}
 	/*
 	 * Unmap, reuse and release with interrupts off: no flush of the
@@ -85,10 +61,10 @@ void dlx_mode_uaf(unsigned int n)
 	local_irq_save(flags);
 	dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
 	memset(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
-	released = dlx_bell_release(&bell);
+	released = dlx_bell_release(bell);
 	local_irq_restore(flags);
 	came = dlx_wait(c, c->tmo_ms);
-	hits = dlx_bell_injected(&bell) - hits;
+	hits = dlx_bell_injected(bell) - hits;
 	intact = !memchr_inv(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
 	corrupted = !memcmp(c->dst, c->src, DLX_UAF_LEN);
 	pr_info("# %s: uaf: copy %s, result %s; the reused page is %s; %llu fault(s) injected, the copy %s after the reuse\n",
@@ -104,15 +80,52 @@ void dlx_mode_uaf(unsigned int n)
 	else
 		ok = came && c->result == DMA_TRANS_WRITE_FAILED && intact;
 	ok = ok && hits == 1 && released;
-	pr_info("%sok 2 %s # expected: %s\n", ok ? "" : "not ", tests[1],
-		stale_expect);
-after:
+	dlx_ktap_result(ok, "%s # expected: %s", name, stale_expect);
+}
+
+void dlx_mode_uaf(unsigned int n)
+{
+	static const char *const tests[] = {
+		"copy-while-mapped", "delayed-copy-after-unmap", "copies-after"
+	};
+	struct dlx_chan *c = &dlx_chans[0];
+	struct device *dev = c->chan->device->dev;
+	struct dlx_bell bell = { };
+	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0);
+	dma_addr_t s, d;
+	bool came, ok;
+
+	dlx_ktap_plan(3);
+	if (!dlx_race_setup(&c, 1, tests, 3))
+		goto out;
+	if (!dlx_bell_open(c, &bell)) {
+		dlx_ktap_not_ok_to(tests, 3, "no fault doorbell");
+		goto free;
+	}
+	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 11);
+	memset(c->dst, 0, DLX_UAF_LEN);
+	if (!dlx_map_pair(c, DLX_UAF_LEN, &s, &d)) {
+		dlx_ktap_not_ok_to(tests, 3, "mapping failed");
+		goto close;
+	}
+	/* A first copy leaves the destination's translation in the IOTLB. */
+	came = dlx_copy_wait(c, d, s, DLX_UAF_LEN);
+	ok = came && c->result == DMA_TRANS_NOERROR &&
+	     !memcmp(c->dst, c->src, DLX_UAF_LEN);
+	dlx_ktap_result(ok, "%s", tests[0]);
+	if (!came) {
+		c->abandoned = true;
+		dlx_ktap_not_ok_to(tests, 3, "no callback, channel abandoned");
+		goto close;
+	}
+
+	dlx_uaf_round(c, &bell, s, d, tests[1]);
 	if (!c->abandoned)
 		dma_unmap_single(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
 	/* As in mode=stale: let ioat_eh's restart finish first. */
 	msleep(50);
 	ok = !c->abandoned && dlx_copies(c, 10, &rng);
-	pr_info("%sok 3 %s\n", ok ? "" : "not ", tests[2]);
+	dlx_ktap_result(ok, "%s", tests[2]);
 close:
 	dlx_bell_close(&bell);
 free:

@@ -46,7 +46,7 @@ static const char *const dlx_xdp_ops[] = { "fill", "rx", "rx-64", "need-sync" };
 static const char *const dlx_xdp_counted[] = { "xdp-fill", "xdp-rx", "xdp-rx-64",
 					       "xdp-need-sync" };
 
-static volatile bool dlx_xdp_sink;	/* keeps need-sync's result alive */
+static bool dlx_xdp_sink;	/* keeps need-sync's result alive (WRITE_ONCE) */
 
 static void dlx_xdp_call(struct device *dev, dma_addr_t dma, unsigned int op,
 			 size_t off, size_t len)
@@ -63,7 +63,7 @@ static void dlx_xdp_call(struct device *dev, dma_addr_t dma, unsigned int op,
 					      DMA_BIDIRECTIONAL);
 		break;
 	default:
-		dlx_xdp_sink = dma_need_sync(dev, dma + off);
+		WRITE_ONCE(dlx_xdp_sink, dma_need_sync(dev, dma + off));
 		break;
 	}
 }
