@@ -504,43 +504,40 @@ def judge_ioat(facts, total, counters):
 
 
 def judge_vtd(facts, boot, conditions):
-    """--expect-vtd: conditions on dmalab-vtd's counters."""
-    if not conditions:
-        return []
+    """--expect-vtd: conditions on dmalab-vtd's counters (named by its counter-names)."""
     units = vtd_stats(boot)
-    if not units:
-        return ["QMP: no dmalab-vtd found in the QOM tree"]
-    ops = facts.summary["ops"] if facts.summary else 0
-    reasons = []
-    for c in conditions:
-        if any(c.counter not in u["counter-names"] for u in units):
-            reasons.append("dmalab-vtd has no counter %r (%s); it has: %s" % (
-                c.counter, c.text, " ".join(units[0]["counter-names"])))
-            continue
-        have = sum(u[c.counter] for u in units)
-        if not c.holds(have, ops):
-            reasons.append("dmalab-vtd: %s is %d, expected %s %d (%s)" % (
-                c.counter, have, c.op, c.want(ops), c.text))
-    return reasons
+    return judge_conditions("dmalab-vtd", units, conditions, facts,
+                            units[0]["counter-names"] if units else (),
+                            "QMP: no dmalab-vtd found in the QOM tree")
 
 
 def judge_ioat_counters(facts, boot, conditions):
-    """--expect-ioat: conditions on dmalab-ioat's counters, summed over its devices."""
+    """--expect-ioat: conditions on dmalab-ioat's counters."""
+    devs = ioat_stats(boot)
+    return judge_conditions("dmalab-ioat", devs, conditions, facts, None,
+                            "QMP: no dmalab-ioat counters were read")
+
+
+def judge_conditions(kind, devs, conditions, facts, names, missing):
+    """Conditions on a device kind's counters, each summed over its devices; names,
+    when given, the counters the device says it has (listed when one is not)."""
     if not conditions:
         return []
-    devs = ioat_stats(boot)
     if not devs:
-        return ["QMP: no dmalab-ioat counters were read"]
+        return [missing]
     ops = facts.summary["ops"] if facts.summary else 0
     reasons = []
     for c in conditions:
-        if any(c.counter not in d for d in devs):
-            reasons.append("dmalab-ioat has no counter %r (%s)" % (c.counter, c.text))
+        if any(c.counter not in (d["counter-names"] if names is not None else d)
+               for d in devs):
+            reasons.append("%s has no counter %r (%s)%s" % (
+                kind, c.counter, c.text, "; it has: " + " ".join(names)
+                if names is not None else ""))
             continue
         have = sum(d[c.counter] for d in devs)
         if not c.holds(have, ops):
-            reasons.append("dmalab-ioat: %s is %d, expected %s %d (%s)" % (
-                c.counter, have, c.op, c.want(ops), c.text))
+            reasons.append("%s: %s is %d, expected %s %d (%s)" % (
+                kind, c.counter, have, c.op, c.want(ops), c.text))
     return reasons
 
 
