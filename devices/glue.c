@@ -307,6 +307,18 @@ void dmalab_glue_props_defaults(ObjectClass *oc, const Property *props,
     }
 }
 
+void dmalab_glue_class_init(ObjectClass *oc, const char *desc,
+                            const VMStateDescription *vmsd,
+                            ResettableHoldPhase hold)
+{
+    DeviceClass *dc = DEVICE_CLASS(oc);
+
+    dc->desc = desc;
+    dc->vmsd = vmsd;
+    RESETTABLE_CLASS(oc)->phases.hold = hold;
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+}
+
 void dmalab_glue_describe(ObjectClass *oc, const DmalabPropDoc *docs,
                           size_t n)
 {

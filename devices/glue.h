@@ -10,6 +10,7 @@
 
 #include "qemu/timer.h"
 #include "hw/qdev-properties.h"
+#include "hw/resettable.h"
 #include "migration/vmstate.h"
 #include "qom/object.h"
 
@@ -101,6 +102,14 @@ void dmalab_plan_finalize(DmalabPlan *plan);
 
 /* A string a model allocated (malloc), as a g_malloc'd one; "" for NULL. */
 char *dmalab_glue_take_string(char *s);
+
+/*
+ * What both device classes set alike: the description "-device help" shows,
+ * the migration state, the reset's hold phase and the "misc" category.
+ */
+void dmalab_glue_class_init(ObjectClass *oc, const char *desc,
+                            const VMStateDescription *vmsd,
+                            ResettableHoldPhase hold);
 
 /* A description for each of a class's properties, by name. */
 typedef struct DmalabPropDoc {

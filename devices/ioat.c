@@ -510,9 +510,7 @@ static const DmalabPropDoc dmalab_ioat_property_docs[] = {
 
 static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
 {
-    DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
-    ResettableClass *rc = RESETTABLE_CLASS(klass);
     DmalabIoatConfig defaults;
 
     k->realize = dmalab_ioat_realize;
@@ -522,11 +520,10 @@ static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
     k->device_id = DMALAB_IOAT_DEVICE_SKX;
     k->class_id = PCI_CLASS_SYSTEM_OTHER;
     k->revision = DMALAB_IOAT_REVISION;
-    rc->phases.hold = dmalab_ioat_reset_hold;
-    dc->desc = "dmalab Intel I/OAT (Crystal Beach 3.x) DMA engine";
-    dc->vmsd = &vmstate_dmalab_ioat;
-    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
-    device_class_set_props(dc, dmalab_ioat_properties);
+    dmalab_glue_class_init(klass,
+                           "dmalab Intel I/OAT (Crystal Beach 3.x) DMA engine",
+                           &vmstate_dmalab_ioat, dmalab_ioat_reset_hold);
+    device_class_set_props(DEVICE_CLASS(klass), dmalab_ioat_properties);
     dmalab_glue_describe(klass, dmalab_ioat_property_docs,
                          ARRAY_SIZE(dmalab_ioat_property_docs));
     dmalab_ioat_default_config(&defaults);

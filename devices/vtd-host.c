@@ -178,11 +178,14 @@ void dmalab_vtd_send_raised(DmalabVtdState *s)
     }
 }
 
+/* A source-id as the bus, slot and function arguments of a trace event. */
+#define DMALAB_VTD_BDF(sid) \
+    PCI_BUS_NUM(sid), PCI_SLOT((sid) & 0xff), PCI_FUNC((sid) & 0xff)
+
 static void trace_fault(void *opaque, uint16_t sid, uint64_t iova,
                         bool write, uint8_t reason, bool recorded)
 {
-    trace_dmalab_vtd_fault(PCI_BUS_NUM(sid), PCI_SLOT(sid & 0xff),
-                           PCI_FUNC(sid & 0xff), iova, write, reason,
+    trace_dmalab_vtd_fault(DMALAB_VTD_BDF(sid), iova, write, reason,
                            recorded);
 }
 
@@ -201,8 +204,7 @@ static void trace_wait_done(void *opaque, uint64_t modelled, uint64_t achieved)
 static void trace_stale(void *opaque, uint16_t sid, uint64_t iova,
                         uint64_t cached, uint64_t now, uint8_t now_fault)
 {
-    trace_dmalab_vtd_stale(PCI_BUS_NUM(sid), PCI_SLOT(sid & 0xff),
-                           PCI_FUNC(sid & 0xff), iova, cached, now,
+    trace_dmalab_vtd_stale(DMALAB_VTD_BDF(sid), iova, cached, now,
                            now_fault);
 }
 
@@ -225,12 +227,10 @@ static void trace_interrupt(void *opaque, uint16_t sid, uint64_t address,
                             uint32_t out_data, uint8_t reason, bool recorded)
 {
     if (ok) {
-        trace_dmalab_vtd_interrupt(PCI_BUS_NUM(sid), PCI_SLOT(sid & 0xff),
-                                   PCI_FUNC(sid & 0xff), address, data,
+        trace_dmalab_vtd_interrupt(DMALAB_VTD_BDF(sid), address, data,
                                    remapped, index, out_address, out_data);
     } else {
-        trace_dmalab_vtd_ir_fault(PCI_BUS_NUM(sid), PCI_SLOT(sid & 0xff),
-                                  PCI_FUNC(sid & 0xff), address, data, index,
+        trace_dmalab_vtd_ir_fault(DMALAB_VTD_BDF(sid), address, data, index,
                                   reason, recorded);
     }
 }

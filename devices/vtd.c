@@ -285,18 +285,15 @@ static void dmalab_vtd_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     X86IOMMUClass *x86 = X86_IOMMU_DEVICE_CLASS(klass);
-    ResettableClass *rc = RESETTABLE_CLASS(klass);
 
     x86->realize = dmalab_vtd_realize;
     dc->unrealize = dmalab_vtd_unrealize;
     x86->build_acpi_table = dmalab_vtd_build_acpi;
     x86->int_remap = dmalab_vtd_int_remap;
-    rc->phases.hold = dmalab_vtd_reset_hold;
-    dc->desc = "dmalab VT-d DMA-remapping unit";
-    dc->vmsd = &vmstate_dmalab_vtd;
+    dmalab_glue_class_init(klass, "dmalab VT-d DMA-remapping unit",
+                           &vmstate_dmalab_vtd, dmalab_vtd_reset_hold);
     dc->hotpluggable = false;
     dc->user_creatable = true;
-    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
     dmalab_vtd_class_props(klass);
 }
 
