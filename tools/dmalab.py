@@ -74,7 +74,7 @@ DEFAULT_MIRROR = "http://deb.debian.org/debian"
 PACKAGES = [
     # toolchain and dmalab's own build
     "build-essential", "g++", "pkg-config", "ninja-build", "patch", "xz-utils", "dpkg-dev",
-    "clang-format", "libgtest-dev", "libgmock-dev", "libbenchmark-dev",
+    "clang-format", "libgtest-dev", "libgmock-dev", "libbenchmark-dev", "libisal-dev",
     # device tests: QEMU under valgrind for the hostile-guest qtests
     "valgrind",
     # QEMU's build dependencies (minimal x86_64 TCG build)

@@ -116,8 +116,8 @@ const char* dmalab_ioat_personality(const char* name, DmalabIoatConfig* config, 
         static const std::string known = [] {
             std::string m = "unknown personality; known:";
             for (const ioat::Personality& k : ioat::kPersonalities)
-                m += " " + std::string(k.name);
-            return m + " (the first is the default)";
+                m.append(" ").append(k.name);
+            return m.append(" (the first is the default)");
         }();
         return known.c_str();
     }
