@@ -152,7 +152,8 @@ class ExpectationTests(unittest.TestCase):
                "min_device_bytes": "--min-device-bytes",
                "device_errors": "--expect-device-errors", "irq": "--expect-irq",
                "lines": "--expect-line", "vtd": "--expect-vtd", "ioat": "--expect-ioat",
-               "races": "--expect-race", "race_count": "--expect-race-count"}
+               "races": "--expect-race", "race_count": "--expect-race-count",
+               "allow_skip": "--allow-skip"}
 
     def test_an_entry_becomes_dataclasses(self):
         from harness import expect as ex

@@ -17,7 +17,7 @@ class ExpectationError(ValueError):
 # property, docs/vtd.rst), never copied here.
 # NAME OP VALUE, where VALUE is a number or ops[*N|/N] (the copies the guest verified).
 VTD_EXPECT_RE = re.compile(
-    r"^([a-z-]+)\s*(>=|<=|==|>|<)\s*(\d+|ops(?:\s*([*/])\s*(\d+))?)$")
+    r"^([a-z][a-z0-9-]*)\s*(>=|<=|==|>|<)\s*(\d+|ops(?:\s*([*/])\s*(\d+))?)$")
 
 COMPARE = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b,
            "==": lambda a, b: a == b, ">": lambda a, b: a > b, "<": lambda a, b: a < b}
@@ -187,7 +187,8 @@ class Expectations:
             binding=dataclasses.replace(base.binding, channels=None
                                         if channels is not None and channels < 0
                                         else channels),
-            ktap=KtapResults(min_ops=e.get("min_ops", 0)),
+            ktap=KtapResults(min_ops=e.get("min_ops", 0),
+                             allow_skip=tuple(e.get("allow_skip", ()))),
             counters=DeviceCounters(
                 min_descriptors=e.get("min_device_descriptors", 0),
                 min_bytes=e.get("min_device_bytes", 0),
@@ -217,6 +218,6 @@ def _errors(v):
 REGISTRY_TYPES = {"channels": _int, "min_ops": _int, "min_device_descriptors": _int,
                   "min_device_bytes": _int, "device_errors": _errors, "irq": _strings,
                   "lines": _strings, "vtd": _strings, "ioat": _strings, "races": _strings,
-                  "race_count": _int}
+                  "race_count": _int, "allow_skip": _strings}
 REGISTRY_WORDS = {_int: "a whole number", _strings: "a list of strings",
                   _errors: 'N or "N+"'}

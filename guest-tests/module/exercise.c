@@ -33,6 +33,8 @@
  * mode=mapcost, copycost, offload: the cost studies of dmalab measure (the
  *	DMA API per call; mapped copies at a fixed rate; the engine's copy
  *	against the CPU's): mapcost.c, copycost.c, offload.c.
+ * mode=raid: memcpy, interrupt, XOR, XOR_VAL, PQ, PQ_VAL and their 16-source
+ *	forms, each verified, on every channel at once (raid.c).
  * mode=order, fail, lostirq, cpuwrite, uaf, cow: races made reproducible by a fault
  *	plan (races.c).
  *
@@ -196,6 +198,7 @@ static const struct dlx_mode dlx_modes[] = {
 	{ "hostile-ring", dlx_mode_hostile_ring },
 	{ "stale", dlx_mode_stale },
 	{ "irfault", dlx_mode_irfault },
+	{ "raid", dlx_mode_raid },
 	{ NULL, NULL },
 };
 

@@ -163,6 +163,8 @@ extern unsigned int dlx_sgcost_windows;
 void dlx_mode_offload(unsigned int n);
 void dlx_mode_bar_race(unsigned int n);
 void dlx_mode_irfault(unsigned int n);
+/* raid.c: every operation a channel offers, on every channel at once */
+void dlx_mode_raid(unsigned int n);
 
 /*
  * Instruction-profile windows (docs/profile.rst).  dlx_profile_mark(true, id)

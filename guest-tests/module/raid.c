@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmalab_exercise, mode=raid: every operation a channel offers through
+ * dmaengine, on every channel at once, each result checked by the CPU.
+ *
+ * A round gives each channel one operation of the same kind, issues them all,
+ * waits for every callback and then verifies: memcpy and interrupt, which
+ * every channel has; XOR of 2-8 sources; XOR_VAL over sources that XOR to
+ * zero and over a parity with one byte wrong (the engine must report
+ * SUM_CHECK_P_RESULT); PQ of 2-8 sources with random coefficients; PQ_VAL
+ * with P and Q right, P wrong or Q wrong (the matching SUM_CHECK flag only);
+ * and, where the device takes 16 sources (dma_maxpq() of 16: ioatdma's
+ * RAID16SS), PQ and PQ_VAL of 9-16 sources.  One KTAP result per channel and
+ * operation; an operation the channel does not offer is a SKIP.  Fill is not
+ * here: ioatdma (v6.1 and v6.12) offers no DMA_MEMSET.
+ *
+ * raid_rounds sets the rounds per operation.  Lengths are multiples of 64
+ * bytes up to DLX_RAID_LEN, from the seed.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/dmaengine.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "exercise.h"
+
+static unsigned int raid_rounds = 6;
+module_param(raid_rounds, uint, 0444);
+MODULE_PARM_DESC(raid_rounds, "mode=raid: rounds per operation (default 6)");
+
+#define DLX_RAID_LEN	16384
+#define DLX_RAID_SRCS	16
+/* the sources, then P and Q, then the CPU's expected P and Q */
+#define DLX_RAID_BUFS	(DLX_RAID_SRCS + 4)
+#define DLX_RAID_P	DLX_RAID_SRCS
+#define DLX_RAID_Q	(DLX_RAID_SRCS + 1)
+#define DLX_RAID_WANT_P	(DLX_RAID_SRCS + 2)
+#define DLX_RAID_WANT_Q	(DLX_RAID_SRCS + 3)
+
+enum dlx_raid_op {
+	DLX_RAID_MEMCPY,
+	DLX_RAID_INTERRUPT,
+	DLX_RAID_XOR,
+	DLX_RAID_XOR_VAL,
+	DLX_RAID_PQ,
+	DLX_RAID_PQ_VAL,
+	DLX_RAID_PQ16,
+	DLX_RAID_PQ16_VAL,
+	DLX_RAID_OPS,
+};
+
+static const char *const dlx_raid_names[DLX_RAID_OPS] = {
+	"memcpy", "interrupt", "xor", "xor-val", "pq", "pq-val", "pq16", "pq16-val",
+};
+
+/* One channel's buffers and the operation it has in flight. */
+struct dlx_raid {
+	struct dlx_chan *c;
+	struct device *dev;
+	u8 *buf[DLX_RAID_BUFS];
+	dma_addr_t dma[DLX_RAID_BUFS];
+	u8 coef[DLX_RAID_SRCS];
+	unsigned int srcs;
+	size_t len;
+	enum sum_check_flags check;	/* written by the driver before the callback */
+	enum sum_check_flags want;	/* what a validation must report */
+	bool submitted;
+	unsigned int failed[DLX_RAID_OPS];
+	unsigned int done[DLX_RAID_OPS];
+	char why[DLX_RAID_OPS][64];
+};
+
+/* GF(2^8) with the RAID-6 polynomial 0x11d, by log and exp tables. */
+static u8 dlx_gf_exp[512];
+static u8 dlx_gf_log[256];
+
+static void dlx_gf_init(void)
+{
+	unsigned int i, x = 1;
+
+	for (i = 0; i < 255; i++) {
+		dlx_gf_exp[i] = x;
+		dlx_gf_exp[i + 255] = x;
+		dlx_gf_log[x] = i;
+		x <<= 1;
+		if (x & 0x100)
+			x ^= 0x11d;
+	}
+}
+
+static u8 dlx_gf_mul(u8 a, u8 b)
+{
+	if (!a || !b)
+		return 0;
+	return dlx_gf_exp[dlx_gf_log[a] + dlx_gf_log[b]];
+}
+
+/* The CPU's P (and Q, with q) of the r->srcs sources. */
+static void dlx_raid_expect(struct dlx_raid *r, bool q)
+{
+	u8 *p = r->buf[DLX_RAID_WANT_P], *qq = r->buf[DLX_RAID_WANT_Q];
+	unsigned int s;
+	size_t i;
+
+	memset(p, 0, r->len);
+	memset(qq, 0, r->len);
+	for (s = 0; s < r->srcs; s++) {
+		const u8 *d = r->buf[s];
+
+		for (i = 0; i < r->len; i++) {
+			p[i] ^= d[i];
+			if (q)
+				qq[i] ^= dlx_gf_mul(r->coef[s], d[i]);
+		}
+	}
+}
+
+static bool dlx_raid_alloc(struct dlx_raid *r, struct dlx_chan *c)
+{
+	unsigned int i;
+
+	r->c = c;
+	r->dev = c->chan->device->dev;
+	init_completion(&c->done);
+	for (i = 0; i < DLX_RAID_BUFS; i++) {
+		r->buf[i] = dma_alloc_coherent(r->dev, DLX_RAID_LEN, &r->dma[i],
+					       GFP_KERNEL);
+		if (!r->buf[i])
+			return false;
+	}
+	return true;
+}
+
+static void dlx_raid_free(struct dlx_raid *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < DLX_RAID_BUFS; i++)
+		if (r->buf[i])
+			dma_free_coherent(r->dev, DLX_RAID_LEN, r->buf[i],
+					  r->dma[i]);
+}
+
+/* Whether the channel offers op (dmaengine's capabilities, ioatdma's limits). */
+static bool dlx_raid_offered(struct dlx_raid *r, enum dlx_raid_op op)
+{
+	struct dma_device *d = r->c->chan->device;
+
+	switch (op) {
+	case DLX_RAID_MEMCPY:
+		return dma_has_cap(DMA_MEMCPY, d->cap_mask);
+	case DLX_RAID_INTERRUPT:
+		return dma_has_cap(DMA_INTERRUPT, d->cap_mask);
+	case DLX_RAID_XOR:
+		return dma_has_cap(DMA_XOR, d->cap_mask);
+	case DLX_RAID_XOR_VAL:
+		return dma_has_cap(DMA_XOR_VAL, d->cap_mask);
+	case DLX_RAID_PQ:
+		return dma_has_cap(DMA_PQ, d->cap_mask);
+	case DLX_RAID_PQ_VAL:
+		return dma_has_cap(DMA_PQ_VAL, d->cap_mask);
+	case DLX_RAID_PQ16:
+		return dma_has_cap(DMA_PQ, d->cap_mask) && dma_maxpq(d, 0) >= 16;
+	case DLX_RAID_PQ16_VAL:
+		return dma_has_cap(DMA_PQ_VAL, d->cap_mask) &&
+		       dma_maxpq(d, 0) >= 16;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Sets up round k of op: the sources' count, data and coefficients, the
+ * length, and for the validations the parity to check with the answer it
+ * must give (one byte of P or Q turned wrong in two rounds of three).
+ */
+static void dlx_raid_prepare(struct dlx_raid *r, enum dlx_raid_op op,
+			     unsigned int k, u64 *rng)
+{
+	bool q = op == DLX_RAID_PQ || op == DLX_RAID_PQ_VAL ||
+		 op == DLX_RAID_PQ16 || op == DLX_RAID_PQ16_VAL;
+	unsigned int s, lo = 2, hi = 8;
+	size_t at;
+
+	if (op == DLX_RAID_PQ16 || op == DLX_RAID_PQ16_VAL) {
+		lo = 9;
+		hi = 16;
+	} else if (op == DLX_RAID_XOR_VAL) {
+		hi = 7;	/* with the parity, 8: ioatdma's max_xor */
+	}
+	r->srcs = lo + dlx_below(rng, hi - lo + 1);
+	r->len = 64 * (1 + dlx_below(rng, DLX_RAID_LEN / 64));
+	for (s = 0; s < r->srcs; s++) {
+		dlx_fill(r->buf[s], DLX_RAID_LEN, 0, DLX_RAID_LEN, dlx_next(rng));
+		r->coef[s] = 1 + dlx_below(rng, 255);
+	}
+	memset(r->buf[DLX_RAID_P], DLX_POISON, DLX_RAID_LEN);
+	memset(r->buf[DLX_RAID_Q], DLX_POISON, DLX_RAID_LEN);
+	dlx_raid_expect(r, q);
+	r->want = 0;
+	if (op != DLX_RAID_XOR_VAL && op != DLX_RAID_PQ_VAL &&
+	    op != DLX_RAID_PQ16_VAL)
+		return;
+	memcpy(r->buf[DLX_RAID_P], r->buf[DLX_RAID_WANT_P], r->len);
+	memcpy(r->buf[DLX_RAID_Q], r->buf[DLX_RAID_WANT_Q], r->len);
+	at = dlx_below(rng, r->len);
+	if (op == DLX_RAID_XOR_VAL || k % 3 == 1) {
+		r->buf[DLX_RAID_P][at] ^= 0x5a;
+		r->want = SUM_CHECK_P_RESULT;
+	} else if (k % 3 == 2) {
+		r->buf[DLX_RAID_Q][at] ^= 0x5a;
+		r->want = SUM_CHECK_Q_RESULT;
+	}
+	/* XOR_VAL: the wrong parity in every round but the first */
+	if (op == DLX_RAID_XOR_VAL && k == 0) {
+		r->buf[DLX_RAID_P][at] ^= 0x5a;
+		r->want = 0;
+	}
+}
+
+/* The descriptor for op as r is set up, or NULL when the driver refuses. */
+static struct dma_async_tx_descriptor *
+dlx_raid_prep(struct dlx_raid *r, enum dlx_raid_op op)
+{
+	struct dma_chan *chan = r->c->chan;
+	struct dma_device *d = chan->device;
+	unsigned long flags = DMA_PREP_INTERRUPT | DMA_CTRL_ACK;
+	dma_addr_t src[DLX_RAID_SRCS + 1], pq[2];
+	unsigned int s;
+
+	pq[0] = r->dma[DLX_RAID_P];
+	pq[1] = r->dma[DLX_RAID_Q];
+	r->check = 0;
+	switch (op) {
+	case DLX_RAID_MEMCPY:
+		return d->device_prep_dma_memcpy(chan, r->dma[DLX_RAID_P],
+						 r->dma[0], r->len, flags);
+	case DLX_RAID_INTERRUPT:
+		return d->device_prep_dma_interrupt(chan, flags);
+	case DLX_RAID_XOR:
+		return d->device_prep_dma_xor(chan, r->dma[DLX_RAID_P], r->dma,
+					      r->srcs, r->len, flags);
+	case DLX_RAID_XOR_VAL:
+		/* ioatdma: the parity first, then the sources */
+		src[0] = r->dma[DLX_RAID_P];
+		for (s = 0; s < r->srcs; s++)
+			src[s + 1] = r->dma[s];
+		return d->device_prep_dma_xor_val(chan, src, r->srcs + 1,
+						  r->len, &r->check, flags);
+	case DLX_RAID_PQ:
+	case DLX_RAID_PQ16:
+		return d->device_prep_dma_pq(chan, pq, r->dma, r->srcs,
+					     r->coef, r->len, flags);
+	case DLX_RAID_PQ_VAL:
+	case DLX_RAID_PQ16_VAL:
+		return d->device_prep_dma_pq_val(chan, pq, r->dma, r->srcs,
+						 r->coef, r->len, &r->check,
+						 flags);
+	default:
+		return NULL;
+	}
+}
+
+static void dlx_raid_fail(struct dlx_raid *r, enum dlx_raid_op op,
+			  const char *why)
+{
+	if (!r->failed[op]++)
+		strscpy(r->why[op], why, sizeof(r->why[op]));
+}
+
+static void dlx_raid_submit(struct dlx_raid *r, enum dlx_raid_op op)
+{
+	struct dma_async_tx_descriptor *tx = dlx_raid_prep(r, op);
+
+	r->submitted = false;
+	if (!tx) {
+		dlx_raid_fail(r, op, "prep refused");
+		return;
+	}
+	reinit_completion(&r->c->done);
+	tx->callback_result = dlx_callback;
+	tx->callback_param = r->c;
+	if (dma_submit_error(dmaengine_submit(tx))) {
+		dlx_raid_fail(r, op, "submit failed");
+		return;
+	}
+	r->submitted = true;
+}
+
+/* After the callback: why the result is not the CPU's, or NULL. */
+static const char *dlx_raid_wrong(struct dlx_raid *r, enum dlx_raid_op op,
+				  char *why, size_t size)
+{
+	bool q = op == DLX_RAID_PQ || op == DLX_RAID_PQ16;
+
+	if (r->c->result != DMA_TRANS_NOERROR)
+		return dlx_result_name(r->c->result);
+	switch (op) {
+	case DLX_RAID_MEMCPY:
+		if (memcmp(r->buf[DLX_RAID_P], r->buf[0], r->len))
+			return "copy differs";
+		break;
+	case DLX_RAID_XOR:
+	case DLX_RAID_PQ:
+	case DLX_RAID_PQ16:
+		if (memcmp(r->buf[DLX_RAID_P], r->buf[DLX_RAID_WANT_P], r->len))
+			return "P differs";
+		if (q && memcmp(r->buf[DLX_RAID_Q], r->buf[DLX_RAID_WANT_Q],
+				r->len))
+			return "Q differs";
+		break;
+	case DLX_RAID_XOR_VAL:
+	case DLX_RAID_PQ_VAL:
+	case DLX_RAID_PQ16_VAL:
+		if (r->check != r->want) {
+			snprintf(why, size, "check 0x%x, want 0x%x", r->check,
+				 r->want);
+			return why;
+		}
+		break;
+	default:
+		break;
+	}
+	return NULL;
+}
+
+static void dlx_raid_check(struct dlx_raid *r, enum dlx_raid_op op)
+{
+	char buf[64];
+	const char *why = dlx_raid_wrong(r, op, buf, sizeof(buf));
+
+	if (why) {
+		dlx_raid_fail(r, op, why);
+		return;
+	}
+	r->c->ops++;
+	/* the summary's bytes are copied bytes, as the device counts them */
+	if (op == DLX_RAID_MEMCPY)
+		r->c->bytes += r->len;
+	r->done[op]++;
+}
+
+/* One round of op on every channel that offers it, all in flight at once. */
+static void dlx_raid_round(struct dlx_raid *rs, unsigned int n,
+			   enum dlx_raid_op op, unsigned int k, u64 *rng)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!dlx_raid_offered(&rs[i], op) ||
+		    rs[i].failed[op] >= DLX_MAX_FAILS)
+			continue;
+		dlx_raid_prepare(&rs[i], op, k, rng);
+		dlx_raid_submit(&rs[i], op);
+	}
+	for (i = 0; i < n; i++)
+		if (rs[i].submitted)
+			dma_async_issue_pending(rs[i].c->chan);
+	for (i = 0; i < n; i++) {
+		if (!rs[i].submitted)
+			continue;
+		rs[i].submitted = false;
+		if (!dlx_wait(rs[i].c, timeout_ms)) {
+			/* the buffers may still be written: keep them */
+			rs[i].c->abandoned = true;
+			rs[i].failed[op] = DLX_MAX_FAILS;
+			strscpy(rs[i].why[op], "timeout", sizeof(rs[i].why[op]));
+			continue;
+		}
+		dlx_raid_check(&rs[i], op);
+	}
+}
+
+static void dlx_raid_report(struct dlx_raid *rs, unsigned int n)
+{
+	unsigned int i, op;
+
+	for (i = 0; i < n; i++) {
+		for (op = 0; op < DLX_RAID_OPS; op++) {
+			struct dlx_raid *r = &rs[i];
+
+			if (!dlx_raid_offered(r, op))
+				dlx_ktap_result(true, "%s-%s # SKIP not offered",
+						r->c->name, dlx_raid_names[op]);
+			else if (r->failed[op])
+				dlx_ktap_result(false, "%s-%s # %u of %u failed, first: %s",
+						r->c->name, dlx_raid_names[op],
+						r->failed[op], raid_rounds,
+						r->why[op]);
+			else
+				dlx_ktap_result(r->done[op] == raid_rounds,
+						"%s-%s # %u verified",
+						r->c->name, dlx_raid_names[op],
+						r->done[op]);
+		}
+	}
+}
+
+/* mode=raid: every offered operation on every channel, all channels at once. */
+void dlx_mode_raid(unsigned int n)
+{
+	struct dlx_raid *rs = kcalloc(n, sizeof(*rs), GFP_KERNEL);
+	u64 rng = seed ^ 0x9e3779b97f4a7c15ULL;
+	bool keep = false;
+	unsigned int i, op, k;
+
+	dlx_ktap_plan(n * DLX_RAID_OPS);
+	if (!rs)
+		return;
+	dlx_gf_init();
+	for (i = 0; i < n; i++) {
+		if (!dlx_raid_alloc(&rs[i], &dlx_chans[i])) {
+			pr_info("# %s: raid: no coherent buffers for %s\n",
+				DLX_NAME, dlx_chans[i].name);
+			goto out;
+		}
+	}
+	for (op = 0; op < DLX_RAID_OPS; op++)
+		for (k = 0; k < raid_rounds; k++)
+			dlx_raid_round(rs, n, op, k, &rng);
+	dlx_raid_report(rs, n);
+	dlx_summary(0, n);
+out:
+	for (i = 0; i < n; i++) {
+		/* a channel that timed out may still write its buffers */
+		if (dlx_chans[i].abandoned)
+			keep = true;
+		else
+			dlx_raid_free(&rs[i]);
+	}
+	if (!keep)
+		kfree(rs);
+}
