@@ -33,6 +33,7 @@ NICS=e1000e
 PKTGEN_COUNT=2000
 SWIOTLB_STATS=""
 PROFILE=""
+MD_COST_MIB=16
 EX_PARAMS=""
 for w in $(cat /proc/cmdline); do
 	case "$w" in
@@ -45,6 +46,7 @@ for w in $(cat /proc/cmdline); do
 	dmalab.pktgen_count=*)	PKTGEN_COUNT=${w#*=} ;;
 	dmalab.swiotlb_stats=1)	SWIOTLB_STATS=1 ;;
 	dmalab.profile=1)	PROFILE=1 ;;
+	dmalab.md_cost_mib=*)	MD_COST_MIB=${w#*=} ;;
 	dmalab.iterations=*|dmalab.max_len=*|dmalab.seed=*|\
 	dmalab.timeout_ms=*|dmalab.max_channels=*)
 				EX_PARAMS="$EX_PARAMS ${w#dmalab.}" ;;
@@ -358,9 +360,9 @@ swiotlb_nic_count() {
 }
 
 case "$SCENARIO" in
-boot|memcpy|raid5|raid6|dmatest) ;;
+boot|memcpy|raid5|raid6|mdcost|dmatest) ;;
 *)
-	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 dmatest)"
+	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest)"
 	finish
 	;;
 esac
@@ -371,30 +373,32 @@ esac
 # to ioatdma's channels where they offer it.  The array resyncs, a file of
 # random data is written through it and read back, and md's own check
 # recomputes every stripe's parity and counts mismatches.
+MD=md0
 md_array() {
-	level=$1 n=$2 kib=$3
+	level=$1 n=$2 kib=$3 first=${4:-0}
 	# crc32c_generic first: libcrc32c (raid456 needs it) asks the crypto API
 	# for crc32c, a soft dependency the image's module lists do not follow
 	load_mod brd && load_mod crc32c_generic && load_mod raid456 || return 1
-	echo md0 > /sys/module/md_mod/parameters/new_array || return 1
-	md=/sys/block/md0/md
+	echo "$MD" > /sys/module/md_mod/parameters/new_array || return 1
+	md=/sys/block/$MD/md
 	echo none > $md/metadata_version && echo "$level" > $md/level &&
 		echo "$n" > $md/raid_disks && echo 65536 > $md/chunk_size || return 1
 	i=0
 	while [ $i -lt "$n" ]; do
-		echo "1:$i" > $md/new_dev || return 1
-		echo $i > $md/dev-ram$i/slot && echo "$kib" > $md/dev-ram$i/size || return 1
+		r=$((first + i))
+		echo "1:$r" > $md/new_dev || return 1
+		echo $i > $md/dev-ram$r/slot && echo "$kib" > $md/dev-ram$r/size || return 1
 		i=$((i + 1))
 	done
 	echo "$kib" > $md/component_size
 	echo active > $md/array_state || return 1
-	[ -b /dev/md0 ] || mknod /dev/md0 b 9 0
+	[ -b /dev/$MD ] || mknod /dev/$MD b 9 "${MD#md}"
 	return 0
 }
 
 md_wait_idle() {
 	tries=600
-	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ] && [ $tries -gt 0 ]; do
+	while [ "$(cat /sys/block/$MD/md/sync_action)" != idle ] && [ $tries -gt 0 ]; do
 		sleep 0.1
 		tries=$((tries - 1))
 	done
@@ -430,6 +434,48 @@ md_scenario() {
 	echo check > /sys/block/md0/md/sync_action
 	md_wait_idle || { say "error: md check did not finish"; return 1; }
 	say "md $level data $([ "$want" = "$got" ] && echo same || echo DIFFERENT) mismatch_cnt=$(cat /sys/block/md0/md/mismatch_cnt)"
+}
+
+# dmalab.scenario=mdcost (the offload study's RAID rows, dmalab measure
+# offload): what an md write costs the CPU with parity computed by the CPU or
+# offloaded.  RAID5 over 3 RAM disks (md0, ram0-2), then RAID6 over 4 (md1,
+# ram3-6), each of 16 MiB (brd.rd_nr=7 brd.rd_size=16384 on the command
+# line): once resynced, dmalab.md_cost_mib MiB (default 16) of random data
+# prepared beforehand go to the array with O_DIRECT in 1 MiB writes, timed
+# with cpu_time (the exerciser, loaded first, gives it in us), read back
+# equal, and md's check must find no mismatch.  One "# bench-raid" line each.
+md_cost() {
+	level=$1 n=$2 first=$3 MD=$4
+	md_array "$level" "$n" 16384 "$first" || { say "error: md $level array not made"; return 1; }
+	md_wait_idle || { say "error: md $level resync did not finish"; return 1; }
+	dd if=/dev/urandom of=/tmp/mdcost bs=1048576 count="$MD_COST_MIB" 2>/dev/null
+	want=$(sha256sum /tmp/mdcost | cut -d' ' -f1)
+	cpu_time
+	t0=$NOW b0=$BUSY
+	dd if=/tmp/mdcost of=/dev/$MD bs=1048576 oflag=direct 2>/dev/null ||
+		{ say "error: md $level write"; return 1; }
+	cpu_time
+	wall=$((NOW - t0)) busy=$((BUSY - b0))
+	got=$(dd if=/dev/$MD bs=1048576 count="$MD_COST_MIB" iflag=direct 2>/dev/null |
+		sha256sum | cut -d' ' -f1)
+	echo check > /sys/block/$MD/md/sync_action
+	md_wait_idle || { say "error: md $level check did not finish"; return 1; }
+	bad=$(cat /sys/block/$MD/md/mismatch_cnt)
+	[ "$want" = "$got" ] && [ "$bad" = 0 ] ||
+		say "error: md $level data $([ "$want" = "$got" ] && echo same || echo DIFFERENT) mismatch_cnt=$bad"
+	echo "# bench-raid level=$level mib=$MD_COST_MIB wall_us=$wall busy_us=$busy busy_ns_per_mib=$((busy * 1000 / MD_COST_MIB)) wall_ns_per_mib=$((wall * 1000 / MD_COST_MIB)) mb_per_s=$((MD_COST_MIB * 1048576 / (wall > 0 ? wall : 1))) util_ppm=$((busy * 1000000 / (wall > 0 ? wall : 1) / NCPUS)) clock_us=$CLOCK_US cpus=$NCPUS"
+	echo clear > /sys/block/$MD/md/array_state
+	rm -f /tmp/mdcost
+}
+
+mdcost_scenario() {
+	# shellcheck disable=SC2046  # one word per parameter
+	insmod "/lib/modules/$KVER/extra/dmalab_exercise.ko" $(mod_params dmalab_exercise) ||
+		{ say "error: insmod dmalab_exercise failed"; return 1; }
+	NCPUS=$(grep -c '^cpu[0-9]' /proc/stat)
+	cpu_time
+	[ "$CLOCK_US" = 1 ] || { say "error: no cpu_us from the exerciser"; return 1; }
+	md_cost raid5 3 0 md0 && md_cost raid6 4 3 md1
 }
 
 # The image of guest-tests/ioatdma_patched.py carries ioatdma built with
@@ -473,6 +519,7 @@ case "$SCENARIO" in
 dmatest) dmatest_scenario ;;
 raid5) md_scenario raid5 3 ;;
 raid6) md_scenario raid6 4 ;;
+mdcost) mdcost_scenario ;;
 esac
 report_irqs
 

@@ -41,13 +41,14 @@ pool's slabs from debugfs).  It needs the image with the patched ioatdma
 swiotlb=force.
 
 --study offload: the exerciser's mode=offload, NET_DMA's trade: per size
-(256 B to 64 KiB) the guest CPU's memcpy() against a copy through dmalab-ioat,
-mapped, submitted and polled to completion one at a time ("sync", the
-synchronised variant) or 16 at a time ("async"), on a one-CPU guest, each
-configuration on its own modelled clock: 1, 8 and 32 ns per guest instruction
-(so per byte of a CPU copy) with the study's engine, and 8 ns with a slower
-engine.  Besides the table it prints each kind's cost over the CPU copy's per
-size and the crossover, the size from which on offloading costs less.
+(256 B to 64 KiB) the guest CPU's busy time per chunk for its own memcpy() and
+for a copy through dmalab-ioat waited for at once ("wait"), overlapped with
+the CPU's own copy ("overlap") or synchronised before it ("ordered"), on a
+one-CPU guest at 1 ns per guest instruction, with the study's engine, a slower
+one, and a CPU whose copy costs an instruction per byte; each kind's cost over
+the CPU copy's per size and the crossover, the size from which on offloading
+costs less.  Then md RAID5 and RAID6 writes (init.sh's mdcost scenario) with
+the parity on the CPU (skx) and offloaded (bwd): busy time per MiB written.
 
 --quick: fewer calls and shorter windows, one boot per configuration unless
 --repeat says otherwise; a smoke run of the machinery, not a measurement to

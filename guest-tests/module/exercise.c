@@ -35,6 +35,8 @@
  *	against the CPU's): mapcost.c, copycost.c, offload.c.
  * mode=raid: memcpy, interrupt, XOR, XOR_VAL, PQ, PQ_VAL and their 16-source
  *	forms, each verified, on every channel at once (raid.c).
+ * mode=clock: nothing; the module stays loaded for cpu_us (init.sh's timed
+ *	md writes, dmalab.scenario=mdcost).
  * mode=order, fail, lostirq, cpuwrite, uaf, cow: races made reproducible by a fault
  *	plan (races.c).
  *
@@ -199,6 +201,7 @@ static const struct dlx_mode dlx_modes[] = {
 	{ "stale", dlx_mode_stale },
 	{ "irfault", dlx_mode_irfault },
 	{ "raid", dlx_mode_raid },
+	{ "clock", dlx_mode_clock },
 	{ NULL, NULL },
 };
 

@@ -157,6 +157,8 @@ void dlx_mode_inflight_reset(unsigned int n);
 void dlx_mode_bench(unsigned int n);
 void dlx_mode_mapcost(unsigned int n);
 void dlx_mode_copycost(unsigned int n);
+/* copycost.c: only the module, for cpu_us (init.sh's md write) */
+void dlx_mode_clock(unsigned int n);
 /* sgcost.c: copycost's scatter-gather windows, and the profile windows they opened */
 bool dlx_sgcost(struct dlx_chan *c);
 extern unsigned int dlx_sgcost_windows;

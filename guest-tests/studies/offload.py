@@ -23,14 +23,38 @@ OFFLOAD_CONFIGS = (("engine", COPY_ENGINE, None), ("slow-engine", SLOW_ENGINE, N
                    ("erms-cpu", COPY_ENGINE, "max"))
 
 
+# The RAID rows: md writes (init.sh, dmalab.scenario=mdcost: RAID5 over 3 and RAID6 over 4
+# RAM disks of 16 MiB, 16 MiB written with O_DIRECT) with the parity computed by the CPU
+# (the skx personality: ioatdma keeps no XOR or PQ, async_tx computes in software) and
+# offloaded (bwd: async_tx gives XOR and PQ to ioatdma), the study's engine profile in
+# both.  The exerciser only keeps the clock (mode=clock).  The counters must agree: no
+# XOR or PQ descriptor on the CPU's boots, some on the offloaded ones.
+RAID_WORDS = "brd.rd_nr=7 brd.rd_size=16384 dmalab_exercise.mode=clock"
+RAID_CONFIGS = (
+    ("raid-cpu", "dmalab-ioat," + COPY_ENGINE,
+     ["--expect-ioat", "xor-descriptors==0", "--expect-ioat", "pq-descriptors==0"]),
+    ("raid-offload", "dmalab-ioat,personality=bwd," + COPY_ENGINE,
+     ["--expect-id", "0x8086:0x0c50", "--expect-device-errors", "1",
+      "--expect-ioat", "xor-descriptors>0", "--expect-ioat", "pq-descriptors>0"]))
+
+
+def _raid(label):
+    return label.startswith("raid-")
+
+
 def offload_configs(mode, ioat):
     """The same copies with the study's engine and with a slower one on the modelled CPU,
-    and with the study's engine on a CPU whose copy costs an instruction per byte."""
+    and with the study's engine on a CPU whose copy costs an instruction per byte; then
+    md RAID writes with the parity on the CPU and offloaded."""
     out = []
     for label, engine, cpu in OFFLOAD_CONFIGS:
         out.append((label, ["--device", "dmalab-ioat," + engine,
                             "--append", "dmalab_exercise.mode=" + mode] +
                     (["--cpu", cpu] if cpu else []) + checks.premise("identity", "none")))
+    for label, device, expect in RAID_CONFIGS:
+        out.append((label, ["--device", device, "--scenario", "mdcost",
+                            "--append", RAID_WORDS] + expect +
+                    checks.premise("identity", "none")))
     return out
 
 
@@ -38,6 +62,12 @@ STUDY = Study("offload", False, COPY_ENGINE, [
     Table("bench-offload", ("op", "size"), "busy_ns",
           ["elapsed_ns", "mean_ns", "p99_ns", "chunks"],
           "guest CPU busy ns per chunk copied (elapsed beside it)",
-          derived=lambda s, labels: crossover(s, labels))],
-    smp=1, icount=0, cpu=MODELLED_CPU, quick={"dmalab_exercise.offload_calls": 170},
+          derived=lambda s, labels: crossover(s, [x for x in labels if not _raid(x)]),
+          only=lambda label: not _raid(label)),
+    Table("bench-raid", ("level",), "busy_ns_per_mib",
+          ["wall_ns_per_mib", "mb_per_s", "util_ppm"],
+          "guest CPU busy ns per MiB written to md (elapsed and MB/s beside it)",
+          only=_raid)],
+    smp=1, icount=0, cpu=MODELLED_CPU,
+    quick={"dmalab_exercise.offload_calls": 170, "dmalab.md_cost_mib": 4},
     matrix=offload_configs, expect=orders.offload)
