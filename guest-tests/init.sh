@@ -380,25 +380,25 @@ md_array() {
 	# for crc32c, a soft dependency the image's module lists do not follow
 	load_mod brd && load_mod crc32c_generic && load_mod raid456 || return 1
 	echo "$MD" > /sys/module/md_mod/parameters/new_array || return 1
-	md=/sys/block/$MD/md
-	echo none > $md/metadata_version && echo "$level" > $md/level &&
-		echo "$n" > $md/raid_disks && echo 65536 > $md/chunk_size || return 1
+	md=/sys/block/"$MD"/md
+	echo none > "$md"/metadata_version && echo "$level" > "$md"/level &&
+		echo "$n" > "$md"/raid_disks && echo 65536 > "$md"/chunk_size || return 1
 	i=0
 	while [ $i -lt "$n" ]; do
 		r=$((first + i))
-		echo "1:$r" > $md/new_dev || return 1
-		echo $i > $md/dev-ram$r/slot && echo "$kib" > $md/dev-ram$r/size || return 1
+		echo "1:$r" > "$md"/new_dev || return 1
+		echo $i > "$md"/dev-ram$r/slot && echo "$kib" > "$md"/dev-ram$r/size || return 1
 		i=$((i + 1))
 	done
-	echo "$kib" > $md/component_size
-	echo active > $md/array_state || return 1
-	[ -b /dev/$MD ] || mknod /dev/$MD b 9 "${MD#md}"
+	echo "$kib" > "$md"/component_size
+	echo active > "$md"/array_state || return 1
+	[ -b /dev/"$MD" ] || mknod /dev/"$MD" b 9 "${MD#md}"
 	return 0
 }
 
 md_wait_idle() {
 	tries=600
-	while [ "$(cat /sys/block/$MD/md/sync_action)" != idle ] && [ $tries -gt 0 ]; do
+	while [ "$(cat /sys/block/"$MD"/md/sync_action)" != idle ] && [ $tries -gt 0 ]; do
 		sleep 0.1
 		tries=$((tries - 1))
 	done
@@ -452,19 +452,20 @@ md_cost() {
 	want=$(sha256sum /tmp/mdcost | cut -d' ' -f1)
 	cpu_time
 	t0=$NOW b0=$BUSY
-	dd if=/tmp/mdcost of=/dev/$MD bs=1048576 oflag=direct 2>/dev/null ||
+	dd if=/tmp/mdcost of=/dev/"$MD" bs=1048576 oflag=direct 2>/dev/null ||
 		{ say "error: md $level write"; return 1; }
 	cpu_time
 	wall=$((NOW - t0)) busy=$((BUSY - b0))
-	got=$(dd if=/dev/$MD bs=1048576 count="$MD_COST_MIB" iflag=direct 2>/dev/null |
+	got=$(dd if=/dev/"$MD" bs=1048576 count="$MD_COST_MIB" iflag=direct 2>/dev/null |
 		sha256sum | cut -d' ' -f1)
-	echo check > /sys/block/$MD/md/sync_action
+	echo check > /sys/block/"$MD"/md/sync_action
 	md_wait_idle || { say "error: md $level check did not finish"; return 1; }
-	bad=$(cat /sys/block/$MD/md/mismatch_cnt)
-	[ "$want" = "$got" ] && [ "$bad" = 0 ] ||
+	bad=$(cat /sys/block/"$MD"/md/mismatch_cnt)
+	if [ "$want" != "$got" ] || [ "$bad" != 0 ]; then
 		say "error: md $level data $([ "$want" = "$got" ] && echo same || echo DIFFERENT) mismatch_cnt=$bad"
+	fi
 	echo "# bench-raid level=$level mib=$MD_COST_MIB wall_us=$wall busy_us=$busy busy_ns_per_mib=$((busy * 1000 / MD_COST_MIB)) wall_ns_per_mib=$((wall * 1000 / MD_COST_MIB)) mb_per_s=$((MD_COST_MIB * 1048576 / (wall > 0 ? wall : 1))) util_ppm=$((busy * 1000000 / (wall > 0 ? wall : 1) / NCPUS)) clock_us=$CLOCK_US cpus=$NCPUS"
-	echo clear > /sys/block/$MD/md/array_state
+	echo clear > /sys/block/"$MD"/md/array_state
 	rm -f /tmp/mdcost
 }
 
