@@ -277,16 +277,16 @@ static uint64_t host_dma_cost(void *opaque)
 }
 
 static void trace_decided(void *opaque, unsigned ch, uint64_t desc,
-                          uint64_t len, uint64_t data_at, uint64_t done_at,
-                          uint32_t fail)
+                          const char *op, uint64_t len, uint64_t data_at,
+                          uint64_t done_at, uint32_t fail)
 {
-    trace_dmalab_ioat_decided(ch, desc, len, data_at, done_at, fail);
+    trace_dmalab_ioat_decided(ch, desc, op, len, data_at, done_at, fail);
 }
 
 static void trace_completed(void *opaque, unsigned ch, uint64_t desc,
-                            uint64_t bytes)
+                            const char *op, uint64_t bytes)
 {
-    trace_dmalab_ioat_completed(ch, desc, bytes);
+    trace_dmalab_ioat_completed(ch, desc, op, bytes);
 }
 
 static void trace_halted(void *opaque, unsigned ch, uint32_t chanerr,

@@ -31,12 +31,13 @@ class TraceAdapter final : public ioat::Observer, private CTrace<DmalabIoatTrace
     {
         if (d.len)
             marks.start(d.channel, d.addr, d.src, d.dst, d.len);
-        call(&DmalabIoatTrace::decided, d.channel, d.addr, d.len, x.data_at, x.done_at, x.fail);
+        call(&DmalabIoatTrace::decided, d.channel, d.addr, ioat::op_name(d.kind), d.len, x.data_at,
+             x.done_at, x.fail);
     }
-    void completed(unsigned ch, uint64_t desc, uint64_t bytes, ioat::OpKind) override
+    void completed(unsigned ch, uint64_t desc, uint64_t bytes, ioat::OpKind kind) override
     {
         marks.finish(ch);
-        call(&DmalabIoatTrace::completed, ch, desc, bytes);
+        call(&DmalabIoatTrace::completed, ch, desc, ioat::op_name(kind), bytes);
     }
     void halted(unsigned ch, uint32_t chanerr, const DmaResult& r) override
     {

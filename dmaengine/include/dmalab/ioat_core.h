@@ -37,9 +37,11 @@ typedef struct DmalabIoatConfig {
 
 /* What the model does, for QEMU's trace events. Any pointer may be NULL. */
 typedef struct DmalabIoatTrace {
-    void (*decided)(void *opaque, unsigned channel, uint64_t desc, uint64_t len,
-                    uint64_t data_at, uint64_t done_at, uint32_t fail);
-    void (*completed)(void *opaque, unsigned channel, uint64_t desc, uint64_t bytes);
+    /* op: the operation's name, as the counters have it ("copy", "pq-16s" ...) */
+    void (*decided)(void *opaque, unsigned channel, uint64_t desc, const char *op,
+                    uint64_t len, uint64_t data_at, uint64_t done_at, uint32_t fail);
+    void (*completed)(void *opaque, unsigned channel, uint64_t desc, const char *op,
+                      uint64_t bytes);
     void (*halted)(void *opaque, unsigned channel, uint32_t chanerr, int dma_error,
                    uint64_t fault_addr);
     void (*stepped)(void *opaque, unsigned channel, uint64_t bytes, unsigned descs,
