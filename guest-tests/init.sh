@@ -450,11 +450,15 @@ md_cost() {
 	md_wait_idle || { say "error: md $level resync did not finish"; return 1; }
 	dd if=/dev/urandom of=/tmp/mdcost bs=1048576 count="$MD_COST_MIB" 2>/dev/null
 	want=$(sha256sum /tmp/mdcost | cut -d' ' -f1)
+	# dmalab.profile=1: an instruction-profile window around the write
+	# (docs/profile.rst), its size the RAID level, its operations the MiB
+	[ -n "$PROFILE" ] && dmalab-mark open $((0x0b000000 + ${level#raid}))
 	cpu_time
 	t0=$NOW b0=$BUSY
 	dd if=/tmp/mdcost of=/dev/"$MD" bs=1048576 oflag=direct 2>/dev/null ||
 		{ say "error: md $level write"; return 1; }
 	cpu_time
+	[ -n "$PROFILE" ] && dmalab-mark close "$MD_COST_MIB"
 	wall=$((NOW - t0)) busy=$((BUSY - b0))
 	got=$(dd if=/dev/"$MD" bs=1048576 count="$MD_COST_MIB" iflag=direct 2>/dev/null |
 		sha256sum | cut -d' ' -f1)

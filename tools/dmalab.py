@@ -23,8 +23,8 @@
                    per chunk copied through dmalab-ioat, waited for, overlapped or
                    ordered, against its own memcpy: the crossover sizes); options go to
                    measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N,
-                   --seeds, --builds, --expect-order); iommu-flush boots with the
-                   instruction profiler unless --no-profile;
+                   --seeds, --builds, --expect-order); iommu-flush and offload boot
+                   with the instruction profiler unless --no-profile;
                    --kernel 6.12 boots the backports kernel instead of 6.1
   ./dmalab setup   only install packages (as root)
   ./dmalab build   only build (QEMU with dmalab's devices, unit tests, guest image)
@@ -228,13 +228,14 @@ def measure(rest):
         rest += ["--name", "%s-%s" % (study[1] if study else "dma-api",
                                       "6.12" if image.name == "bpo" else "6.1")]
     targets = ["qemu/qemu-system-x86_64"]
-    profile = study[1:] == ["iommu-flush"] and "--profile" not in rest
+    profile = study[1:] in (["iommu-flush"], ["offload"]) and "--profile" not in rest
     if "--no-profile" in rest:
         rest.remove("--no-profile")
         profile = False
     if profile:
-        # iommu-flush explains its figures from instruction profiles (docs/profile.rst):
-        # each configuration's first boot counts guest instructions per kernel function
+        # iommu-flush and offload explain figures from instruction profiles
+        # (docs/profile.rst): each configuration's first boot counts guest instructions
+        # per kernel function
         targets.append(str(PROFILE_PLUGIN.relative_to(BUILD)))
         rest += ["--profile", PROFILE_PLUGIN]
     rel = image.relative_to(BUILD)

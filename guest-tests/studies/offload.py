@@ -71,3 +71,22 @@ STUDY = Study("offload", False, COPY_ENGINE, [
     smp=1, icount=0, cpu=MODELLED_CPU,
     quick={"dmalab_exercise.offload_calls": 170, "dmalab.md_cost_mib": 4},
     matrix=offload_configs, expect=orders.offload)
+
+
+def explain(runs, counters, labels, shift, profiles, top=12):
+    """With --profile: instructions per MiB in each configuration's md write windows, and
+    what the CPU's parity costs over the offloaded one, symbol by symbol, per level."""
+    if not profiles:
+        return []
+    from studies.profiles import per_op_table, diff_lines
+    have = [label for label in labels if _raid(label) and label in profiles]
+    out = ["", "md writes, instruction profiles (window md-5: RAID5, md-6: RAID6; "
+           "operations: MiB written):"] + per_op_table(profiles, have)
+    if "raid-cpu" in profiles and "raid-offload" in profiles:
+        for window in ("md-5", "md-6"):
+            out += diff_lines(profiles, "raid-cpu", "raid-offload", window, top)
+    return out
+
+
+STUDY.explain = explain
+
