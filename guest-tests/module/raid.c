@@ -11,16 +11,28 @@
  * with P and Q right, P wrong or Q wrong (the matching SUM_CHECK flag only);
  * and, where the device takes 16 sources (dma_maxpq() of 16: ioatdma's
  * RAID16SS), PQ and PQ_VAL of 9-16 sources.  One KTAP result per channel and
- * operation; an operation the channel does not offer is a SKIP.  Fill is not
- * here: ioatdma (v6.1 and v6.12) offers no DMA_MEMSET.
+ * operation; an operation the channel does not offer is a SKIP.
+ *
+ * Fill last: ioatdma (v6.1 and v6.12) offers no DMA_MEMSET, so the module
+ * gives each idle channel one fill descriptor of its own behind the driver's
+ * back, all channels at once (where DMACAPABILITY advertises fill), polls
+ * CHANSTS until the channel is done with it and checks the pattern; a reset
+ * then leaves each channel as ioatdma's release of it expects (as
+ * mode=hostile-ring does).  The descriptor asks for no completion write: the
+ * channel's completion address is still ioatdma's.
  *
  * raid_rounds sets the rounds per operation.  Lengths are multiples of 64
  * bytes up to DLX_RAID_LEN, from the seed.
  */
 
+#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/dmaengine.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/io.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
+#include <linux/pci.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -49,11 +61,19 @@ enum dlx_raid_op {
 	DLX_RAID_PQ_VAL,
 	DLX_RAID_PQ16,
 	DLX_RAID_PQ16_VAL,
+	DLX_RAID_FILL,		/* raw descriptors, not through dmaengine */
 	DLX_RAID_OPS,
 };
 
+/* I/OAT fill (drivers/dma/ioat/hw.h): opcode 0x01, the 8-byte pattern in word 1 */
+#define DLX_IOAT_OP_FILL		0x01
+#define DLX_IOAT_DMACAPABILITY		0x10	/* global, 32 bit */
+#define DLX_IOAT_CAP_FILL		BIT(6)
+#define DLX_IOAT_CHANERR		0x28	/* 32 bit */
+#define DLX_IOAT_CHANSTS_HALTED		0x3
+
 static const char *const dlx_raid_names[DLX_RAID_OPS] = {
-	"memcpy", "interrupt", "xor", "xor-val", "pq", "pq-val", "pq16", "pq16-val",
+	"memcpy", "interrupt", "xor", "xor-val", "pq", "pq-val", "pq16", "pq16-val", "fill",
 };
 
 /* One channel's buffers and the operation it has in flight. */
@@ -68,6 +88,12 @@ struct dlx_raid {
 	enum sum_check_flags check;	/* written by the driver before the callback */
 	enum sum_check_flags want;	/* what a validation must report */
 	bool submitted;
+	/* fill: the channel's registers and its one descriptor */
+	void __iomem *bar;
+	void __iomem *regs;
+	__le64 *desc;
+	dma_addr_t desc_dma;
+	u64 pattern;
 	unsigned int failed[DLX_RAID_OPS];
 	unsigned int done[DLX_RAID_OPS];
 	char why[DLX_RAID_OPS][64];
@@ -131,6 +157,14 @@ static bool dlx_raid_alloc(struct dlx_raid *r, struct dlx_chan *c)
 		if (!r->buf[i])
 			return false;
 	}
+	/* fill's registers and descriptor; without them fill is not offered */
+	r->regs = dlx_ioat_map(c, &r->bar);
+	if (r->regs)
+		r->desc = dma_alloc_coherent(r->dev, 64, &r->desc_dma, GFP_KERNEL);
+	if (!r->desc && r->bar) {
+		pci_iounmap(to_pci_dev(r->dev), r->bar);
+		r->bar = NULL;
+	}
 	return true;
 }
 
@@ -142,6 +176,10 @@ static void dlx_raid_free(struct dlx_raid *r)
 		if (r->buf[i])
 			dma_free_coherent(r->dev, DLX_RAID_LEN, r->buf[i],
 					  r->dma[i]);
+	if (r->desc)
+		dma_free_coherent(r->dev, 64, r->desc, r->desc_dma);
+	if (r->bar)
+		pci_iounmap(to_pci_dev(r->dev), r->bar);
 }
 
 /* Whether the channel offers op (dmaengine's capabilities, ioatdma's limits). */
@@ -167,6 +205,9 @@ static bool dlx_raid_offered(struct dlx_raid *r, enum dlx_raid_op op)
 	case DLX_RAID_PQ16_VAL:
 		return dma_has_cap(DMA_PQ_VAL, d->cap_mask) &&
 		       dma_maxpq(d, 0) >= 16;
+	case DLX_RAID_FILL:
+		return r->bar &&
+		       (readl(r->bar + DLX_IOAT_DMACAPABILITY) & DLX_IOAT_CAP_FILL);
 	default:
 		return false;
 	}
@@ -343,6 +384,67 @@ static void dlx_raid_check(struct dlx_raid *r, enum dlx_raid_op op)
 	r->done[op]++;
 }
 
+/* Gives the idle channel one fill descriptor of its own and starts it. */
+static void dlx_raid_fill_start(struct dlx_raid *r, u64 *rng)
+{
+	__le64 *d = r->desc;
+
+	r->len = 64 * (1 + dlx_below(rng, DLX_RAID_LEN / 64 - 1));
+	r->pattern = dlx_next(rng);
+	memset(r->buf[DLX_RAID_P], DLX_POISON, DLX_RAID_LEN);
+	memset(d, 0, 64);
+	d[0] = cpu_to_le64(r->len | (u64)(DLX_IOAT_OP_FILL << 24) << 32);
+	d[1] = cpu_to_le64(r->pattern);
+	d[2] = cpu_to_le64(r->dma[DLX_RAID_P]);
+	d[3] = cpu_to_le64(r->desc_dma);
+	/* stop the idle channel, point it at the descriptor, one to run */
+	writeb(DLX_IOAT_CHANCMD_SUSPEND, r->regs + DLX_IOAT_CHANCMD);
+	lo_hi_writeq(r->desc_dma, r->regs + DLX_IOAT_CHAINADDR);
+	writew(1, r->regs + DLX_IOAT_DMACOUNT);
+	r->submitted = true;
+}
+
+/* Polls the channel until it is done with the fill; why not, or NULL. */
+static const char *dlx_raid_fill_wait(struct dlx_raid *r)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
+	u64 sts;
+
+	do {
+		sts = lo_hi_readq(r->regs + DLX_IOAT_CHANSTS);
+		if ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_HALTED)
+			return "channel halted";
+		if ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_DONE &&
+		    (sts & ~0x3fULL) == r->desc_dma)
+			return NULL;
+		usleep_range(50, 100);
+	} while (time_before(jiffies, end));
+	return "timeout";
+}
+
+static void dlx_raid_fill_check(struct dlx_raid *r)
+{
+	const u8 *p = r->buf[DLX_RAID_P];
+	const char *why = dlx_raid_fill_wait(r);
+	size_t i;
+
+	for (i = 0; !why && i < r->len; i++)
+		if (p[i] != (u8)(r->pattern >> (8 * (i % 8))))
+			why = "pattern differs";
+	if (!why && p[r->len] != DLX_POISON)
+		why = "wrote past the block";
+	if (why) {
+		pr_info("# %s: %s fill: %s, CHANSTS %#llx CHANERR %#x\n", DLX_NAME,
+			r->c->name, why,
+			(unsigned long long)lo_hi_readq(r->regs + DLX_IOAT_CHANSTS),
+			readl(r->regs + DLX_IOAT_CHANERR));
+		dlx_raid_fail(r, DLX_RAID_FILL, why);
+		return;
+	}
+	r->c->ops++;
+	r->done[DLX_RAID_FILL]++;
+}
+
 /* One round of op on every channel that offers it, all in flight at once. */
 static void dlx_raid_round(struct dlx_raid *rs, unsigned int n,
 			   enum dlx_raid_op op, unsigned int k, u64 *rng)
@@ -351,10 +453,23 @@ static void dlx_raid_round(struct dlx_raid *rs, unsigned int n,
 
 	for (i = 0; i < n; i++) {
 		if (!dlx_raid_offered(&rs[i], op) ||
-		    rs[i].failed[op] >= DLX_MAX_FAILS)
+		    rs[i].failed[op] >= DLX_MAX_FAILS || rs[i].c->abandoned)
 			continue;
+		if (op == DLX_RAID_FILL) {
+			dlx_raid_fill_start(&rs[i], rng);
+			continue;
+		}
 		dlx_raid_prepare(&rs[i], op, k, rng);
 		dlx_raid_submit(&rs[i], op);
+	}
+	if (op == DLX_RAID_FILL) {
+		for (i = 0; i < n; i++) {
+			if (!rs[i].submitted)
+				continue;
+			rs[i].submitted = false;
+			dlx_raid_fill_check(&rs[i]);
+		}
+		return;
 	}
 	for (i = 0; i < n; i++)
 		if (rs[i].submitted)
@@ -421,6 +536,10 @@ void dlx_mode_raid(unsigned int n)
 	for (op = 0; op < DLX_RAID_OPS; op++)
 		for (k = 0; k < raid_rounds; k++)
 			dlx_raid_round(rs, n, op, k, &rng);
+	/* the channels that ran fills: a reset hands them back to ioatdma */
+	for (i = 0; i < n; i++)
+		if (rs[i].done[DLX_RAID_FILL] || rs[i].failed[DLX_RAID_FILL])
+			writeb(DLX_IOAT_CHANCMD_RESET, rs[i].regs + DLX_IOAT_CHANCMD);
 	dlx_raid_report(rs, n);
 	dlx_summary(0, n);
 out:
