@@ -46,7 +46,7 @@ for w in $(cat /proc/cmdline); do
 	dmalab.pktgen_count=*)	PKTGEN_COUNT=${w#*=} ;;
 	dmalab.swiotlb_stats=1)	SWIOTLB_STATS=1 ;;
 	dmalab.profile=1)	PROFILE=1 ;;
-	dmalab.md_cost_mib=*)	MD_COST_MIB=${w#*=} ;;
+	dmalab.md_cost_mib=[1-9]*)	MD_COST_MIB=${w#*=} ;;
 	dmalab.iterations=*|dmalab.max_len=*|dmalab.seed=*|\
 	dmalab.timeout_ms=*|dmalab.max_channels=*)
 				EX_PARAMS="$EX_PARAMS ${w#dmalab.}" ;;
@@ -421,19 +421,28 @@ dmatest_scenario() {
 	say "dmatest end"
 }
 
+# The array's first $1 MiB read back against the written data's hash $2,
+# then md's check: MD_DATA (same or DIFFERENT) and MD_BAD (md's mismatch_cnt).
+md_verify() {
+	# O_DIRECT reads: from the array, not from the page cache
+	got=$(dd if=/dev/"$MD" bs=1048576 count="$1" iflag=direct 2>/dev/null |
+		sha256sum | cut -d' ' -f1)
+	MD_DATA=$([ "$2" = "$got" ] && echo same || echo DIFFERENT)
+	echo check > /sys/block/"$MD"/md/sync_action
+	md_wait_idle || { say "error: md check did not finish"; return 1; }
+	MD_BAD=$(cat /sys/block/"$MD"/md/mismatch_cnt)
+}
+
 md_scenario() {
 	level=$1 n=$2
 	md_array "$level" "$n" 4096 || { say "error: md $level array not made"; return 1; }
 	md_wait_idle || { say "error: md $level resync did not finish"; return 1; }
 	say "md $level resync done: $(cat /sys/block/md0/md/sync_completed) $(cat /proc/mdstat | tr '\n' ' ')"
-	dd if=/dev/urandom of=/tmp/data bs=65536 count=64 2>/dev/null
-	want=$(sha256sum /tmp/data | cut -d' ' -f1)
-	dd if=/tmp/data of=/dev/md0 bs=65536 oflag=direct 2>/dev/null || { say "error: write"; return 1; }
-	echo 3 > /proc/sys/vm/drop_caches
-	got=$(dd if=/dev/md0 bs=65536 count=64 iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)
-	echo check > /sys/block/md0/md/sync_action
-	md_wait_idle || { say "error: md check did not finish"; return 1; }
-	say "md $level data $([ "$want" = "$got" ] && echo same || echo DIFFERENT) mismatch_cnt=$(cat /sys/block/md0/md/mismatch_cnt)"
+	dd if=/dev/urandom of=/tmp/mddata bs=65536 count=64 2>/dev/null
+	want=$(sha256sum /tmp/mddata | cut -d' ' -f1)
+	dd if=/tmp/mddata of=/dev/md0 bs=65536 oflag=direct 2>/dev/null || { say "error: write"; return 1; }
+	md_verify 4 "$want" || return 1
+	say "md $level data $MD_DATA mismatch_cnt=$MD_BAD"
 }
 
 # dmalab.scenario=mdcost (the offload study's RAID rows, dmalab measure
@@ -448,29 +457,25 @@ md_cost() {
 	level=$1 n=$2 first=$3 MD=$4
 	md_array "$level" "$n" 16384 "$first" || { say "error: md $level array not made"; return 1; }
 	md_wait_idle || { say "error: md $level resync did not finish"; return 1; }
-	dd if=/dev/urandom of=/tmp/mdcost bs=1048576 count="$MD_COST_MIB" 2>/dev/null
-	want=$(sha256sum /tmp/mdcost | cut -d' ' -f1)
+	dd if=/dev/urandom of=/tmp/mddata bs=1048576 count="$MD_COST_MIB" 2>/dev/null
+	want=$(sha256sum /tmp/mddata | cut -d' ' -f1)
 	# dmalab.profile=1: an instruction-profile window around the write
 	# (docs/profile.rst), its size the RAID level, its operations the MiB
 	[ -n "$PROFILE" ] && dmalab-mark open $((0x0b000000 + ${level#raid}))
 	cpu_time
 	t0=$NOW b0=$BUSY
-	dd if=/tmp/mdcost of=/dev/"$MD" bs=1048576 oflag=direct 2>/dev/null ||
+	dd if=/tmp/mddata of=/dev/"$MD" bs=1048576 oflag=direct 2>/dev/null ||
 		{ say "error: md $level write"; return 1; }
 	cpu_time
 	[ -n "$PROFILE" ] && dmalab-mark close "$MD_COST_MIB"
 	wall=$((NOW - t0)) busy=$((BUSY - b0))
-	got=$(dd if=/dev/"$MD" bs=1048576 count="$MD_COST_MIB" iflag=direct 2>/dev/null |
-		sha256sum | cut -d' ' -f1)
-	echo check > /sys/block/"$MD"/md/sync_action
-	md_wait_idle || { say "error: md $level check did not finish"; return 1; }
-	bad=$(cat /sys/block/"$MD"/md/mismatch_cnt)
-	if [ "$want" != "$got" ] || [ "$bad" != 0 ]; then
-		say "error: md $level data $([ "$want" = "$got" ] && echo same || echo DIFFERENT) mismatch_cnt=$bad"
+	md_verify "$MD_COST_MIB" "$want" || return 1
+	if [ "$MD_DATA" != same ] || [ "$MD_BAD" != 0 ]; then
+		say "error: md $level data $MD_DATA mismatch_cnt=$MD_BAD"
 	fi
 	echo "# bench-raid level=$level mib=$MD_COST_MIB wall_us=$wall busy_us=$busy busy_ns_per_mib=$((busy * 1000 / MD_COST_MIB)) wall_ns_per_mib=$((wall * 1000 / MD_COST_MIB)) mb_per_s=$((MD_COST_MIB * 1048576 / (wall > 0 ? wall : 1))) util_ppm=$((busy * 1000000 / (wall > 0 ? wall : 1) / NCPUS)) clock_us=$CLOCK_US cpus=$NCPUS"
 	echo clear > /sys/block/"$MD"/md/array_state
-	rm -f /tmp/mdcost
+	rm -f /tmp/mddata
 }
 
 mdcost_scenario() {

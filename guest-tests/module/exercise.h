@@ -36,6 +36,12 @@
 #define DLX_IOAT_NULL_DESC_CTL		0x20	/* null, no interrupt, no write-back */
 #define DLX_IOAT_CHANSTS_ACTIVE		0x0
 #define DLX_IOAT_CHANSTS_DONE		0x1	/* idle: caught up with DMACOUNT */
+#define DLX_IOAT_CHANSTS_HALTED		0x3
+#define DLX_IOAT_CHANERR		0x28	/* 32 bit */
+#define DLX_IOAT_DMACAPABILITY		0x10	/* global (BAR 0), 32 bit */
+#define DLX_IOAT_CAP_FILL		BIT(6)
+/* fill (drivers/dma/ioat/hw.h): opcode 0x01, the 8-byte pattern in word 1 */
+#define DLX_IOAT_OP_FILL		0x01
 
 struct dlx_chan {
 	struct dma_chan *chan;

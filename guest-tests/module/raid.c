@@ -65,15 +65,30 @@ enum dlx_raid_op {
 	DLX_RAID_OPS,
 };
 
-/* I/OAT fill (drivers/dma/ioat/hw.h): opcode 0x01, the 8-byte pattern in word 1 */
-#define DLX_IOAT_OP_FILL		0x01
-#define DLX_IOAT_DMACAPABILITY		0x10	/* global, 32 bit */
-#define DLX_IOAT_CAP_FILL		BIT(6)
-#define DLX_IOAT_CHANERR		0x28	/* 32 bit */
-#define DLX_IOAT_CHANSTS_HALTED		0x3
 
-static const char *const dlx_raid_names[DLX_RAID_OPS] = {
-	"memcpy", "interrupt", "xor", "xor-val", "pq", "pq-val", "pq16", "pq16-val", "fill",
+/* What each operation needs of the channel and does with the sources. */
+struct dlx_raid_kind {
+	const char *name;
+	enum dma_transaction_type cap;	/* the dmaengine capability */
+	u8 lo, hi;			/* sources: from lo to hi */
+	bool q;				/* Q too (the PQ forms) */
+	bool validate;			/* compares and reports, writes nothing */
+	bool wide;			/* 9-16 sources: dma_maxpq() must reach 16 */
+};
+
+static const struct dlx_raid_kind dlx_raid_kinds[DLX_RAID_OPS] = {
+	[DLX_RAID_MEMCPY] = { "memcpy", DMA_MEMCPY, 1, 1 },
+	[DLX_RAID_INTERRUPT] = { "interrupt", DMA_INTERRUPT, 0, 0 },
+	[DLX_RAID_XOR] = { "xor", DMA_XOR, 2, 8 },
+	/* with the parity, 8 sources: ioatdma's max_xor */
+	[DLX_RAID_XOR_VAL] = { "xor-val", DMA_XOR_VAL, 2, 7, .validate = true },
+	[DLX_RAID_PQ] = { "pq", DMA_PQ, 2, 8, .q = true },
+	[DLX_RAID_PQ_VAL] = { "pq-val", DMA_PQ_VAL, 2, 8, .q = true, .validate = true },
+	[DLX_RAID_PQ16] = { "pq16", DMA_PQ, 9, 16, .q = true, .wide = true },
+	[DLX_RAID_PQ16_VAL] = { "pq16-val", DMA_PQ_VAL, 9, 16, .q = true, .validate = true,
+				.wide = true },
+	/* not through dmaengine: DMACAPABILITY says (dlx_raid_offered) */
+	[DLX_RAID_FILL] = { "fill" },
 };
 
 /* One channel's buffers and the operation it has in flight. */
@@ -185,32 +200,14 @@ static void dlx_raid_free(struct dlx_raid *r)
 /* Whether the channel offers op (dmaengine's capabilities, ioatdma's limits). */
 static bool dlx_raid_offered(struct dlx_raid *r, enum dlx_raid_op op)
 {
+	const struct dlx_raid_kind *k = &dlx_raid_kinds[op];
 	struct dma_device *d = r->c->chan->device;
 
-	switch (op) {
-	case DLX_RAID_MEMCPY:
-		return dma_has_cap(DMA_MEMCPY, d->cap_mask);
-	case DLX_RAID_INTERRUPT:
-		return dma_has_cap(DMA_INTERRUPT, d->cap_mask);
-	case DLX_RAID_XOR:
-		return dma_has_cap(DMA_XOR, d->cap_mask);
-	case DLX_RAID_XOR_VAL:
-		return dma_has_cap(DMA_XOR_VAL, d->cap_mask);
-	case DLX_RAID_PQ:
-		return dma_has_cap(DMA_PQ, d->cap_mask);
-	case DLX_RAID_PQ_VAL:
-		return dma_has_cap(DMA_PQ_VAL, d->cap_mask);
-	case DLX_RAID_PQ16:
-		return dma_has_cap(DMA_PQ, d->cap_mask) && dma_maxpq(d, 0) >= 16;
-	case DLX_RAID_PQ16_VAL:
-		return dma_has_cap(DMA_PQ_VAL, d->cap_mask) &&
-		       dma_maxpq(d, 0) >= 16;
-	case DLX_RAID_FILL:
+	if (op == DLX_RAID_FILL)
 		return r->bar &&
 		       (readl(r->bar + DLX_IOAT_DMACAPABILITY) & DLX_IOAT_CAP_FILL);
-	default:
-		return false;
-	}
+	return dma_has_cap(k->cap, d->cap_mask) &&
+	       (!k->wide || dma_maxpq(d, 0) >= 16);
 }
 
 /*
@@ -221,18 +218,11 @@ static bool dlx_raid_offered(struct dlx_raid *r, enum dlx_raid_op op)
 static void dlx_raid_prepare(struct dlx_raid *r, enum dlx_raid_op op,
 			     unsigned int k, u64 *rng)
 {
-	bool q = op == DLX_RAID_PQ || op == DLX_RAID_PQ_VAL ||
-		 op == DLX_RAID_PQ16 || op == DLX_RAID_PQ16_VAL;
-	unsigned int s, lo = 2, hi = 8;
+	const struct dlx_raid_kind *kind = &dlx_raid_kinds[op];
+	unsigned int s;
 	size_t at;
 
-	if (op == DLX_RAID_PQ16 || op == DLX_RAID_PQ16_VAL) {
-		lo = 9;
-		hi = 16;
-	} else if (op == DLX_RAID_XOR_VAL) {
-		hi = 7;	/* with the parity, 8: ioatdma's max_xor */
-	}
-	r->srcs = lo + dlx_below(rng, hi - lo + 1);
+	r->srcs = kind->lo + dlx_below(rng, kind->hi - kind->lo + 1);
 	r->len = 64 * (1 + dlx_below(rng, DLX_RAID_LEN / 64));
 	for (s = 0; s < r->srcs; s++) {
 		dlx_fill(r->buf[s], DLX_RAID_LEN, 0, DLX_RAID_LEN, dlx_next(rng));
@@ -240,10 +230,9 @@ static void dlx_raid_prepare(struct dlx_raid *r, enum dlx_raid_op op,
 	}
 	memset(r->buf[DLX_RAID_P], DLX_POISON, DLX_RAID_LEN);
 	memset(r->buf[DLX_RAID_Q], DLX_POISON, DLX_RAID_LEN);
-	dlx_raid_expect(r, q);
+	dlx_raid_expect(r, kind->q);
 	r->want = 0;
-	if (op != DLX_RAID_XOR_VAL && op != DLX_RAID_PQ_VAL &&
-	    op != DLX_RAID_PQ16_VAL)
+	if (!kind->validate)
 		return;
 	memcpy(r->buf[DLX_RAID_P], r->buf[DLX_RAID_WANT_P], r->len);
 	memcpy(r->buf[DLX_RAID_Q], r->buf[DLX_RAID_WANT_Q], r->len);
@@ -331,40 +320,29 @@ static void dlx_raid_submit(struct dlx_raid *r, enum dlx_raid_op op)
 	r->submitted = true;
 }
 
-/* After the callback: why the result is not the CPU's, or NULL. */
+/*
+ * After the callback: why the result is not the CPU's, or NULL.  A copy is
+ * checked as the XOR of its one source.
+ */
 static const char *dlx_raid_wrong(struct dlx_raid *r, enum dlx_raid_op op,
 				  char *why, size_t size)
 {
-	bool q = op == DLX_RAID_PQ || op == DLX_RAID_PQ16;
+	const struct dlx_raid_kind *kind = &dlx_raid_kinds[op];
 
 	if (r->c->result != DMA_TRANS_NOERROR)
 		return dlx_result_name(r->c->result);
-	switch (op) {
-	case DLX_RAID_MEMCPY:
-		if (memcmp(r->buf[DLX_RAID_P], r->buf[0], r->len))
-			return "copy differs";
-		break;
-	case DLX_RAID_XOR:
-	case DLX_RAID_PQ:
-	case DLX_RAID_PQ16:
-		if (memcmp(r->buf[DLX_RAID_P], r->buf[DLX_RAID_WANT_P], r->len))
-			return "P differs";
-		if (q && memcmp(r->buf[DLX_RAID_Q], r->buf[DLX_RAID_WANT_Q],
-				r->len))
-			return "Q differs";
-		break;
-	case DLX_RAID_XOR_VAL:
-	case DLX_RAID_PQ_VAL:
-	case DLX_RAID_PQ16_VAL:
-		if (r->check != r->want) {
-			snprintf(why, size, "check 0x%x, want 0x%x", r->check,
-				 r->want);
-			return why;
-		}
-		break;
-	default:
-		break;
+	if (kind->validate) {
+		if (r->check == r->want)
+			return NULL;
+		snprintf(why, size, "check 0x%x, want 0x%x", r->check, r->want);
+		return why;
 	}
+	if (!r->srcs)
+		return NULL;	/* an interrupt: its callback is the result */
+	if (memcmp(r->buf[DLX_RAID_P], r->buf[DLX_RAID_WANT_P], r->len))
+		return "P differs";
+	if (kind->q && memcmp(r->buf[DLX_RAID_Q], r->buf[DLX_RAID_WANT_Q], r->len))
+		return "Q differs";
 	return NULL;
 }
 
@@ -499,16 +477,16 @@ static void dlx_raid_report(struct dlx_raid *rs, unsigned int n)
 
 			if (!dlx_raid_offered(r, op))
 				dlx_ktap_result(true, "%s-%s # SKIP not offered",
-						r->c->name, dlx_raid_names[op]);
+						r->c->name, dlx_raid_kinds[op].name);
 			else if (r->failed[op])
 				dlx_ktap_result(false, "%s-%s # %u of %u failed, first: %s",
-						r->c->name, dlx_raid_names[op],
+						r->c->name, dlx_raid_kinds[op].name,
 						r->failed[op], raid_rounds,
 						r->why[op]);
 			else
 				dlx_ktap_result(r->done[op] == raid_rounds,
 						"%s-%s # %u verified",
-						r->c->name, dlx_raid_names[op],
+						r->c->name, dlx_raid_kinds[op].name,
 						r->done[op]);
 		}
 	}
