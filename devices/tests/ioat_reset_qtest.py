@@ -85,70 +85,69 @@ class Errors(IoatCase):
         self.descriptors += 1
         self.assertEqual(io.chanerr(ch), 0)
 
-    def case_desc(self, bad, chanerr, victim=None):
-        """A good copy, then descriptor `bad`, which fails with `chanerr`."""
-        compl, g, slot = self.good_then(bad)
-        self.expect_halt(compl, chanerr, g)
-        self.assertEqual(io_cdar(self.io, self.CH), slot)
+    def halted_at(self, compl, chanerr, last_good, cdar, victim=None):
+        """expect_halt(), CDAR at `cdar` and `victim` not copied; then recover()."""
+        self.expect_halt(compl, chanerr, last_good)
+        self.assertEqual(io_cdar(self.io, self.CH), cdar)
         if victim:
             victim.check(self, copied=False)
         self.recover(chanerr)
 
+    def case_desc(self, bad, chanerr, victim=None):
+        """A good copy, then descriptor `bad`, which fails with `chanerr`."""
+        compl, g, slot = self.good_then(bad)
+        self.halted_at(compl, chanerr, g, slot, victim)
+
+    def case_next(self, nxt, chanerr):
+        """A good copy whose next descriptor, at `nxt`, cannot be fetched (`chanerr`)."""
+        compl, g, _ = self.good_then(bad_next=nxt)
+        self.halted_at(compl, chanerr, g, nxt)
+
+    def case_chainaddr(self, chainaddr, chanerr):
+        """No good copy: the first descriptor, at `chainaddr`, cannot be fetched (`chanerr`)."""
+        io = self.io
+        compl = io.setup(self.CH)
+        io.clear_irqs()
+        io.start(self.CH, chainaddr, 1)
+        self.settle(io)
+        self.halted_at(compl, chanerr, 0, chainaddr)
+
     def test_10_errors(self):
         io = self.io
         with self.subTest("unaligned CHAINADDR"):
-            compl = io.setup(self.CH)
-            io.clear_irqs()
-            (target,) = self.slots(io, 1)
-            io.start(self.CH, target + 8, 1)
-            self.settle(io)
-            self.expect_halt(compl, CHANERR_NEXT_DESC_ALIGN, 0)
-            self.assertEqual(io_cdar(io, self.CH), target + 8)
-            self.recover(CHANERR_NEXT_DESC_ALIGN)
+            self.case_chainaddr(self.slots(io, 1)[0] + 8, CHANERR_NEXT_DESC_ALIGN)
         with self.subTest("unaligned next"):
-            (target,) = self.slots(io, 1)
-            compl, g, slot = self.good_then(bad_next=target + 8)
-            self.expect_halt(compl, CHANERR_NEXT_DESC_ALIGN, g)
-            self.assertEqual(io_cdar(io, self.CH), target + 8)
-            self.recover(CHANERR_NEXT_DESC_ALIGN)
+            self.case_next(self.slots(io, 1)[0] + 8, CHANERR_NEXT_DESC_ALIGN)
         with self.subTest("descriptor at an unassigned CHAINADDR"):
-            compl = io.setup(self.CH)
-            io.clear_irqs()
-            io.start(self.CH, UNASSIGNED, 1)
-            self.settle(io)
-            self.expect_halt(compl, CHANERR_NEXT_ADDR, 0)
-            self.assertEqual(io_cdar(io, self.CH), UNASSIGNED)
-            self.recover(CHANERR_NEXT_ADDR)
+            self.case_chainaddr(UNASSIGNED, CHANERR_NEXT_ADDR)
         with self.subTest("next descriptor unassigned"):
-            compl, g, slot = self.good_then(bad_next=UNASSIGNED)
-            self.expect_halt(compl, CHANERR_NEXT_ADDR, g)
-            self.assertEqual(io_cdar(io, self.CH), UNASSIGNED)
-            self.recover(CHANERR_NEXT_ADDR)
-        with self.subTest("source unassigned"):
-            v = Buf(io, 4096, 1)
-            self.case_desc((4096, CTL_COMPL_WRITE, UNASSIGNED, v.dst), CHANERR_READ_DATA, v)
-        with self.subTest("destination unassigned"):
-            v = Buf(io, 4096, 2)
-            self.case_desc((4096, CTL_COMPL_WRITE, v.src, UNASSIGNED), CHANERR_WRITE_DATA, v)
-        with self.subTest("bad opcode (XOR)"):
-            v = Buf(io, 4096, 3)
-            self.case_desc((4096, CTL_COMPL_WRITE | CTL_OP_XOR, v.src, v.dst),
-                           CHANERR_CONTROL, v)
-        with self.subTest("copy of size 0"):
-            v = Buf(io, 4096, 4)
-            self.case_desc((0, CTL_COMPL_WRITE, v.src, v.dst), CHANERR_LENGTH, v)
-        with self.subTest("null descriptor of size 0"):
-            self.case_desc((0, CTL_COMPL_WRITE | CTL_NULL, 0, 0), CHANERR_LENGTH)
-        with self.subTest("copy larger than 2^xfercap"):
-            self.assertEqual(io.rd(None, 0x01, 1), 20)
-            v = Buf(io, 64 << 10, 5)
-            self.case_desc(((1 << 20) + 1, CTL_COMPL_WRITE, v.src, v.dst), CHANERR_LENGTH, v)
-        with self.subTest("source wraps past 2^64"):
-            v = Buf(io, 0x2000, 6)
-            self.case_desc((0x2000, CTL_COMPL_WRITE, TOP_PAGE, v.dst), CHANERR_SRC_ADDR, v)
-        with self.subTest("destination wraps past 2^64"):
-            v = Buf(io, 0x2000, 7)
-            self.case_desc((0x2000, CTL_COMPL_WRITE, v.src, TOP_PAGE), CHANERR_DEST_ADDR, v)
+            self.case_next(UNASSIGNED, CHANERR_NEXT_ADDR)
+        # A bad descriptor after a good one: (name, size of its victim copy or None, the
+        # descriptor (size, ctl, src, dst) made from that victim v, CHANERR). A victim must
+        # stay uncopied.
+        bad = (
+            ("source unassigned", 4096,
+             lambda v: (4096, CTL_COMPL_WRITE, UNASSIGNED, v.dst), CHANERR_READ_DATA),
+            ("destination unassigned", 4096,
+             lambda v: (4096, CTL_COMPL_WRITE, v.src, UNASSIGNED), CHANERR_WRITE_DATA),
+            ("bad opcode (XOR)", 4096,
+             lambda v: (4096, CTL_COMPL_WRITE | CTL_OP_XOR, v.src, v.dst), CHANERR_CONTROL),
+            ("copy of size 0", 4096,
+             lambda v: (0, CTL_COMPL_WRITE, v.src, v.dst), CHANERR_LENGTH),
+            ("null descriptor of size 0", None,
+             lambda v: (0, CTL_COMPL_WRITE | CTL_NULL, 0, 0), CHANERR_LENGTH),
+            ("copy larger than 2^xfercap", 64 << 10,
+             lambda v: ((1 << 20) + 1, CTL_COMPL_WRITE, v.src, v.dst), CHANERR_LENGTH),
+            ("source wraps past 2^64", 0x2000,
+             lambda v: (0x2000, CTL_COMPL_WRITE, TOP_PAGE, v.dst), CHANERR_SRC_ADDR),
+            ("destination wraps past 2^64", 0x2000,
+             lambda v: (0x2000, CTL_COMPL_WRITE, v.src, TOP_PAGE), CHANERR_DEST_ADDR),
+        )
+        self.assertEqual(io.rd(None, 0x01, 1), 20)     # xfercap: 2^20 bytes
+        for seed, (name, size, desc, chanerr) in enumerate(bad, 1):
+            with self.subTest(name):
+                v = Buf(io, size, seed) if size else None
+                self.case_desc(desc(v), chanerr, v)
         with self.subTest("CB1 CHANCMD START"):
             compl, g, _ = self.good_then(count=1)
             self.assertEqual(io.chansts(self.CH), g | DONE)

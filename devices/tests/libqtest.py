@@ -16,6 +16,7 @@ mastering must be on, or QEMU drops the write; msi/msix helpers enable it.
 
 import base64
 import ctypes
+import functools
 import json
 import os
 import shutil
@@ -52,6 +53,24 @@ class QMPError(QTestError):
         self.error = error
 
 
+# The widths of qtest's memory and port commands: (suffix, bits). readb(addr) is
+# read(addr, 1), writeq(addr, val) write(addr, val, 8), and so on; x86 port IO has no q.
+WIDTHS = (("b", 8), ("w", 16), ("l", 32), ("q", 64))
+SUFFIX = {bits // 8: suffix for suffix, bits in WIDTHS}
+
+
+def _per_width(cls):
+    """Adds readX/writeX for each width, and inX/outX up to 32 bits, to class ``cls``."""
+    for suffix, bits in WIDTHS:
+        methods = [("read", cls.read), ("write", cls.write)]
+        if bits <= 32:
+            methods += [("in", cls.port_in), ("out", cls.port_out)]
+        for prefix, method in methods:
+            setattr(cls, prefix + suffix, functools.partialmethod(method, size=bits // 8))
+    return cls
+
+
+@_per_width
 class QTest:
     """QEMU under qtest control; a context manager (or call close()).
 
@@ -213,20 +232,21 @@ class QTest:
     def _value(self, line):
         return int(self._cmd(line)[1][0], 0)
 
-    def readb(self, addr): return self._value(f"readb {addr:#x}")
-    def readw(self, addr): return self._value(f"readw {addr:#x}")
-    def readl(self, addr): return self._value(f"readl {addr:#x}")
-    def readq(self, addr): return self._value(f"readq {addr:#x}")
-    def writeb(self, addr, val): self._cmd(f"writeb {addr:#x} {val & 0xFF:#x}")
-    def writew(self, addr, val): self._cmd(f"writew {addr:#x} {val & 0xFFFF:#x}")
-    def writel(self, addr, val): self._cmd(f"writel {addr:#x} {val & 0xFFFFFFFF:#x}")
-    def writeq(self, addr, val): self._cmd(f"writeq {addr:#x} {val % (1 << 64):#x}")
-    def inb(self, port): return self._value(f"inb {port:#x}")
-    def inw(self, port): return self._value(f"inw {port:#x}")
-    def inl(self, port): return self._value(f"inl {port:#x}")
-    def outb(self, port, val): self._cmd(f"outb {port:#x} {val & 0xFF:#x}")
-    def outw(self, port, val): self._cmd(f"outw {port:#x} {val & 0xFFFF:#x}")
-    def outl(self, port, val): self._cmd(f"outl {port:#x} {val & 0xFFFFFFFF:#x}")
+    def read(self, addr, size):
+        """The ``size``-byte (1, 2, 4 or 8) little-endian value at guest-physical ``addr``."""
+        return self._value(f"read{SUFFIX[size]} {addr:#x}")
+
+    def write(self, addr, val, size):
+        """Writes ``val``, cut to ``size`` bytes, at guest-physical ``addr``."""
+        self._cmd(f"write{SUFFIX[size]} {addr:#x} {val & ((1 << 8 * size) - 1):#x}")
+
+    def port_in(self, port, size):
+        """The ``size``-byte (1, 2 or 4) value read from IO port ``port``."""
+        return self._value(f"in{SUFFIX[size]} {port:#x}")
+
+    def port_out(self, port, val, size):
+        """Writes ``val``, cut to ``size`` bytes, to IO port ``port``."""
+        self._cmd(f"out{SUFFIX[size]} {port:#x} {val & ((1 << 8 * size) - 1):#x}")
 
     def memread(self, addr, n):
         """``n`` bytes of guest-physical memory (b64read)."""
