@@ -13,6 +13,7 @@
 
 #include "dmalab/host_c.h"
 #include "glue.h"
+#include "trace.h"
 
 void dmalab_timers_init(DmalabTimers *timers, unsigned n, QEMUTimerCB *cb,
                         void *dev)
@@ -20,6 +21,7 @@ void dmalab_timers_init(DmalabTimers *timers, unsigned n, QEMUTimerCB *cb,
     unsigned i;
 
     timers->n = n;
+    timers->stopped = false;
     timers->t = g_new0(DmalabTimer, n);
     for (i = 0; i < n; i++) {
         timers->t[i].dev = dev;
@@ -29,19 +31,40 @@ void dmalab_timers_init(DmalabTimers *timers, unsigned n, QEMUTimerCB *cb,
     }
 }
 
-void dmalab_timers_arm(DmalabTimers *timers, unsigned id, uint64_t when_ns)
+/* The models' clock (DmalabClock): QEMU_CLOCK_VIRTUAL and a model's timers. */
+static uint64_t dmalab_glue_now(void *clock)
 {
-    if (id < timers->n) {
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+/* Ids beyond the model's count are ignored. */
+static void dmalab_glue_timer_arm(void *clock, unsigned id, uint64_t when_ns)
+{
+    DmalabTimers *timers = clock;
+
+    if (id < timers->n && !timers->stopped) {
         /* The models never ask beyond 2^61 ns, well inside int64_t. */
         timer_mod_ns(timers->t[id].timer, (int64_t)when_ns);
     }
 }
 
-void dmalab_timers_cancel(DmalabTimers *timers, unsigned id)
+static void dmalab_glue_timer_cancel(void *clock, unsigned id)
 {
+    DmalabTimers *timers = clock;
+
     if (id < timers->n) {
         timer_del(timers->t[id].timer);
     }
+}
+
+void dmalab_timers_stop(DmalabTimers *timers)
+{
+    unsigned i;
+
+    for (i = 0; i < timers->n; i++) {
+        dmalab_glue_timer_cancel(timers, i);
+    }
+    timers->stopped = true;
 }
 
 void dmalab_timers_free(DmalabTimers *timers)
@@ -56,48 +79,33 @@ void dmalab_timers_free(DmalabTimers *timers)
     timers->n = 0;
 }
 
-uint64_t dmalab_glue_now(void *opaque)
-{
-    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-}
-
-void dmalab_glue_log(void *opaque, int kind, const char *text)
+static void dmalab_glue_log(void *opaque, int kind, const char *text)
 {
     qemu_log_mask(kind == DMALAB_LOG_UNIMP ? LOG_UNIMP : LOG_GUEST_ERROR,
                   "%s\n", text);
 }
 
-static void *dmalab_glue_no_map(void *opaque, uint64_t addr, size_t *len,
-                                bool is_write, const DmalabMemAttrs *attrs)
+/* The models' fault injections (host_c.h). */
+void dmalab_trace_injected(void *opaque, const char *device, const char *rule,
+                           const char *kind, uint32_t unit, uint64_t key)
 {
-    return NULL;
+    trace_dmalab_fault_injected(device, rule, kind, unit, key);
 }
 
-static void dmalab_glue_no_unmap(void *opaque, void *host, size_t len,
-                                 bool is_write, size_t accessed)
-{
-}
+static const DmalabClock dmalab_glue_clock = {
+    .now_ns = dmalab_glue_now,
+    .timer_arm = dmalab_glue_timer_arm,
+    .timer_cancel = dmalab_glue_timer_cancel,
+};
 
-static bool dmalab_glue_no_notify(void *opaque, unsigned vector)
-{
-    return false;
-}
-
-static bool dmalab_glue_no_level(void *opaque, bool asserted)
-{
-    return false;
-}
-
-void dmalab_glue_host(DmalabHost *h, const DmalabHost *fns, void *opaque)
+void dmalab_glue_host(DmalabHost *h, const DmalabHost *fns, void *opaque,
+                      DmalabTimers *timers)
 {
     *h = *fns;
     h->opaque = opaque;
-    h->now_ns = dmalab_glue_now;
+    h->clock = &dmalab_glue_clock;
+    h->clock_opaque = timers;
     h->log = dmalab_glue_log;
-    h->dma_map = h->dma_map ?: dmalab_glue_no_map;
-    h->dma_unmap = h->dma_unmap ?: dmalab_glue_no_unmap;
-    h->notify = h->notify ?: dmalab_glue_no_notify;
-    h->set_level = h->set_level ?: dmalab_glue_no_level;
 }
 
 /* Migration: the model's state as one buffer, given back once sent. */

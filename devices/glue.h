@@ -23,30 +23,26 @@ typedef struct DmalabTimer {
     unsigned id;
 } DmalabTimer;
 
+/* A model's timers on QEMU_CLOCK_VIRTUAL: the clock of its DmalabHost. */
 typedef struct DmalabTimers {
     DmalabTimer *t;
     unsigned n;
+    bool stopped; /* the model is going: arming does nothing */
 } DmalabTimers;
 
-/* n timers on QEMU_CLOCK_VIRTUAL, each calling cb with its DmalabTimer. */
+/* n timers, each calling cb with its DmalabTimer. */
 void dmalab_timers_init(DmalabTimers *timers, unsigned n, QEMUTimerCB *cb,
                         void *dev);
-/* Arms timer id for when_ns of virtual time; ids beyond n are ignored. */
-void dmalab_timers_arm(DmalabTimers *timers, unsigned id, uint64_t when_ns);
-void dmalab_timers_cancel(DmalabTimers *timers, unsigned id);
+/* Cancels every timer; the model cannot arm them again until freed. */
+void dmalab_timers_stop(DmalabTimers *timers);
 void dmalab_timers_free(DmalabTimers *timers);
-/* The models' clock: QEMU_CLOCK_VIRTUAL in ns (a DmalabHost now_ns). */
-uint64_t dmalab_glue_now(void *opaque);
-
-/* A DmalabHost log callback: guest errors and unimplemented features. */
-void dmalab_glue_log(void *opaque, int kind, const char *text);
 
 /*
- * The host a model is given: the device's callbacks (fns), the glue's clock
- * and log, and for what fns leaves NULL none of it (no direct mapping, no
- * interrupt pins or vectors of its own).
+ * The host a model is given: the device's callbacks (fns, with opaque), the
+ * glue's clock on timers, and its log.
  */
-void dmalab_glue_host(DmalabHost *h, const DmalabHost *fns, void *opaque);
+void dmalab_glue_host(DmalabHost *h, const DmalabHost *fns, void *opaque,
+                      DmalabTimers *timers);
 
 /*
  * A model's state in migration: the byte string the model saves and loads

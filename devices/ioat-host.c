@@ -159,22 +159,6 @@ static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
                      accessed);
 }
 
-static void host_timer_arm(void *opaque, unsigned timer, uint64_t when_ns)
-{
-    DmalabIoatState *s = opaque;
-
-    if (!s->released) {
-        dmalab_timers_arm(&s->timers, timer, when_ns);
-    }
-}
-
-static void host_timer_cancel(void *opaque, unsigned timer)
-{
-    DmalabIoatState *s = opaque;
-
-    dmalab_timers_cancel(&s->timers, timer);
-}
-
 /*
  * Writes an interrupt message as the function's bus master, as QEMU's own
  * MSI path does, and says whether the memory system took it.  A message the
@@ -258,73 +242,46 @@ static bool host_set_level(void *opaque, bool asserted)
              PCI_COMMAND_INTX_DISABLE);
 }
 
-static bool host_send_msi(void *opaque, uint64_t address, uint32_t data,
-                          const DmalabMemAttrs *attrs)
-{
-    DmalabIoatState *s = opaque;
-    MSIMessage msg = { .address = address, .data = data };
-
-    if (!dmalab_ioat_live(s)) {
-        return false;
-    }
-    return dmalab_ioat_deliver(PCI_DEVICE(s), msg);
-}
-
 /* Walks behind dmalab-vtd: the model adds them to its descriptors' time. */
 static uint64_t host_dma_cost(void *opaque)
 {
     return dmalab_vtd_dma_cost(PCI_DEVICE(opaque));
 }
 
-static void trace_decided(void *opaque, unsigned ch, uint64_t desc,
-                          const char *op, uint64_t len, uint64_t data_at,
-                          uint64_t done_at, uint32_t fail)
+/* The model's trace points (ioat_core.h). */
+
+void dmalab_ioat_trace_decided(void *opaque, unsigned ch, uint64_t desc,
+                               const char *op, uint64_t len, uint64_t data_at,
+                               uint64_t done_at, uint32_t fail)
 {
     trace_dmalab_ioat_decided(ch, desc, op, len, data_at, done_at, fail);
 }
 
-static void trace_completed(void *opaque, unsigned ch, uint64_t desc,
-                            const char *op, uint64_t bytes)
+void dmalab_ioat_trace_completed(void *opaque, unsigned ch, uint64_t desc,
+                                 const char *op, uint64_t bytes)
 {
     trace_dmalab_ioat_completed(ch, desc, op, bytes);
 }
 
-static void trace_halted(void *opaque, unsigned ch, uint32_t chanerr,
-                         int dma_error, uint64_t fault_addr)
+void dmalab_ioat_trace_halted(void *opaque, unsigned ch, uint32_t chanerr,
+                              int dma_error, uint64_t fault_addr)
 {
     trace_dmalab_ioat_halted(ch, chanerr, dma_error, fault_addr);
 }
 
-static void trace_stepped(void *opaque, unsigned ch, uint64_t bytes,
-                          unsigned descs, uint64_t next_ns)
+void dmalab_ioat_trace_stepped(void *opaque, unsigned ch, uint64_t bytes,
+                               unsigned descs, uint64_t next_ns)
 {
     trace_dmalab_ioat_step(ch, bytes, descs, next_ns);
 }
 
-static void trace_fault(void *opaque, const char *rule, const char *kind,
-                        unsigned ch, uint64_t desc)
-{
-    trace_dmalab_ioat_fault(rule, kind, ch, desc);
-}
-
-/* The model's host: PCI DMA, timers, interrupts, walk costs; glue.c's log. */
+/* The model's host: PCI DMA, interrupts, walk costs; glue.c's clock and log. */
 const DmalabHost dmalab_ioat_host_fns = {
     .dma_read = host_dma_read,
     .dma_write = host_dma_write,
     .dma_map = host_dma_map,
     .dma_unmap = host_dma_unmap,
-    .timer_arm = host_timer_arm,
-    .timer_cancel = host_timer_cancel,
     .notify = host_notify,
     .set_level = host_set_level,
-    .send_msi = host_send_msi,
     .dma_cost = host_dma_cost,
-};
-
-const DmalabIoatTrace dmalab_ioat_trace = {
-    .decided = trace_decided,
-    .completed = trace_completed,
-    .halted = trace_halted,
-    .stepped = trace_stepped,
-    .fault = trace_fault,
 };

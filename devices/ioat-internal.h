@@ -33,6 +33,7 @@ struct DmalabIoatState {
     PCIDevice parent_obj;
 
     MemoryRegion bar0;
+    MemoryRegion mmio;       /* the model's, seen through the two below */
     MemoryRegion regs;
     MemoryRegion fault_regs; /* the test-only fault doorbell */
     DmalabTimers timers;
@@ -60,7 +61,6 @@ static inline bool dmalab_ioat_live(DmalabIoatState *s)
 /* ioat-host.c */
 /* The model's host callbacks (dmalab_glue_host completes them). */
 extern const DmalabHost dmalab_ioat_host_fns;
-extern const DmalabIoatTrace dmalab_ioat_trace;
 void dmalab_ioat_update_intx(DmalabIoatState *s);
 
 /* ioat-props.c */

@@ -36,6 +36,9 @@
 #include "glue.h"
 #include "ioat-internal.h"
 
+OBJECT_DEFINE_SIMPLE_TYPE_WITH_INTERFACES(DmalabIoatState, dmalab_ioat,
+                                          DMALAB_IOAT, PCI_DEVICE,
+                                          { INTERFACE_PCIE_DEVICE }, { NULL })
 
 static void dmalab_ioat_release(DmalabIoatState *s);
 
@@ -67,19 +70,6 @@ static bool dmalab_ioat_running(DmalabIoatState *s)
     return s->model && !s->released;
 }
 
-/* A write into the model, which can call out: see dmalab_ioat_enter(). */
-static void dmalab_ioat_write_model(DmalabIoatState *s,
-                                    void (*write)(DmalabIoat *, uint32_t,
-                                                  uint64_t, unsigned),
-                                    hwaddr addr, uint64_t val, unsigned size)
-{
-    if (dmalab_ioat_running(s)) {
-        dmalab_ioat_enter(s);
-        write(s->model, addr, val, size);
-        dmalab_ioat_leave(s);
-    }
-}
-
 static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
 {
     DmalabIoatState *s = opaque;
@@ -92,57 +82,34 @@ static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
     return val;
 }
 
-/* With sync-start, a doorbell write runs the channel's first step here. */
+/*
+ * A write can call out (see dmalab_ioat_enter()): with sync-start a doorbell
+ * runs the channel's first step here, and a fault doorbell write can release
+ * a held descriptor.
+ */
 static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val,
                               unsigned size)
 {
-    trace_dmalab_ioat_mmio_write(addr, size, val);
-    dmalab_ioat_write_model(opaque, dmalab_ioat_mmio_write, addr, val, size);
-}
+    DmalabIoatState *s = opaque;
 
-/*
- * Linux reads CHANSTS with readq; the model handles any size and alignment,
- * in the registers and in the fault doorbell.
- */
-#define DMALAB_IOAT_ANY_ACCESS \
-    { .min_access_size = 1, .max_access_size = 8, .unaligned = true }
+    trace_dmalab_ioat_mmio_write(addr, size, val);
+    if (dmalab_ioat_running(s)) {
+        dmalab_ioat_enter(s);
+        dmalab_ioat_mmio_write(s->model, addr, val, size);
+        dmalab_ioat_leave(s);
+    }
+}
 
 static const MemoryRegionOps dmalab_ioat_ops = {
     .read = dmalab_ioat_read,
     .write = dmalab_ioat_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = DMALAB_IOAT_ANY_ACCESS,
-    .impl = DMALAB_IOAT_ANY_ACCESS,
-};
-
-/*
- * The fault doorbell (docs/faults.rst): test-only registers through which a
- * guest arms and releases a fault plan's rules. A release lets a held
- * descriptor go on, with sync-start inside this write: it can call out.
- */
-static uint64_t dmalab_ioat_fault_read(void *opaque, hwaddr addr,
-                                       unsigned size)
-{
-    DmalabIoatState *s = opaque;
-
-    return dmalab_ioat_running(s) ?
-           dmalab_ioat_doorbell_read(s->model, addr, size) : 0;
-}
-
-static void dmalab_ioat_fault_write(void *opaque, hwaddr addr, uint64_t val,
-                                    unsigned size)
-{
-    trace_dmalab_ioat_doorbell(addr, size, val);
-    dmalab_ioat_write_model(opaque, dmalab_ioat_doorbell_write, addr, val,
-                            size);
-}
-
-static const MemoryRegionOps dmalab_ioat_fault_ops = {
-    .read = dmalab_ioat_fault_read,
-    .write = dmalab_ioat_fault_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = DMALAB_IOAT_ANY_ACCESS,
-    .impl = DMALAB_IOAT_ANY_ACCESS,
+    /*
+     * Linux reads CHANSTS with readq; the model handles any size and
+     * alignment, in the registers and in the fault doorbell.
+     */
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
 static void dmalab_ioat_release(DmalabIoatState *s)
@@ -204,7 +171,8 @@ static void dmalab_ioat_pci_config_write(PCIDevice *pdev, uint32_t addr,
 
 /*
  * BAR0: the registers, the MSI-X table and PBA, and with fault-doorbell the
- * test-only doorbell. Fails only where msix_init does.
+ * test-only doorbell. The model's windows are aliases of one region, so that
+ * it sees BAR offsets. Fails only where msix_init does.
  */
 static bool dmalab_ioat_bar_init(DmalabIoatState *s, Error **errp)
 {
@@ -213,8 +181,10 @@ static bool dmalab_ioat_bar_init(DmalabIoatState *s, Error **errp)
 
     memory_region_init(&s->bar0, OBJECT(s), "dmalab-ioat-bar0",
                        DMALAB_IOAT_BAR0_SIZE);
-    memory_region_init_io(&s->regs, OBJECT(s), &dmalab_ioat_ops, s,
-                          "dmalab-ioat-regs", DMALAB_IOAT_REG_WINDOW);
+    memory_region_init_io(&s->mmio, OBJECT(s), &dmalab_ioat_ops, s,
+                          "dmalab-ioat-mmio", DMALAB_IOAT_BAR0_SIZE);
+    memory_region_init_alias(&s->regs, OBJECT(s), "dmalab-ioat-regs",
+                             &s->mmio, 0, DMALAB_IOAT_REG_WINDOW);
     memory_region_add_subregion(&s->bar0, 0, &s->regs);
     pci_register_bar(
         pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
@@ -228,9 +198,10 @@ static bool dmalab_ioat_bar_init(DmalabIoatState *s, Error **errp)
         msix_vector_use(pdev, i);
     }
     if (s->fault_doorbell) {
-        memory_region_init_io(&s->fault_regs, OBJECT(s), &dmalab_ioat_fault_ops,
-                              s, "dmalab-ioat-fault-doorbell",
-                              DMALAB_IOAT_FAULT_DOORBELL_SIZE);
+        memory_region_init_alias(&s->fault_regs, OBJECT(s),
+                                 "dmalab-ioat-fault-doorbell", &s->mmio,
+                                 DMALAB_IOAT_FAULT_DOORBELL,
+                                 DMALAB_IOAT_FAULT_DOORBELL_SIZE);
         memory_region_add_subregion(&s->bar0, DMALAB_IOAT_FAULT_DOORBELL,
                                     &s->fault_regs);
     }
@@ -283,8 +254,8 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
 
     dmalab_timers_init(&s->timers, dmalab_ioat_timer_count(&cfg),
                        dmalab_ioat_timer_cb, s);
-    dmalab_glue_host(&host, &dmalab_ioat_host_fns, s);
-    s->model = dmalab_ioat_new(&cfg, &host, &dmalab_ioat_trace, &why);
+    dmalab_glue_host(&host, &dmalab_ioat_host_fns, s, &s->timers);
+    s->model = dmalab_ioat_new(&cfg, &host, &why);
     if (!s->model) {
         error_setg(errp, "dmalab-ioat: %s",
                    why ? why : "cannot create the model");
@@ -319,6 +290,7 @@ static void dmalab_ioat_exit(PCIDevice *pdev)
          * returns.
          */
         dmalab_ioat_reset(s->model);
+        dmalab_timers_stop(&s->timers);
         s->released = true;
         return;
     }
@@ -419,7 +391,7 @@ static const DmalabIoatDynProp dmalab_ioat_timing[] = {
       "run time" },
 };
 
-static void dmalab_ioat_instance_init(Object *obj)
+static void dmalab_ioat_init(Object *obj)
 {
     DmalabIoatState *s = DMALAB_IOAT(obj);
     ObjectProperty *op;
@@ -457,7 +429,7 @@ static void dmalab_ioat_instance_init(Object *obj)
     s->state.ops = &dmalab_ioat_state_ops;
 }
 
-static void dmalab_ioat_instance_finalize(Object *obj)
+static void dmalab_ioat_finalize(Object *obj)
 {
     dmalab_plan_finalize(&DMALAB_IOAT(obj)->plan);
 }
@@ -532,24 +504,3 @@ static void dmalab_ioat_class_init(ObjectClass *klass, void *data)
                                offsetof(DmalabIoatState, cfg), &defaults,
                                sizeof(defaults));
 }
-
-static const TypeInfo dmalab_ioat_info = {
-    .name = TYPE_DMALAB_IOAT,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(DmalabIoatState),
-    .instance_init = dmalab_ioat_instance_init,
-    .instance_finalize = dmalab_ioat_instance_finalize,
-    .class_init = dmalab_ioat_class_init,
-    .interfaces =
-        (InterfaceInfo[]){
-            { INTERFACE_PCIE_DEVICE },
-            {},
-        },
-};
-
-static void dmalab_ioat_register_types(void)
-{
-    type_register_static(&dmalab_ioat_info);
-}
-
-type_init(dmalab_ioat_register_types)

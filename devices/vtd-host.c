@@ -96,20 +96,6 @@ static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr,
     return host_dma(addr, (void *)buf, len, true);
 }
 
-static void host_timer_arm(void *opaque, unsigned timer, uint64_t when)
-{
-    DmalabVtdState *s = opaque;
-
-    dmalab_timers_arm(&s->timers, timer, when);
-}
-
-static void host_timer_cancel(void *opaque, unsigned timer)
-{
-    DmalabVtdState *s = opaque;
-
-    dmalab_timers_cancel(&s->timers, timer);
-}
-
 /*
  * Called by the model with s->lock held: queue the message only. A full queue
  * refuses it, and the model does not count it as sent.
@@ -178,53 +164,57 @@ void dmalab_vtd_send_raised(DmalabVtdState *s)
     }
 }
 
+/* The model's trace points (vtd_core.h). */
+
 /* A source-id as the bus, slot and function arguments of a trace event. */
 #define DMALAB_VTD_BDF(sid) \
     PCI_BUS_NUM(sid), PCI_SLOT((sid) & 0xff), PCI_FUNC((sid) & 0xff)
 
-static void trace_fault(void *opaque, uint16_t sid, uint64_t iova,
-                        bool write, uint8_t reason, bool recorded)
+void dmalab_vtd_trace_fault(void *opaque, uint16_t sid, uint64_t iova,
+                            bool write, uint8_t reason, bool recorded)
 {
     trace_dmalab_vtd_fault(DMALAB_VTD_BDF(sid), iova, write, reason,
                            recorded);
 }
 
-static void trace_invalidated(void *opaque, char kind, uint8_t gran,
-                              uint16_t did, uint64_t addr, unsigned am,
-                              uint64_t dropped, bool queued)
+void dmalab_vtd_trace_invalidated(void *opaque, char kind, uint8_t gran,
+                                  uint16_t did, uint64_t addr, unsigned am,
+                                  uint64_t dropped, bool queued)
 {
     trace_dmalab_vtd_invalidated(kind, gran, did, addr, am, dropped, queued);
 }
 
-static void trace_wait_done(void *opaque, uint64_t modelled, uint64_t achieved)
+void dmalab_vtd_trace_wait_done(void *opaque, uint64_t modelled,
+                                uint64_t achieved)
 {
     trace_dmalab_vtd_wait(modelled, achieved);
 }
 
-static void trace_stale(void *opaque, uint16_t sid, uint64_t iova,
-                        uint64_t cached, uint64_t now, uint8_t now_fault)
+void dmalab_vtd_trace_stale(void *opaque, uint16_t sid, uint64_t iova,
+                            uint64_t cached, uint64_t now, uint8_t now_fault)
 {
     trace_dmalab_vtd_stale(DMALAB_VTD_BDF(sid), iova, cached, now,
                            now_fault);
 }
 
-static void trace_queue_error(void *opaque, uint32_t head, uint64_t lo,
-                              uint64_t hi)
+void dmalab_vtd_trace_queue_error(void *opaque, uint32_t head, uint64_t lo,
+                                  uint64_t hi)
 {
     trace_dmalab_vtd_queue_error(head, lo, hi);
 }
 
-static void trace_event_refused(void *opaque, bool fault, uint64_t address,
-                                uint32_t data)
+void dmalab_vtd_trace_event_refused(void *opaque, bool fault,
+                                    uint64_t address, uint32_t data)
 {
     trace_dmalab_vtd_event_refused(fault ? "fault" : "invalidation", address,
                                    data);
 }
 
-static void trace_interrupt(void *opaque, uint16_t sid, uint64_t address,
-                            uint32_t data, bool ok, bool remapped,
-                            uint32_t index, uint64_t out_address,
-                            uint32_t out_data, uint8_t reason, bool recorded)
+void dmalab_vtd_trace_interrupt(void *opaque, uint16_t sid, uint64_t address,
+                                uint32_t data, bool ok, bool remapped,
+                                uint32_t index, uint64_t out_address,
+                                uint32_t out_data, uint8_t reason,
+                                bool recorded)
 {
     if (ok) {
         trace_dmalab_vtd_interrupt(DMALAB_VTD_BDF(sid), address, data,
@@ -239,8 +229,9 @@ static void trace_interrupt(void *opaque, uint16_t sid, uint64_t address,
  * Called by the model with s->lock held: note the invalidation, and tell
  * QEMU's listeners once the lock is dropped (dmalab_vtd_iec_flush).
  */
-static void trace_iec_invalidated(void *opaque, bool global, uint32_t index,
-                                  unsigned im, uint64_t dropped)
+void dmalab_vtd_trace_iec_invalidated(void *opaque, bool global,
+                                      uint32_t index, unsigned im,
+                                      uint64_t dropped)
 {
     DmalabVtdState *s = opaque;
 
@@ -254,16 +245,10 @@ static void trace_iec_invalidated(void *opaque, bool global, uint32_t index,
     s->iec_pending = true;
 }
 
-static void trace_ir_state(void *opaque, bool enabled, uint64_t table,
-                           unsigned entries, bool x2apic)
+void dmalab_vtd_trace_ir_state(void *opaque, bool enabled, uint64_t table,
+                               unsigned entries, bool x2apic)
 {
     trace_dmalab_vtd_ir_state(enabled, table, entries, x2apic);
-}
-
-static void trace_injected(void *opaque, const char *rule, const char *kind,
-                           uint32_t unit, uint64_t key)
-{
-    trace_dmalab_vtd_fault_injected(rule, kind, unit, key);
 }
 
 /*
@@ -447,32 +432,27 @@ void dmalab_vtd_attach(DmalabVtdState *s, PCIBus *bus)
     pci_setup_iommu(bus, &dmalab_vtd_iommu_ops, s);
 }
 
-/* The model's host: guest memory (RAM only), timers, messages; glue.c's log. */
+/* The model's host: guest memory (RAM only), messages; glue.c's clock, log. */
 const DmalabHost dmalab_vtd_host_fns = {
     .dma_read = host_dma_read,
     .dma_write = host_dma_write,
-    .timer_arm = host_timer_arm,
-    .timer_cancel = host_timer_cancel,
     .send_msi = host_send_msi,
 };
 
-const DmalabVtdTrace dmalab_vtd_trace = {
-    .fault = trace_fault,
-    .invalidated = trace_invalidated,
-    .wait_done = trace_wait_done,
-    .stale = trace_stale,
-    .queue_error = trace_queue_error,
-    .injected = trace_injected,
-    .event_refused = trace_event_refused,
-    .interrupt = trace_interrupt,
-    .iec_invalidated = trace_iec_invalidated,
-    .ir_state = trace_ir_state,
-};
-
-void dmalab_vtd_iommu_mr_class_init(ObjectClass *klass, void *data)
+static void dmalab_vtd_iommu_mr_class_init(ObjectClass *klass, void *data)
 {
     IOMMUMemoryRegionClass *imrc = IOMMU_MEMORY_REGION_CLASS(klass);
 
     imrc->translate = dmalab_vtd_translate_mr;
     imrc->notify_flag_changed = dmalab_vtd_notify_flag_changed;
 }
+
+static const TypeInfo dmalab_vtd_iommu_mr_types[] = {
+    {
+        .name = TYPE_DMALAB_VTD_IOMMU_MR,
+        .parent = TYPE_IOMMU_MEMORY_REGION,
+        .class_init = dmalab_vtd_iommu_mr_class_init,
+    },
+};
+
+DEFINE_TYPES(dmalab_vtd_iommu_mr_types)

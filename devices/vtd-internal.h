@@ -87,11 +87,9 @@ typedef struct DmalabVtdKey {
 } DmalabVtdKey;
 
 /* vtd.c */
-extern const DmalabStateOps dmalab_vtd_state_ops;
 
 /* vtd-props.c */
-void dmalab_vtd_instance_init(Object *obj);
-void dmalab_vtd_instance_finalize(Object *obj);
+void dmalab_vtd_add_props(Object *obj);
 void dmalab_vtd_class_props(ObjectClass *klass);
 
 /* vtd-ir.c */
@@ -110,7 +108,6 @@ void dmalab_vtd_iec_flush(DmalabVtdState *s);
 extern const DmalabHost dmalab_vtd_host_fns;
 /* A message to the APIC; s->lock must not be held. */
 void dmalab_vtd_send_apic(uint64_t address, uint32_t data);
-extern const DmalabVtdTrace dmalab_vtd_trace;
 /* Sends what the model raised; s->lock must not be held. */
 void dmalab_vtd_send_raised(DmalabVtdState *s);
 
@@ -137,7 +134,5 @@ void dmalab_vtd_send_pending(void *opaque);
 /* Routes every device's DMA through the IOMMU region or straight to memory. */
 void dmalab_vtd_switch(DmalabVtdState *s);
 void dmalab_vtd_attach(DmalabVtdState *s, PCIBus *bus);
-/* The class of the IOMMU regions: their translate calls the model. */
-void dmalab_vtd_iommu_mr_class_init(ObjectClass *klass, void *data);
 
 #endif

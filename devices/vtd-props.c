@@ -168,7 +168,8 @@ static void dmalab_vtd_get_events_dropped(Object *obj, Visitor *v,
     visit_type_uint64(v, name, &value, errp);
 }
 
-void dmalab_vtd_instance_init(Object *obj)
+/* The run-time properties: counters, costs, audit, fault plan, queue state. */
+void dmalab_vtd_add_props(Object *obj)
 {
     static const struct {
         const char *name;
@@ -188,16 +189,6 @@ void dmalab_vtd_instance_init(Object *obj)
     ObjectProperty *op;
     unsigned i;
 
-    qemu_mutex_init(&s->lock);
-    dmalab_vtd_default_config(&s->cfg);
-    /*
-     * The x86 IOMMU base's "intremap" and "pt" set the unit's ir and pt at
-     * realize; they start from the unit's defaults (intremap off: the base's
-     * auto would turn it on under TCG).
-     */
-    X86_IOMMU_DEVICE(obj)->intr_supported = s->cfg.ir ? ON_OFF_AUTO_ON
-                                                      : ON_OFF_AUTO_OFF;
-    X86_IOMMU_DEVICE(obj)->pt_supported = s->cfg.pt;
     object_property_add_enum(obj, "replacement", "DmalabVtdReplacement",
                              &dmalab_vtd_replacement_lookup,
                              dmalab_vtd_get_replacement,
@@ -224,8 +215,6 @@ void dmalab_vtd_instance_init(Object *obj)
                                     "the stale-translation audit; settable "
                                     "at run time");
     dmalab_plan_init(obj, &s->plan, &dmalab_vtd_plan_ops);
-    s->state.dev = obj;
-    s->state.ops = &dmalab_vtd_state_ops;
     object_property_add_str(obj, "counter-names",
                             dmalab_vtd_get_counter_names, NULL);
     object_property_set_description(obj, "counter-names",
@@ -236,14 +225,6 @@ void dmalab_vtd_instance_init(Object *obj)
         obj, "events-dropped",
         "event messages not sent: more were raised at once than the glue "
         "queues (not counted in fault-events or inv-events)");
-}
-
-void dmalab_vtd_instance_finalize(Object *obj)
-{
-    DmalabVtdState *s = DMALAB_VTD(obj);
-
-    dmalab_plan_finalize(&s->plan);
-    qemu_mutex_destroy(&s->lock);
 }
 
 /* The unit's configuration: defaults from dmalab_vtd_default_config(). */

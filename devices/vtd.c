@@ -50,6 +50,9 @@
 #include "glue.h"
 #include "vtd-internal.h"
 
+OBJECT_DEFINE_SIMPLE_TYPE(DmalabVtdState, dmalab_vtd, DMALAB_VTD,
+                          X86_IOMMU_DEVICE)
+
 /* Registers. */
 
 static uint64_t dmalab_vtd_read(void *opaque, hwaddr addr, unsigned size)
@@ -202,8 +205,8 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
                                     &dev->mem_reentrancy_guard);
     dmalab_timers_init(&s->timers, dmalab_vtd_timer_count(),
                        dmalab_vtd_timer_cb, s);
-    dmalab_glue_host(&h, &dmalab_vtd_host_fns, s);
-    s->model = dmalab_vtd_new(&cfg, &h, &dmalab_vtd_trace, &why);
+    dmalab_glue_host(&h, &dmalab_vtd_host_fns, s, &s->timers);
+    s->model = dmalab_vtd_new(&cfg, &h, &why);
     if (!s->model) {
         error_setg(errp, "dmalab-vtd: %s", why ? why : "out of memory");
         dmalab_vtd_release(s);
@@ -255,7 +258,7 @@ static bool dmalab_vtd_state_load(void *dev, const uint8_t *blob, uint32_t len)
     return ok;
 }
 
-const DmalabStateOps dmalab_vtd_state_ops = {
+static const DmalabStateOps dmalab_vtd_state_ops = {
     .refused = "dmalab-vtd: the incoming unit state is not valid for this "
                "configuration",
     .save = dmalab_vtd_state_save,
@@ -297,20 +300,29 @@ static void dmalab_vtd_class_init(ObjectClass *klass, void *data)
     dmalab_vtd_class_props(klass);
 }
 
-static const TypeInfo dmalab_vtd_types[] = {
-    {
-        .name = TYPE_DMALAB_VTD,
-        .parent = TYPE_X86_IOMMU_DEVICE,
-        .instance_size = sizeof(DmalabVtdState),
-        .instance_init = dmalab_vtd_instance_init,
-        .instance_finalize = dmalab_vtd_instance_finalize,
-        .class_init = dmalab_vtd_class_init,
-    },
-    {
-        .name = TYPE_DMALAB_VTD_IOMMU_MR,
-        .parent = TYPE_IOMMU_MEMORY_REGION,
-        .class_init = dmalab_vtd_iommu_mr_class_init,
-    },
-};
+static void dmalab_vtd_init(Object *obj)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
 
-DEFINE_TYPES(dmalab_vtd_types)
+    qemu_mutex_init(&s->lock);
+    dmalab_vtd_default_config(&s->cfg);
+    /*
+     * The x86 IOMMU base's "intremap" and "pt" set the unit's ir and pt at
+     * realize; they start from the unit's defaults (intremap off: the base's
+     * auto would turn it on under TCG).
+     */
+    X86_IOMMU_DEVICE(obj)->intr_supported = s->cfg.ir ? ON_OFF_AUTO_ON
+                                                      : ON_OFF_AUTO_OFF;
+    X86_IOMMU_DEVICE(obj)->pt_supported = s->cfg.pt;
+    s->state.dev = obj;
+    s->state.ops = &dmalab_vtd_state_ops;
+    dmalab_vtd_add_props(obj);
+}
+
+static void dmalab_vtd_finalize(Object *obj)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+
+    dmalab_plan_finalize(&s->plan);
+    qemu_mutex_destroy(&s->lock);
+}

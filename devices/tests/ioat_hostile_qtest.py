@@ -174,7 +174,7 @@ class Hostile(unittest.TestCase):
         for ch in (1, 2):
             self.assertEqual((io.state(ch), io.chanerr(ch), self.qt.readq(compl[ch])),
                              (ACTIVE, 0, 0), f"channel {ch} disturbed")
-        self.assertIn("Blocked re-entrant IO on MemoryRegion: dmalab-ioat-regs at addr: "
+        self.assertIn("Blocked re-entrant IO on MemoryRegion: dmalab-ioat-mmio at addr: "
                       f"0x{STRIDE * 2 + CHANCMD:X}", self.qt.stderr)
         io.settle(1_000_000, 8)
         for ch, (desc, dst, data) in copies.items():

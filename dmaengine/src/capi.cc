@@ -23,37 +23,37 @@ static_assert(DMALAB_IOAT_OP_KINDS == ioat::kOpKinds);
 namespace
 {
 
-class TraceAdapter final : public ioat::Observer, private CTrace<DmalabIoatTrace>
+// The model's events to the C trace points (ioat_core.h), and the race detector's marks.
+class TraceAdapter final : public ioat::Observer
 {
   public:
-    TraceAdapter(void* opaque, const DmalabIoatTrace* t) : CTrace(opaque, t) {}
+    explicit TraceAdapter(void* opaque) : opaque_(opaque) {}
     void decided(const ioat::DescriptorInfo& d, const ioat::Decision& x) override
     {
         if (d.len)
             marks.start(d.channel, d.addr, d.src, d.dst, d.len);
-        call(&DmalabIoatTrace::decided, d.channel, d.addr, ioat::op_name(d.kind), d.len, x.data_at,
-             x.done_at, x.fail);
+        dmalab_ioat_trace_decided(opaque_, d.channel, d.addr, ioat::op_name(d.kind), d.len,
+                                  x.data_at, x.done_at, x.fail);
     }
     void completed(unsigned ch, uint64_t desc, uint64_t bytes, ioat::OpKind kind) override
     {
         marks.finish(ch);
-        call(&DmalabIoatTrace::completed, ch, desc, ioat::op_name(kind), bytes);
+        dmalab_ioat_trace_completed(opaque_, ch, desc, ioat::op_name(kind), bytes);
     }
     void halted(unsigned ch, uint32_t chanerr, const DmaResult& r) override
     {
         marks.finish(ch);
-        call(&DmalabIoatTrace::halted, ch, chanerr, static_cast<int>(r.error), r.fault_addr);
+        dmalab_ioat_trace_halted(opaque_, ch, chanerr, static_cast<int>(r.error), r.fault_addr);
     }
     void stepped(unsigned ch, uint64_t bytes, unsigned descs, uint64_t next) override
     {
-        call(&DmalabIoatTrace::stepped, ch, bytes, descs, next);
-    }
-    void interrupt(unsigned vector, bool sent) override
-    {
-        call(&DmalabIoatTrace::interrupt, vector, sent);
+        dmalab_ioat_trace_stepped(opaque_, ch, bytes, descs, next);
     }
 
     RaceMarks marks; // the race detector's table, when attached
+
+  private:
+    void* opaque_;
 };
 
 // The members DmalabIoatConfig shares with ioat::Config, which names them alike.
@@ -75,11 +75,11 @@ ioat::Config to_config(const DmalabIoatConfig& c)
 } // namespace
 
 struct DmalabIoat {
-    DmalabIoat(const ioat::Config& config, const DmalabHost& h, const DmalabIoatTrace* t)
-        : host(h), trace(h.opaque, t), model(config, {host, host, host, host, &trace}),
+    DmalabIoat(const ioat::Config& config, const DmalabHost& h)
+        : host(h), trace(h.opaque), model(config, {host, host, host, host, &trace}),
           fault_policy(model.timing(), injector), doorbell(injector, host, "dmalab-ioat-faults")
     {
-        injected = {t ? t->fault : nullptr, h.opaque};
+        injected = {h.opaque, "dmalab-ioat"};
         injected.listen(injector);
         doorbell.set_release_hook(
             [](void* opaque, unsigned rule) {
@@ -100,6 +100,28 @@ struct DmalabIoat {
 extern "C" {
 
 DMALAB_C_COMMON_ENTRIES(ioat, DmalabIoat, model)
+
+// BAR 0 as the guest sees it: the registers, and at DMALAB_IOAT_FAULT_DOORBELL the
+// test-only doorbell (mapped only with QEMU's fault-doorbell property).
+static bool in_doorbell(uint32_t offset)
+{
+    return offset - uint32_t{DMALAB_IOAT_FAULT_DOORBELL} < DMALAB_IOAT_FAULT_DOORBELL_SIZE;
+}
+
+uint64_t dmalab_ioat_mmio_read(DmalabIoat* dev, uint32_t offset, unsigned size)
+{
+    if (in_doorbell(offset))
+        return dev->doorbell.read(offset - DMALAB_IOAT_FAULT_DOORBELL, size);
+    return dev->model.mmio_read(offset, size);
+}
+
+void dmalab_ioat_mmio_write(DmalabIoat* dev, uint32_t offset, uint64_t value, unsigned size)
+{
+    if (in_doorbell(offset))
+        dev->doorbell.write(offset - DMALAB_IOAT_FAULT_DOORBELL, value, size);
+    else
+        dev->model.mmio_write(offset, value, size);
+}
 
 void dmalab_ioat_default_config(DmalabIoatConfig* out)
 {
@@ -138,13 +160,13 @@ const char* dmalab_ioat_check(const DmalabIoatConfig* config)
 }
 
 DmalabIoat* dmalab_ioat_new(const DmalabIoatConfig* config, const DmalabHost* host,
-                            const DmalabIoatTrace* trace, const char** why)
+                            const char** why)
 {
     ioat::Config cfg = to_config(*config);
     *why = ioat::Ioat::check(cfg);
     if (*why)
         return nullptr;
-    return new (std::nothrow) DmalabIoat(cfg, *host, trace);
+    return new (std::nothrow) DmalabIoat(cfg, *host);
 }
 
 unsigned dmalab_ioat_timer_count(const DmalabIoatConfig* config)
@@ -223,16 +245,6 @@ void dmalab_ioat_set_race_table(DmalabIoat* dev, DmalabRaceTable* table, uint32_
 {
     dev->trace.marks.clear();
     dev->trace.marks.attach(table, device);
-}
-
-uint64_t dmalab_ioat_doorbell_read(DmalabIoat* dev, uint32_t offset, unsigned size)
-{
-    return dev->doorbell.read(offset, size);
-}
-
-void dmalab_ioat_doorbell_write(DmalabIoat* dev, uint32_t offset, uint64_t value, unsigned size)
-{
-    dev->doorbell.write(offset, value, size);
 }
 
 void dmalab_ioat_stats(DmalabIoat* dev, int channel, DmalabIoatStats* out)

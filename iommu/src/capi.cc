@@ -17,51 +17,56 @@ using namespace dmalab;
 namespace
 {
 
-class TraceAdapter final : public vtd::Observer, private CTrace<DmalabVtdTrace>
+// The unit's events to the C trace points (vtd_core.h).
+class TraceAdapter final : public vtd::Observer
 {
   public:
-    TraceAdapter(void* opaque, const DmalabVtdTrace* t) : CTrace(opaque, t) {}
+    explicit TraceAdapter(void* opaque) : opaque_(opaque) {}
     void fault(uint16_t sid, uint64_t iova, bool write, vtd::FaultReason reason,
                bool recorded) override
     {
-        call(&DmalabVtdTrace::fault, sid, iova, write, static_cast<uint8_t>(reason), recorded);
+        dmalab_vtd_trace_fault(opaque_, sid, iova, write, static_cast<uint8_t>(reason), recorded);
     }
     void invalidated(vtd::InvKind kind, vtd::Gran g, uint16_t did, uint64_t addr, unsigned am,
                      uint64_t dropped, bool queued) override
     {
-        call(&DmalabVtdTrace::invalidated, vtd::inv_letter(kind), static_cast<uint8_t>(g), did,
-             addr, am, dropped, queued);
+        dmalab_vtd_trace_invalidated(opaque_, vtd::inv_letter(kind), static_cast<uint8_t>(g), did,
+                                     addr, am, dropped, queued);
     }
     void wait_done(uint64_t modelled, uint64_t achieved) override
     {
-        call(&DmalabVtdTrace::wait_done, modelled, achieved);
+        dmalab_vtd_trace_wait_done(opaque_, modelled, achieved);
     }
     void stale(uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now,
                vtd::FaultReason f) override
     {
-        call(&DmalabVtdTrace::stale, sid, iova, cached, now, static_cast<uint8_t>(f));
+        dmalab_vtd_trace_stale(opaque_, sid, iova, cached, now, static_cast<uint8_t>(f));
     }
     void queue_error(uint32_t head, uint64_t lo, uint64_t hi) override
     {
-        call(&DmalabVtdTrace::queue_error, head, lo, hi);
+        dmalab_vtd_trace_queue_error(opaque_, head, lo, hi);
     }
     void event_refused(bool fault, uint64_t address, uint32_t data) override
     {
-        call(&DmalabVtdTrace::event_refused, fault, address, data);
+        dmalab_vtd_trace_event_refused(opaque_, fault, address, data);
     }
     void interrupt(const vtd::InterruptRequest& q, const vtd::Interrupt& o, bool recorded) override
     {
-        call(&DmalabVtdTrace::interrupt, q.sid, q.address, q.data, o.ok, o.remapped, o.index,
-             o.address, o.data, static_cast<uint8_t>(o.fault_reason), recorded);
+        dmalab_vtd_trace_interrupt(opaque_, q.sid, q.address, q.data, o.ok, o.remapped, o.index,
+                                   o.address, o.data, static_cast<uint8_t>(o.fault_reason),
+                                   recorded);
     }
     void iec_invalidated(bool global, uint32_t index, unsigned im, uint64_t dropped) override
     {
-        call(&DmalabVtdTrace::iec_invalidated, global, index, im, dropped);
+        dmalab_vtd_trace_iec_invalidated(opaque_, global, index, im, dropped);
     }
     void ir_state(bool enabled, uint64_t table, unsigned entries, bool x2apic) override
     {
-        call(&DmalabVtdTrace::ir_state, enabled, table, entries, x2apic);
+        dmalab_vtd_trace_ir_state(opaque_, enabled, table, entries, x2apic);
     }
+
+  private:
+    void* opaque_;
 };
 
 static_assert(DMALAB_VTD_LRU == static_cast<int>(vtd::Replacement::Lru) &&
@@ -145,10 +150,10 @@ constexpr unsigned kAll = kPlain + sizeof kGranCounters / sizeof kGranCounters[0
 } // namespace
 
 struct DmalabVtd {
-    DmalabVtd(const vtd::Config& config, const DmalabHost& h, const DmalabVtdTrace* t)
-        : host(h), trace(h.opaque, t), unit(config, {host, host, host, host, &trace})
+    DmalabVtd(const vtd::Config& config, const DmalabHost& h)
+        : host(h), trace(h.opaque), unit(config, {host, host, host, host, &trace})
     {
-        injected = {t ? t->injected : nullptr, h.opaque};
+        injected = {h.opaque, "dmalab-vtd"};
         injected.listen(injector);
     }
 
@@ -162,6 +167,16 @@ struct DmalabVtd {
 extern "C" {
 
 DMALAB_C_COMMON_ENTRIES(vtd, DmalabVtd, unit)
+
+uint64_t dmalab_vtd_mmio_read(DmalabVtd* unit, uint32_t offset, unsigned size)
+{
+    return unit->unit.mmio_read(offset, size);
+}
+
+void dmalab_vtd_mmio_write(DmalabVtd* unit, uint32_t offset, uint64_t value, unsigned size)
+{
+    unit->unit.mmio_write(offset, value, size);
+}
 
 void dmalab_vtd_default_config(DmalabVtdConfig* out)
 {
@@ -180,13 +195,12 @@ const char* dmalab_vtd_check(const DmalabVtdConfig* config)
     return vtd::check(to_config(*config));
 }
 
-DmalabVtd* dmalab_vtd_new(const DmalabVtdConfig* config, const DmalabHost* host,
-                          const DmalabVtdTrace* trace, const char** why)
+DmalabVtd* dmalab_vtd_new(const DmalabVtdConfig* config, const DmalabHost* host, const char** why)
 {
     *why = dmalab_vtd_check(config);
     if (*why)
         return nullptr;
-    return new (std::nothrow) DmalabVtd(to_config(*config), *host, trace);
+    return new (std::nothrow) DmalabVtd(to_config(*config), *host);
 }
 
 unsigned dmalab_vtd_timer_count(void)

@@ -36,7 +36,7 @@ class HostAdapter final : public DmaMemory, public Timers, public Interrupts, pu
     {
         DmalabMemAttrs ca = to_c(a);
         size_t n = len;
-        void* p = h_.dma_map(h_.opaque, addr, &n, dir == Access::Write, &ca);
+        void* p = h_.dma_map ? h_.dma_map(h_.opaque, addr, &n, dir == Access::Write, &ca) : nullptr;
         if (!p || n == 0)
             return {};
         return {p, n};
@@ -46,15 +46,21 @@ class HostAdapter final : public DmaMemory, public Timers, public Interrupts, pu
         h_.dma_unmap(h_.opaque, m.host, m.len, dir == Access::Write, accessed);
     }
     uint64_t take_cost() override { return h_.dma_cost ? h_.dma_cost(h_.opaque) : 0; }
-    uint64_t now_ns() const override { return h_.now_ns(h_.opaque); }
-    void arm(unsigned timer, uint64_t when_ns) override { h_.timer_arm(h_.opaque, timer, when_ns); }
-    void cancel(unsigned timer) override { h_.timer_cancel(h_.opaque, timer); }
-    bool notify(unsigned vector) override { return h_.notify(h_.opaque, vector); }
-    bool set_level(bool asserted) override { return h_.set_level(h_.opaque, asserted); }
+    uint64_t now_ns() const override { return h_.clock->now_ns(h_.clock_opaque); }
+    void arm(unsigned timer, uint64_t when_ns) override
+    {
+        h_.clock->timer_arm(h_.clock_opaque, timer, when_ns);
+    }
+    void cancel(unsigned timer) override { h_.clock->timer_cancel(h_.clock_opaque, timer); }
+    bool notify(unsigned vector) override { return h_.notify && h_.notify(h_.opaque, vector); }
+    bool set_level(bool asserted) override
+    {
+        return h_.set_level && h_.set_level(h_.opaque, asserted);
+    }
     bool send_msi(uint64_t address, uint32_t data, const MemAttrs& a) override
     {
         DmalabMemAttrs ca = to_c(a);
-        return h_.send_msi(h_.opaque, address, data, &ca);
+        return h_.send_msi && h_.send_msi(h_.opaque, address, data, &ca);
     }
     void message(LogKind kind, const char* text) override
     {

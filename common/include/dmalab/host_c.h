@@ -38,27 +38,46 @@ typedef struct DmalabMemAttrs {
 
 enum { DMALAB_LOG_GUEST_ERROR = 0, DMALAB_LOG_UNIMP = 1 };
 
+/* Virtual time and the model's timers: an interface with its own opaque pointer. */
+typedef struct DmalabClock {
+    uint64_t (*now_ns)(void* opaque);
+    void (*timer_arm)(void* opaque, unsigned timer, uint64_t when_ns);
+    void (*timer_cancel)(void* opaque, unsigned timer);
+} DmalabClock;
+
+/* Entries marked optional may be NULL: the model then has none of that. */
 typedef struct DmalabHost {
-    void* opaque;
+    void* opaque; /* for every callback but the clock's */
     DmalabDmaResult (*dma_read)(void* opaque, uint64_t addr, void* buf, size_t len,
                                 const DmalabMemAttrs* attrs);
     DmalabDmaResult (*dma_write)(void* opaque, uint64_t addr, const void* buf, size_t len,
                                  const DmalabMemAttrs* attrs);
-    /* Maps a prefix of plain RAM; NULL (and *len untouched) when the first byte is not RAM. */
+    /* Optional. Maps a prefix of plain RAM; NULL (and *len untouched) when the first byte
+     * is not RAM. */
     void* (*dma_map)(void* opaque, uint64_t addr, size_t* len, bool is_write,
                      const DmalabMemAttrs* attrs);
+    /* With dma_map. */
     void (*dma_unmap)(void* opaque, void* host, size_t len, bool is_write, size_t accessed);
-    uint64_t (*now_ns)(void* opaque);
-    void (*timer_arm)(void* opaque, unsigned timer, uint64_t when_ns);
-    void (*timer_cancel)(void* opaque, unsigned timer);
+    /* Optional: modelled upstream time of the accesses since the last call (IOMMU walks). */
+    uint64_t (*dma_cost)(void* opaque);
+    const DmalabClock* clock;
+    void* clock_opaque;
+    /* Optional: the function's own interrupt vectors (MSI-X, MSI) and pin. */
     bool (*notify)(void* opaque, unsigned vector);
     bool (*set_level)(void* opaque, bool asserted);
+    /* Optional: a message the model addresses itself (VT-d's event interrupts). */
     bool (*send_msi)(void* opaque, uint64_t address, uint32_t data, const DmalabMemAttrs* attrs);
     void (*log)(void* opaque, int kind, const char* text);
-    /* Modelled upstream time of the accesses since the last call (IOMMU walks); may be
-     * NULL (none). */
-    uint64_t (*dma_cost)(void* opaque);
 } DmalabHost;
+
+/*
+ * A fault plan's rule fired (docs/faults.rst), in `device` ("dmalab-ioat", "dmalab-vtd");
+ * unit and key as in the device's fault-log. A trace point the models call and the program
+ * that links them defines (QEMU: devices/glue.c; dmalab's own tests and tools:
+ * common/testing/trace_none.cc). opaque is the host's.
+ */
+void dmalab_trace_injected(void* opaque, const char* device, const char* rule, const char* kind,
+                           uint32_t unit, uint64_t key);
 
 #ifdef __cplusplus
 }

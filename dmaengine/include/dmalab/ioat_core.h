@@ -35,21 +35,21 @@ typedef struct DmalabIoatConfig {
     uint64_t seed;
 } DmalabIoatConfig;
 
-/* What the model does, for QEMU's trace events. Any pointer may be NULL. */
-typedef struct DmalabIoatTrace {
-    /* op: the operation's name, as the counters have it ("copy", "pq-16s" ...) */
-    void (*decided)(void *opaque, unsigned channel, uint64_t desc, const char *op,
-                    uint64_t len, uint64_t data_at, uint64_t done_at, uint32_t fail);
-    void (*completed)(void *opaque, unsigned channel, uint64_t desc, const char *op,
-                      uint64_t bytes);
-    void (*halted)(void *opaque, unsigned channel, uint32_t chanerr, int dma_error,
-                   uint64_t fault_addr);
-    void (*stepped)(void *opaque, unsigned channel, uint64_t bytes, unsigned descs,
-                    uint64_t next_ns);
-    void (*interrupt)(void *opaque, unsigned vector, bool sent);
-    void (*fault)(void *opaque, const char *rule, const char *kind, unsigned channel,
-                  uint64_t desc);
-} DmalabIoatTrace;
+/*
+ * What the model does, for QEMU's trace events: functions the model calls and the program
+ * that links it defines (QEMU: devices/ioat-host.c; dmalab's own tests and tools:
+ * dmaengine/testing/trace_none.cc), so that a missing one is a link error. opaque is the
+ * host's (DmalabHost.opaque); op is the operation's name as the counters have it ("copy",
+ * "pq-16s" ...).
+ */
+void dmalab_ioat_trace_decided(void *opaque, unsigned channel, uint64_t desc, const char *op,
+                               uint64_t len, uint64_t data_at, uint64_t done_at, uint32_t fail);
+void dmalab_ioat_trace_completed(void *opaque, unsigned channel, uint64_t desc, const char *op,
+                                 uint64_t bytes);
+void dmalab_ioat_trace_halted(void *opaque, unsigned channel, uint32_t chanerr, int dma_error,
+                              uint64_t fault_addr);
+void dmalab_ioat_trace_stepped(void *opaque, unsigned channel, uint64_t bytes, unsigned descs,
+                               uint64_t next_ns);
 
 /* The operations the counters tell apart; dmalab_ioat_op_name() names each. */
 enum { DMALAB_IOAT_OP_KINDS = 9 };
@@ -78,11 +78,16 @@ const char *dmalab_ioat_op_name(unsigned op);
 const char *dmalab_ioat_check(const DmalabIoatConfig *config);
 /* NULL when the configuration is invalid; *why then says which part. */
 DmalabIoat *dmalab_ioat_new(const DmalabIoatConfig *config, const DmalabHost *host,
-                            const DmalabIoatTrace *trace, const char **why);
+                            const char **why);
 void dmalab_ioat_free(DmalabIoat *dev);
 /* Timers the model uses: the host calls dmalab_ioat_timer(dev, i) when timer i expires. */
 unsigned dmalab_ioat_timer_count(const DmalabIoatConfig *config);
 
+/*
+ * Offsets in BAR 0: the registers below DMALAB_IOAT_REG_WINDOW, the test-only fault doorbell
+ * (docs/faults.rst) at DMALAB_IOAT_FAULT_DOORBELL. A write can call out (DMA, interrupts):
+ * a doorbell starting a channel with sync_start, a release of a held rule.
+ */
 uint64_t dmalab_ioat_mmio_read(DmalabIoat *dev, uint32_t offset, unsigned size);
 void dmalab_ioat_mmio_write(DmalabIoat *dev, uint32_t offset, uint64_t value, unsigned size);
 void dmalab_ioat_timer(DmalabIoat *dev, unsigned timer);
@@ -107,12 +112,6 @@ bool dmalab_ioat_load(DmalabIoat *dev, const uint8_t *data, uint32_t len);
  * the problem (free with free()), and the plan in force stays as it was.
  */
 char *dmalab_ioat_set_fault_plan(DmalabIoat *dev, const char *text, const char *id);
-/*
- * The test-only doorbell block; offsets relative to DMALAB_IOAT_FAULT_DOORBELL. A write that
- * releases a rule can call out (DMA, interrupts), like dmalab_ioat_mmio_write.
- */
-uint64_t dmalab_ioat_doorbell_read(DmalabIoat *dev, uint32_t offset, unsigned size);
-void dmalab_ioat_doorbell_write(DmalabIoat *dev, uint32_t offset, uint64_t value, unsigned size);
 /* Injections since the plan was set or the device reset. */
 uint64_t dmalab_ioat_faults_injected(DmalabIoat *dev);
 /* The newest injections, a line each, oldest first (free with free()). */

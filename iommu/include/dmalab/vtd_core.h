@@ -44,34 +44,35 @@ typedef struct DmalabVtdConfig {
     uint64_t iec_inv_ns;   /* modelled cost of an interrupt entry cache invalidation */
 } DmalabVtdConfig;
 
-/* What the model does, for QEMU's trace events. Any pointer may be NULL. */
-typedef struct DmalabVtdTrace {
-    void (*fault)(void* opaque, uint16_t sid, uint64_t iova, bool write, uint8_t reason,
-                  bool recorded);
-    /* kind: 'c' context cache, 'i' IOTLB; gran 1 global, 2 domain, 3 selective */
-    void (*invalidated)(void* opaque, char kind, uint8_t gran, uint16_t did, uint64_t addr,
-                        unsigned am, uint64_t dropped, bool queued);
-    void (*wait_done)(void* opaque, uint64_t modelled_ns, uint64_t achieved_ns);
-    void (*stale)(void* opaque, uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now,
-                  uint8_t now_fault);
-    void (*queue_error)(void* opaque, uint32_t head, uint64_t lo, uint64_t hi);
-    /* A fault plan's rule fired: unit is the requester (~0 for an invalidation), key the
-     * IOVA or the invalidated address. */
-    void (*injected)(void* opaque, const char* rule, const char* kind, uint32_t unit, uint64_t key);
-    /* An event message aimed outside the interrupt range was refused (not sent). */
-    void (*event_refused)(void* opaque, bool fault, uint64_t address, uint32_t data);
-    /* An interrupt request: delivered as (out_address, out_data), remapped through entry
-     * `index` or passed through, or blocked with `reason` (recorded or not). */
-    void (*interrupt)(void* opaque, uint16_t sid, uint64_t address, uint32_t data, bool ok,
-                      bool remapped, uint32_t index, uint64_t out_address, uint32_t out_data,
-                      uint8_t reason, bool recorded);
-    /* An interrupt entry cache invalidation took effect. QEMU's glue also tells the
-     * platform's IEC listeners (KVM's routes) once its lock is dropped. */
-    void (*iec_invalidated)(void* opaque, bool global, uint32_t index, unsigned im,
-                            uint64_t dropped);
-    /* Interrupt remapping switched, or a table latched. */
-    void (*ir_state)(void* opaque, bool enabled, uint64_t table, unsigned entries, bool x2apic);
-} DmalabVtdTrace;
+/*
+ * What the unit does, for QEMU's trace events: functions the model calls and the program
+ * that links it defines (QEMU: devices/vtd-host.c; dmalab's own tests and tools:
+ * iommu/testing/trace_none.cc), so that a missing one is a link error. opaque is the
+ * host's (DmalabHost.opaque).
+ */
+void dmalab_vtd_trace_fault(void* opaque, uint16_t sid, uint64_t iova, bool write, uint8_t reason,
+                            bool recorded);
+/* kind: 'c' context cache, 'i' IOTLB; gran 1 global, 2 domain, 3 selective */
+void dmalab_vtd_trace_invalidated(void* opaque, char kind, uint8_t gran, uint16_t did,
+                                  uint64_t addr, unsigned am, uint64_t dropped, bool queued);
+void dmalab_vtd_trace_wait_done(void* opaque, uint64_t modelled_ns, uint64_t achieved_ns);
+void dmalab_vtd_trace_stale(void* opaque, uint16_t sid, uint64_t iova, uint64_t cached,
+                            uint64_t now, uint8_t now_fault);
+void dmalab_vtd_trace_queue_error(void* opaque, uint32_t head, uint64_t lo, uint64_t hi);
+/* An event message aimed outside the interrupt range was refused (not sent). */
+void dmalab_vtd_trace_event_refused(void* opaque, bool fault, uint64_t address, uint32_t data);
+/* An interrupt request: delivered as (out_address, out_data), remapped through entry
+ * `index` or passed through, or blocked with `reason` (recorded or not). */
+void dmalab_vtd_trace_interrupt(void* opaque, uint16_t sid, uint64_t address, uint32_t data,
+                                bool ok, bool remapped, uint32_t index, uint64_t out_address,
+                                uint32_t out_data, uint8_t reason, bool recorded);
+/* An interrupt entry cache invalidation took effect. QEMU's glue also tells the platform's
+ * IEC listeners (KVM's routes) once its lock is dropped. */
+void dmalab_vtd_trace_iec_invalidated(void* opaque, bool global, uint32_t index, unsigned im,
+                                      uint64_t dropped);
+/* Interrupt remapping switched, or a table latched. */
+void dmalab_vtd_trace_ir_state(void* opaque, bool enabled, uint64_t table, unsigned entries,
+                               bool x2apic);
 
 enum { DMALAB_VTD_QUERY = 0, DMALAB_VTD_READ = 1, DMALAB_VTD_WRITE = 2 };
 
@@ -89,8 +90,7 @@ typedef struct DmalabVtdTranslation {
 void dmalab_vtd_default_config(DmalabVtdConfig* config);
 /* Why the configuration is invalid, or NULL. */
 const char* dmalab_vtd_check(const DmalabVtdConfig* config);
-DmalabVtd* dmalab_vtd_new(const DmalabVtdConfig* config, const DmalabHost* host,
-                          const DmalabVtdTrace* trace, const char** why);
+DmalabVtd* dmalab_vtd_new(const DmalabVtdConfig* config, const DmalabHost* host, const char** why);
 void dmalab_vtd_free(DmalabVtd* unit);
 unsigned dmalab_vtd_timer_count(void);
 
