@@ -223,7 +223,8 @@ def write_initramfs(path, busybox, ver, mods, builtin, exerciser_ko,
 
 # ----------------------------------------------------------------- main ---
 
-def main():
+def make_parser():
+    """Return the command line's parser."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", default=os.environ.get(
         "DMALAB_CACHE", os.path.expanduser("~/.cache/dmalab")),
@@ -250,97 +251,127 @@ def main():
                     help="static busybox binary (default /bin/busybox)")
     ap.add_argument("--force", action="store_true",
                     help="rebuild even if the inputs look unchanged")
-    args = ap.parse_args()
+    return ap
 
+
+def resolve_kernel(args, cache):
+    """Return (kernel, moddir, ver, kbuild): the user's or Debian's kernel."""
+    if args.kernel:
+        kernel = os.path.abspath(args.kernel)
+        if not os.path.isfile(kernel):
+            raise ImageError("kernel %s not found" % kernel)
+        moddir, ver = resolve_user_modules(args.modules_dir,
+                                           args.kernel_version)
+        kbuild = args.kbuild_dir
+        if not kbuild:
+            build_link = os.path.join(moddir, "build")
+            kbuild = build_link if os.path.isfile(
+                os.path.join(build_link, "Makefile")) else \
+                "/usr/src/linux-headers-" + ver
+    else:
+        ver = args.kernel_version or resolve_default_version(
+            cache, args.backports)
+        kernel, moddir = fetch_debian_kernel(cache, ver)
+        kbuild = args.kbuild_dir or fetch_debian_headers(cache, ver)
+    return kernel, moddir, ver, os.path.abspath(kbuild)
+
+
+def output_paths(out):
+    """Return the outputs' paths: vmlinuz, boot-kernel, initramfs, info."""
+    return (os.path.join(out, "vmlinuz"),
+            os.path.join(out, "boot-kernel"),
+            os.path.join(out, "initramfs.cpio.gz"),
+            os.path.join(out, "image-info.json"))
+
+
+def stamp_key(ver, kernel, moddir, busybox, ko, helpers):
+    """Return the stamp of everything the outputs depend on."""
+    index = index_modules(moddir)
+    h = hashlib.sha256()
+    for part in (STAMP_VERSION, ver, file_sig(kernel),
+                 file_sig(busybox), sha256_file(ko),
+                 sha256_file(INIT_SCRIPT),
+                 " ".join(sha256_file(e) for _, e in helpers),
+                 sha256_file(os.path.abspath(__file__))):
+        h.update(part.encode() + b"\n")
+    for name in WANTED_MODULES:
+        if name in index:
+            h.update(file_sig(os.path.join(moddir, index[name])).encode())
+    return h.hexdigest()
+
+
+def write_outputs(out, kernel, moddir, ver, kbuild, busybox, ko, helpers):
+    """Write the outputs under out; return (mods, initramfs size)."""
+    vmlinuz, boot_kernel, initrd, info_path = output_paths(out)
+    mods, builtin = resolve_modules(moddir, WANTED_MODULES)
+    shutil.copyfile(kernel, vmlinuz + ".tmp")
+    os.replace(vmlinuz + ".tmp", vmlinuz)
+    pvh = write_boot_kernel(boot_kernel, kernel)
+    size = write_initramfs(initrd, busybox, ver, mods, builtin,
+                           ko, helpers)
+    info = {
+        "kernel_version": ver,
+        "kernel": kernel,
+        "boot_kernel_pvh": pvh,
+        "modules_dir": moddir,
+        "kbuild_dir": kbuild,
+        "modules": [m[0] for m in mods] + [EXERCISER],
+        "builtin": sorted(builtin),
+        "initramfs_bytes": size,
+    }
+    with open(info_path, "w") as f:
+        json.dump(info, f, indent=1)
+        f.write("\n")
+    return mods, size
+
+
+def build_image(args):
+    """Build the image into --out unless up to date; return (ver, out)."""
+    if not args.out:
+        raise ImageError("--out is required")
+    if bool(args.kernel) != bool(args.modules_dir):
+        raise ImageError("--kernel and --modules-dir go together")
+    cache = os.path.abspath(args.cache)
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+
+    kernel, moddir, ver, kbuild = resolve_kernel(args, cache)
+    if not os.path.isfile(args.busybox):
+        raise ImageError("%s not found (apt-get install busybox-static)"
+                         % args.busybox)
+
+    ko, built = build_exerciser(out, kbuild, ver)
+    helpers = build_helpers(out)
+
+    key = stamp_key(ver, kernel, moddir, args.busybox, ko, helpers)
+    stamp = os.path.join(out, ".image-stamp")
+    if not args.force and read_stamp(stamp) == key and all(
+            os.path.isfile(p) for p in output_paths(out)):
+        log("up to date (kernel %s)" % ver)
+    else:
+        mods, size = write_outputs(out, kernel, moddir, ver, kbuild,
+                                   args.busybox, ko, helpers)
+        write_stamp(stamp, key)
+        log("built image for kernel %s (%d modules, cpio %d KiB)" %
+            (ver, len(mods) + 1, size // 1024))
+    return ver, out
+
+
+def main():
+    """Build the image (or print the kernel version); return the exit code."""
+    args = make_parser().parse_args()
     try:
         if args.print_kernel_version:
             print(args.kernel_version or
                   resolve_default_version(os.path.abspath(args.cache),
                                           args.backports))
             return 0
-        if not args.out:
-            raise ImageError("--out is required")
-        if bool(args.kernel) != bool(args.modules_dir):
-            raise ImageError("--kernel and --modules-dir go together")
-        cache = os.path.abspath(args.cache)
-        out = os.path.abspath(args.out)
-        os.makedirs(out, exist_ok=True)
-
-        if args.kernel:
-            kernel = os.path.abspath(args.kernel)
-            if not os.path.isfile(kernel):
-                raise ImageError("kernel %s not found" % kernel)
-            moddir, ver = resolve_user_modules(args.modules_dir,
-                                               args.kernel_version)
-            kbuild = args.kbuild_dir
-            if not kbuild:
-                build_link = os.path.join(moddir, "build")
-                kbuild = build_link if os.path.isfile(
-                    os.path.join(build_link, "Makefile")) else \
-                    "/usr/src/linux-headers-" + ver
-        else:
-            ver = args.kernel_version or resolve_default_version(
-                cache, args.backports)
-            kernel, moddir = fetch_debian_kernel(cache, ver)
-            kbuild = args.kbuild_dir or fetch_debian_headers(cache, ver)
-        kbuild = os.path.abspath(kbuild)
-        if not os.path.isfile(args.busybox):
-            raise ImageError("%s not found (apt-get install busybox-static)"
-                             % args.busybox)
-
-        ko, built = build_exerciser(out, kbuild, ver)
-        helpers = build_helpers(out)
-
-        vmlinuz = os.path.join(out, "vmlinuz")
-        boot_kernel = os.path.join(out, "boot-kernel")
-        initrd = os.path.join(out, "initramfs.cpio.gz")
-        info_path = os.path.join(out, "image-info.json")
-
-        # Stamp of everything the outputs depend on.
-        index = index_modules(moddir)
-        h = hashlib.sha256()
-        for part in (STAMP_VERSION, ver, file_sig(kernel),
-                     file_sig(args.busybox), sha256_file(ko),
-                     sha256_file(INIT_SCRIPT),
-                     " ".join(sha256_file(e) for _, e in helpers),
-                     sha256_file(os.path.abspath(__file__))):
-            h.update(part.encode() + b"\n")
-        for name in WANTED_MODULES:
-            if name in index:
-                h.update(file_sig(os.path.join(moddir, index[name])).encode())
-        key = h.hexdigest()
-        stamp = os.path.join(out, ".image-stamp")
-        if not args.force and read_stamp(stamp) == key and all(
-                os.path.isfile(p) for p in (vmlinuz, initrd, boot_kernel,
-                                            info_path)):
-            log("up to date (kernel %s)" % ver)
-        else:
-            mods, builtin = resolve_modules(moddir, WANTED_MODULES)
-            shutil.copyfile(kernel, vmlinuz + ".tmp")
-            os.replace(vmlinuz + ".tmp", vmlinuz)
-            pvh = write_boot_kernel(boot_kernel, kernel)
-            size = write_initramfs(initrd, args.busybox, ver, mods, builtin,
-                                   ko, helpers)
-            info = {
-                "kernel_version": ver,
-                "kernel": kernel,
-                "boot_kernel_pvh": pvh,
-                "modules_dir": moddir,
-                "kbuild_dir": kbuild,
-                "modules": [m[0] for m in mods] + [EXERCISER],
-                "builtin": sorted(builtin),
-                "initramfs_bytes": size,
-            }
-            with open(info_path, "w") as f:
-                json.dump(info, f, indent=1)
-                f.write("\n")
-            write_stamp(stamp, key)
-            log("built image for kernel %s (%d modules, cpio %d KiB)" %
-                (ver, len(mods) + 1, size // 1024))
+        ver, out = build_image(args)
     except ImageError as e:
         log("error: %s" % e)
         return 1
 
+    vmlinuz, boot_kernel, initrd, _ = output_paths(out)
     print("kernel-version: %s" % ver)
     print("vmlinuz: %s" % vmlinuz)
     print("boot-kernel: %s" % boot_kernel)

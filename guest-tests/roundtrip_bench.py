@@ -64,33 +64,28 @@ def make_parser():
     return ap
 
 
-def main(argv=None):
-    args = make_parser().parse_args(argv)
-
-    rp = runner.make_parser()
-    failed = []
-    sums = {w: [] for w, _ in WAYS}
-    spans = {}
-    tmp = tempfile.mkdtemp(prefix="dmalab-roundtrip-")
-    atexit.register(shutil.rmtree, tmp, True)
+def boot_plan(args):
+    """Return the boots as (n, way, device, traced): timed, then traced."""
     plan = [(i, w, d, False) for i in range(1, max(args.repeat, 1) + 1)
             for w, d in WAYS]
     if args.trace:
         plan += [("traced", w, d, True) for w, d in WAYS]
-    for i, way, device, traced in plan:
-        label = "%s %s" % (way, i)
-        tag = "%s-%s" % (args.name, label.replace(" ", "-").replace("=", "-"))
-        extra = []
-        trace_log = None
-        if traced:
-            trace_log = os.path.join(args.log_dir or tmp, tag + ".trace")
-            for ev in TRACE_EVENTS:
-                extra += ["--qemu-arg=-trace", "--qemu-arg=" + ev]
-            extra += ["--qemu-arg=-msg", "--qemu-arg=timestamp=on",
-                      "--qemu-arg=-D", "--qemu-arg=" + trace_log]
-        boot, results, bad = runner.bench_boot(
-            rp,
-            ["--qemu", os.path.abspath(args.qemu),
+    return plan
+
+
+def trace_args(trace_log):
+    """Return runner.py's --qemu-arg options tracing a boot into trace_log."""
+    extra = []
+    for ev in TRACE_EVENTS:
+        extra += ["--qemu-arg=-trace", "--qemu-arg=" + ev]
+    extra += ["--qemu-arg=-msg", "--qemu-arg=timestamp=on",
+              "--qemu-arg=-D", "--qemu-arg=" + trace_log]
+    return extra
+
+
+def boot_args(args, tag, device, extra):
+    """Return runner.py's arguments for one boot of the memcpy scenario."""
+    return (["--qemu", os.path.abspath(args.qemu),
              "--kernel", os.path.abspath(args.kernel),
              "--initrd", os.path.abspath(args.initrd),
              "--name", tag, "--summary",
@@ -98,7 +93,27 @@ def main(argv=None):
              "--scenario", "memcpy", "--iterations", str(args.iterations),
              "--max-len", str(args.max_len),
              "--expect-channels", "4", "--min-ops", str(4 * args.iterations),
-             "--timeout", str(args.timeout)] + extra,
+             "--timeout", str(args.timeout)] + extra)
+
+
+def run_boots(args):
+    """Boot the plan, judged by runner.py; return (failed, sums, spans)."""
+    rp = runner.make_parser()
+    failed = []
+    sums = {w: [] for w, _ in WAYS}
+    spans = {}
+    tmp = tempfile.mkdtemp(prefix="dmalab-roundtrip-")
+    atexit.register(shutil.rmtree, tmp, True)
+    for i, way, device, traced in boot_plan(args):
+        label = "%s %s" % (way, i)
+        tag = "%s-%s" % (args.name, label.replace(" ", "-").replace("=", "-"))
+        extra = []
+        trace_log = None
+        if traced:
+            trace_log = os.path.join(args.log_dir or tmp, tag + ".trace")
+            extra = trace_args(trace_log)
+        boot, results, bad = runner.bench_boot(
+            rp, boot_args(args, tag, device, extra),
             label, args.log_dir and os.path.join(args.log_dir, tag + ".log"),
             args.verbose)
         failed += bad
@@ -113,7 +128,11 @@ def main(argv=None):
             s = results[0][1].summary
             if s:
                 sums[way].append((s["ns"] / 1e9, s["ops"]))
+    return failed, sums, spans
 
+
+def print_sums(args, sums):
+    """Print the timed boots' sums per way and the ratio of their medians."""
     print("==== round trips: memcpy scenario, copies of at most %d bytes, %d per "
           "boot ====" % (args.max_len, 4 * args.iterations))
     print("guest's sum of submission-to-callback times (guest clock, TCG), per boot:")
@@ -131,26 +150,39 @@ def main(argv=None):
     if off and on:
         print("  sync-start=on / off: %.2f (%.0f %% less per round trip)" % (
             on / off, 100 * (1 - on / off)))
-    if spans:
-        print("one traced boot each way, tools/roundtrip.py (host wall time, "
-              "microseconds, median / 90th percentile):")
-        names = list(next(iter(spans.values())).keys())
-        print("  %-22s %s" % ("span", "  ".join("%-22s" % w for w, _ in WAYS)))
-        total = {w: 0.0 for w, _ in WAYS}
-        for n in names:
-            cells = []
-            for w, _ in WAYS:
-                v = sorted(spans.get(w, {}).get(n, []))
-                if v:
-                    m = statistics.median(v)
-                    total[w] += m
-                    cells.append("%-22s" % ("%.1f / %.1f (%d)" % (
-                        m, v[int(len(v) * 0.9)], len(v))))
-                else:
-                    cells.append("%-22s" % "-")
-            print("  %-22s %s" % (n, "  ".join(cells)))
-        print("  %-22s %s" % ("sum of medians", "  ".join(
-            "%-22s" % ("%.1f" % total[w] if w in spans else "-") for w, _ in WAYS)))
+
+
+def print_spans(spans):
+    """Print the traced boots' round-trip spans per way, if any were traced."""
+    if not spans:
+        return
+    print("one traced boot each way, tools/roundtrip.py (host wall time, "
+          "microseconds, median / 90th percentile):")
+    names = list(next(iter(spans.values())).keys())
+    print("  %-22s %s" % ("span", "  ".join("%-22s" % w for w, _ in WAYS)))
+    total = {w: 0.0 for w, _ in WAYS}
+    for n in names:
+        cells = []
+        for w, _ in WAYS:
+            v = sorted(spans.get(w, {}).get(n, []))
+            if v:
+                m = statistics.median(v)
+                total[w] += m
+                cells.append("%-22s" % ("%.1f / %.1f (%d)" % (
+                    m, v[int(len(v) * 0.9)], len(v))))
+            else:
+                cells.append("%-22s" % "-")
+        print("  %-22s %s" % (n, "  ".join(cells)))
+    print("  %-22s %s" % ("sum of medians", "  ".join(
+        "%-22s" % ("%.1f" % total[w] if w in spans else "-") for w, _ in WAYS)))
+
+
+def main(argv=None):
+    """Run the boots, print the figures; return runner.verdict's exit code."""
+    args = make_parser().parse_args(argv)
+    failed, sums, spans = run_boots(args)
+    print_sums(args, sums)
+    print_spans(spans)
     return runner.verdict(args.name, failed)
 
 
