@@ -71,6 +71,7 @@ WANTED_MODULES = [
     "crc32c_generic",  # libcrc32c's soft dependency (raid456 needs it), not in modules.dep
     "virtio_pci", "virtio_blk",
     "e1000e", "igb", "pktgen",  # the iommu-flush study's NIC workload (init.sh nic_pktgen)
+    "vfio_pci", "vfio_iommu_type1",  # init.sh vfio_scenario
 ]
 
 STAMP_VERSION = "1"

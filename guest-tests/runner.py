@@ -167,8 +167,9 @@ def add_guest_options(ap):
                     "the fast-string features: max,-erms,-fsrm)")
     ap.add_argument("--scenario", default="memcpy",
                     help="guest scenario: memcpy (default, the exerciser), boot, "
-                         "raid5 or raid6 (an md array over RAM disks, init.sh), or mdcost "
-                         "(the offload study's timed md writes)")
+                         "raid5 or raid6 (an md array over RAM disks, init.sh), mdcost "
+                         "(the offload study's timed md writes), or vfio (dmalab-ioat "
+                         "driven from user space through VFIO, init.sh)")
     ap.add_argument("--name", help="test name for the verdict line "
                     "(default: the scenario)")
     ap.add_argument("--iterations", type=int,
