@@ -133,6 +133,17 @@ static void dmalab_vtd_build_acpi(X86IOMMUState *iommu, GArray *table_data,
         build_append_int_noprefix(table_data,
                                   PCI_FUNC(Q35_PSEUDO_DEVFN_IOAPIC), 1);
     }
+    if (iommu->dt_supported) {
+        /*
+         * ATSR: type 2, length 8, ALL_PORTS, segment 0. Linux enables ATS
+         * on a device below a root port only where an ATSR covers that port.
+         */
+        build_append_int_noprefix(table_data, 2, 2);
+        build_append_int_noprefix(table_data, 8, 2);
+        build_append_int_noprefix(table_data, 1, 1);
+        build_append_int_noprefix(table_data, 0, 1);
+        build_append_int_noprefix(table_data, 0, 2);
+    }
     acpi_table_end(linker, &table);
 }
 
@@ -181,14 +192,10 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
         error_setg(errp, "dmalab-vtd needs the q35 machine (-M q35)");
         return;
     }
-    if (x86->dt_supported) {
-        error_setg(errp, "dmalab-vtd has no device-TLB support: use "
-                   "device-iotlb=off");
-        return;
-    }
     s->cfg.ir = x86_iommu_ir_supported(x86);
     cfg = s->cfg;
     cfg.pt = x86->pt_supported;
+    cfg.dt = x86->dt_supported;
     why = dmalab_vtd_check(&cfg);
     if (why) {
         error_setg(errp, "dmalab-vtd: %s", why);

@@ -242,6 +242,9 @@ def add_judge_options(ap):
     ap.add_argument("--virtio-disk", type=int, default=0, metavar="MIB",
                     help="add a read-only virtio-blk disk of MIB MiB "
                          "(iommu_platform=on); the guest checksums it")
+    ap.add_argument("--virtio-disk-ats", action="store_true",
+                    help="with --virtio-disk: the disk behind a PCIe root port, with "
+                         "the ATS capability (ats=on)")
     ap.add_argument("--expect-line", action="append", default=[],
                     metavar="REGEX",
                     help="a serial line must match REGEX (re.search, after "

@@ -169,6 +169,32 @@ class VtdTest(MachineCase):
         self.assertEqual(v.qt.readl(status), 3)
         self.assertEqual(v.counter("queue-errors"), 1)
 
+    def test_device_tlb_descriptors(self):
+        """device-iotlb=on: ECAP.DT, and device-TLB descriptors completed before
+        the wait behind them (200 ns each, whatever their range); one with a
+        reserved bit is an IQE. Without it the type is an IQE too."""
+        off = self.unit()
+        self.assertFalse(off.r64(ECAP) & 0x4)
+        v = self.unit(",device-iotlb=on")
+        self.assertTrue(v.r64(ECAP) & 0x4)                      # DT
+        status = v.mem.alloc(64, fill=0)
+        v.qi_enable()
+        sid = 0x0108 << 32
+        everything = 0x7FFFFFFFFFFFF001                        # Linux's "all"
+        v.submit(struct.pack("<QQ", sid | 3, 0x5000),
+                 struct.pack("<QQ", sid | 3, everything), wait_desc(status, 7))
+        self.assertLandsAt(v.qt, status, 900, 7)
+        self.assertEqual(v.counter("devtlb-inv"), 2)
+        self.assertEqual(v.counter("devtlb-pages"), 1 + (1 << 52))
+        v.submit(struct.pack("<QQ", sid | 3 | 1 << 21, 0))     # reserved bit 21
+        v.qt.clock_step(1000)
+        self.assertTrue(v.r32(FSTS) & FSTS_IQE)
+        self.assertEqual(v.counter("devtlb-inv"), 2)
+        off.qi_enable()
+        off.submit(struct.pack("<QQ", sid | 3, 0x5000))
+        off.qt.clock_step(1000)
+        self.assertTrue(off.r32(FSTS) & FSTS_IQE)
+
     def test_wait_status_aimed_at_the_units_own_registers(self):
         v = self.unit(",wait-ns=0,inv-desc-ns=0")
         v.qi_enable()

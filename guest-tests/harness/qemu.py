@@ -160,9 +160,13 @@ def build_cmdline(args, seed=None):
         if not getattr(args, "disk", None):
             args.disk = disk_image(args.virtio_disk)
         cmd += ["-drive", "file=%s,if=none,id=dlx-disk,format=raw,readonly=on" %
-                args.disk[0],
-                "-device", "virtio-blk-pci,drive=dlx-disk,iommu_platform=on,"
-                "disable-legacy=on"]
+                args.disk[0]]
+        disk = "virtio-blk-pci,drive=dlx-disk,iommu_platform=on,disable-legacy=on"
+        if getattr(args, "virtio_disk_ats", False):
+            # ATS needs a PCIe function: on the root bus virtio-pci is not one
+            cmd += ["-device", "pcie-root-port,id=dlx-rp,chassis=1"]
+            disk += ",bus=dlx-rp,ats=on"
+        cmd += ["-device", disk]
         cmd[cmd.index("-append") + 1] += " dmalab.disk=vda"
     return cmd
 

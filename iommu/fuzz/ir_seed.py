@@ -8,7 +8,10 @@ operations: the queue at 0x20000, the table at 0x10000 (2 entries, xAPIC), entry
 (vector 0x30, destination 1), two requests for it (a miss, a hit), entry 1 not present and
 a request for it (22h), a global IEC invalidation through the queue, and a request after it.
 
-Usage: ir_seed.py CORPUS_DIR  (writes CORPUS_DIR/ir-enable)"""
+A second seed, devtlb, offers device-TLBs as well and puts three device-TLB invalidation
+descriptors through the queue (one page, 2^3 pages, and one with a reserved bit: IQE).
+
+Usage: ir_seed.py CORPUS_DIR  (writes CORPUS_DIR/ir-enable and CORPUS_DIR/devtlb)"""
 
 import os
 import struct
@@ -56,6 +59,30 @@ def seed():
     return bytes(b)
 
 
+def devtlb_seed():
+    # the configuration as above, with device-TLBs (bit 4 of the remapping byte)
+    b = bytearray([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x13, 0])
+    b.append(0)  # no fault plan
+
+    def reg(off, value, shift):  # case 2: an 8-byte register write of value << shift
+        b.extend(struct.pack("<BHHB", 2, off, value, shift))
+
+    def devtlb(slot, sid, hi):  # case 13, kind 4|2: a device-TLB descriptor with its hi
+        b.extend(struct.pack("<BHBHBBQ", 13, slot, 6, sid, 0, 0, hi))
+
+    reg(0x90, 0x2000, 4)    # IQA
+    reg(0x18, 0x400, 16)    # GCMD: QIE
+    b.extend([8, 7])
+    devtlb(0x2000, 0x100, 0x5000)          # one page
+    devtlb(0x2001, 0x100, 0x3000 | 1)      # S: 2^3 pages
+    devtlb(0x2002, 0x100, 0x1000 | 2)      # reserved bit 1: IQE
+    reg(0x88, 0x30, 0)      # IQT: three descriptors
+    b.extend([8, 7])
+    b.extend(struct.pack("<BH", 9, 5000))  # case 9: time passes
+    b.extend([8, 7])
+    return bytes(b)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -63,6 +90,8 @@ def main():
     os.makedirs(sys.argv[1], exist_ok=True)
     with open(os.path.join(sys.argv[1], "ir-enable"), "wb") as f:
         f.write(seed())
+    with open(os.path.join(sys.argv[1], "devtlb"), "wb") as f:
+        f.write(devtlb_seed())
     return 0
 
 

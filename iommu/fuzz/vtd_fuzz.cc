@@ -94,6 +94,7 @@ class Program
         c.ir = c.qi && (ir & 1);
         c.eim = ir & 2;
         c.iec_entries = 4u << (ir >> 2) % 4;
+        c.dt = c.qi && (ir & 0x10); // device-TLBs: TT=01 and device-TLB descriptors
         c.iec_inv_ns = byte() % 4 * 100;
         return c;
     }
@@ -183,8 +184,8 @@ class Program
         }
     }
 
-    // Guest memory: a raw word (4), a plausible entry (5), an interrupt cache descriptor
-    // or a remapping table entry (13).
+    // Guest memory: a raw word (4), a plausible entry (5), a device-TLB or interrupt cache
+    // descriptor or a remapping table entry (13).
     void memory(testing::FakeMemory& mem, unsigned op)
     {
         switch (op) {
@@ -205,15 +206,16 @@ class Program
             mem.put<uint64_t>(at, v);
             break;
         }
-        case 13: { // memory: an interrupt cache descriptor or a remapping table entry
+        case 13: { // memory: a device-TLB or interrupt cache descriptor, or an IRTE
             size_t at = u16() * 16u % (mem.ram.size() - 16);
             uint8_t what = byte();
             uint64_t index = u16();
             uint64_t bits = byte();
             uint64_t low = byte();
             uint64_t hi = u64() & 0xfffff;
-            uint64_t lo = what & 1 ? index << 32 | (bits & 0x1f) << 27 | (low & 1) << 4 | 4
-                                   : index << 32 | bits << 16 | low; // DST, V, P..DLM
+            uint64_t lo = what & 4   ? index << 32 | (bits & 0x1f) << 16 | 3 // SID, MIP
+                          : what & 1 ? index << 32 | (bits & 0x1f) << 27 | (low & 1) << 4 | 4
+                                     : index << 32 | bits << 16 | low; // DST, V, P..DLM
             mem.put<uint64_t>(at, lo);
             mem.put<uint64_t>(at + 8, what & 2 ? hi : 0);
             break;

@@ -79,7 +79,7 @@ static_assert(DMALAB_VTD_LRU == static_cast<int>(vtd::Replacement::Lru) &&
 #define DMALAB_VTD_CONFIG_MEMBERS(X) \
     X(aw_bits) X(iotlb_entries) X(iotlb_ways) X(context_entries) X(qi) X(pt) X(audit) \
     X(inv_desc_ns) X(inv_page_ns) X(wait_ns) X(queue_step) X(seed) X(walk_read_ns) X(ir) \
-    X(eim) X(iec_entries) X(iec_inv_ns)
+    X(eim) X(iec_entries) X(iec_inv_ns) X(dt)
 // clang-format on
 
 // c.replacement must be in range (dmalab_vtd_check).
@@ -138,6 +138,8 @@ constexpr CounterDef kCounters[] = {
     {"iec-inv-global", &vtd::Counters::iec_inv_global},
     {"iec-inv-index", &vtd::Counters::iec_inv_index},
     {"iec-dropped", &vtd::Counters::iec_dropped},
+    {"devtlb-inv", &vtd::Counters::devtlb_inv},
+    {"devtlb-pages", &vtd::Counters::devtlb_pages},
 };
 // The by-granularity arrays follow the table above.
 constexpr const char* kGranCounters[] = {

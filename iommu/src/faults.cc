@@ -24,7 +24,8 @@ faults::ModelSpec fault_spec()
              {"wait", kFaultOpWait},
              {"read", kFaultOpRead},
              {"write", kFaultOpWrite},
-             {"interrupt-cache", kFaultOpIec}};
+             {"interrupt-cache", kFaultOpIec},
+             {"device-tlb", kFaultOpDevTlb}};
     // The reasons a translation can really give in legacy mode (7.1.3).
     for (auto r = static_cast<uint8_t>(FaultReason::RootNotPresent);
          r <= static_cast<uint8_t>(FaultReason::PageReserved); r++)

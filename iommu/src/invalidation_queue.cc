@@ -124,6 +124,8 @@ void InvalidationQueue::perform(uint64_t now)
         inv_.iotlb(it->g, it->did, it->addr, it->am, true);
     else if (const auto* ie = std::get_if<IecInv>(&d); ie && !dropped)
         inv_.iec(*ie);
+    else if (const auto* dt = std::get_if<DevTlbInv>(&d); dt && !dropped)
+        inv_.devtlb(*dt);
     else if (const auto* w = std::get_if<WaitInv>(&d))
         wait_done(*w, now);
 }
@@ -137,6 +139,8 @@ InvRequest InvalidationQueue::request_of(const Decoded& d, const InvDesc& raw)
         return {InvKind::Iotlb, it->g, raw.hi & IVA_ADDR.mask(), it->am};
     if (const auto* ie = std::get_if<IecInv>(&d))
         return {InvKind::Iec, ie->global ? Gran::Global : Gran::Selective, ie->index, ie->im};
+    if (const auto* dt = std::get_if<DevTlbInv>(&d))
+        return {InvKind::DevTlb, Gran::Selective, dt->addr, dt->pages_log2};
     return {InvKind::Wait, Gran::Reserved, raw.hi & IVA_ADDR.mask(), 0};
 }
 

@@ -17,6 +17,8 @@ uint64_t Invalidations::cost(const InvRequest& r) const
         return c.wait_ns;
     if (r.kind == InvKind::Iec)
         return c.iec_inv_ns;
+    // A device-TLB invalidation is one round trip to the device, whatever its range (the
+    // device, not the unit, finds the entries): Linux names 2^52 pages for "all".
     uint64_t ns = c.inv_desc_ns;
     if (r.kind == InvKind::Iotlb) {
         uint64_t pages;
@@ -41,10 +43,11 @@ bool Invalidations::inject(const InvRequest& r, uint64_t& due)
     if (r.kind != InvKind::Wait)
         o.kinds |= 1u << static_cast<unsigned>(Kind::DropInvalidation);
     o.unit = ~0u;
-    o.op = r.kind == InvKind::Context ? kFaultOpContext
-           : r.kind == InvKind::Iotlb ? kFaultOpIotlb
-           : r.kind == InvKind::Iec   ? kFaultOpIec
-                                      : kFaultOpWait;
+    o.op = r.kind == InvKind::Context  ? kFaultOpContext
+           : r.kind == InvKind::Iotlb  ? kFaultOpIotlb
+           : r.kind == InvKind::Iec    ? kFaultOpIec
+           : r.kind == InvKind::DevTlb ? kFaultOpDevTlb
+                                       : kFaultOpWait;
     o.key = r.addr;
     if (r.kind == InvKind::Iotlb && r.g == Gran::Selective) {
         uint64_t size = pow2(12 + std::min(r.am, kMamv));
@@ -145,6 +148,19 @@ uint64_t Invalidations::iec(const IecInv& inv)
     if (s_.host.observer)
         s_.host.observer->iec_invalidated(inv.global, inv.index, inv.im, n);
     return n;
+}
+
+void Invalidations::devtlb(const DevTlbInv& inv)
+{
+    Counters& c = s_.counters;
+    c.devtlb_inv++;
+    c.devtlb_pages =
+        sat_add(c.devtlb_pages, inv.pages_log2 >= 52 ? pow2(52) : pow2(inv.pages_log2));
+    c.inv_queued++;
+    // The trace's domain id is the requester here: a device-TLB belongs to a function.
+    if (s_.host.observer)
+        s_.host.observer->invalidated(InvKind::DevTlb, Gran::Selective, inv.sid, inv.addr,
+                                      inv.pages_log2, 0, true);
 }
 
 } // namespace dmalab::vtd

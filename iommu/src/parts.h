@@ -50,7 +50,7 @@ struct Shared {
     void set(unsigned index, uint64_t v) { regs->set(index, v); }
     bool queue_on() const { return reg(vtd::reg("GSTS")) & G_QIE; }
     // What decides whether a queued descriptor is valid (what the unit advertises).
-    DecodeLimits limits() const { return {kMamv, config.ir, kMhmv}; }
+    DecodeLimits limits() const { return {kMamv, config.ir, kMhmv, config.dt}; }
     // A call out of the model (guest memory, an interrupt message): while it runs, the unit
     // refuses register accesses that come back to it (its own DMA or message aimed at it).
     template <class F> auto call_out(F&& f)
@@ -325,6 +325,8 @@ class Invalidations
     uint64_t context(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued);
     uint64_t iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued);
     uint64_t iec(const IecInv& inv);
+    // Forwarded to the device, which caches nothing the unit can see: counted and traced.
+    void devtlb(const DevTlbInv& inv);
 
   private:
     Shared& s_;

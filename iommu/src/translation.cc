@@ -96,7 +96,10 @@ FaultReason Translator::context_for(uint16_t sid, ContextInfo& out)
     out.did = static_cast<uint16_t>(ce.domain_id());
     out.slptptr = ce.slptptr();
     bool aw_ok = out.aw == 1 || (out.aw == 2 && s_.config.aw_bits >= 48);
-    if (!(out.tt == TT::Untranslated && aw_ok) && !(out.tt == TT::Passthrough && s_.config.pt))
+    // TT=01 (device-TLB enabled, with ECAP.DT): untranslated requests are translated as with
+    // TT=00; the unit models no translation requests of the device's own.
+    bool tables = out.tt == TT::Untranslated || (out.tt == TT::All && s_.config.dt);
+    if (!(tables && aw_ok) && !(out.tt == TT::Passthrough && s_.config.pt))
         return FaultReason::ContextInvalid;
     auto [where, evicted] = caches_.context.insert(set, Caches::context_tag(sid), out.did, out);
     if (evicted) {
@@ -144,7 +147,8 @@ FaultReason Translator::walk(const ContextInfo& ctx, uint64_t iova, unsigned per
             return (perm & Unit::kWrite) ? FaultReason::Write : FaultReason::Read;
         bool leaf = level == 1 || (pte.page_size() && level <= 3);
         // PS is reserved at level 4; a large page's address bits inside the page are too.
-        bool reserved = pte.reserved_set(haw_mask) || (level == 4 && pte.page_size()) ||
+        bool reserved = pte.reserved_set(haw_mask, s_.config.dt) ||
+                        (level == 4 && pte.page_size()) ||
                         (leaf && level > 1 && (pte.address() & (pow2(shift) - 1)));
         if (reserved)
             return FaultReason::PageReserved;

@@ -85,7 +85,7 @@ uint64_t Translator::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint
     // previous page's front entry, cached large pages (each a lookup of its own), another
     // requester, and a page outside the leaf table this call read whole.
     if (s_.injector || s_.config.audit || !te_ || !ctx || ctx->sid != sid ||
-        ctx->tt != TT::Untranslated || !m.have_upper || !m.have_leaf || m.leaf != m.upper_table ||
+        ctx->tt == TT::Passthrough || !m.have_upper || !m.have_leaf || m.leaf != m.upper_table ||
         m.upper_root != ctx->slptptr || m.upper_levels != (ctx->aw == 1 ? 3u : 4u) ||
         m.upper_region != iova >> 21 ||
         (front_.valid && front_.sid == sid && (iova & ~front_.mask) == front_.base) ||
@@ -113,7 +113,7 @@ uint64_t Translator::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint
         } else {
             // walk()'s checks of a level-1 entry (present, reserved bits); a fault is walk()'s.
             SlPte pte = SlPte::from(m.leaf_bytes + (vpn & 511) * SlPte::kSize);
-            if (!pte.present() || pte.reserved_set(haw_mask))
+            if (!pte.present() || pte.reserved_set(haw_mask, s_.config.dt))
                 break;
             page = pte.address();
             r = m.upper_r && pte.read();

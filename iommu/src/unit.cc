@@ -88,6 +88,7 @@ uint64_t ecap_value(const Config& c)
     uint64_t ecap = field(fields::ECAP, "C").put(1);
     ecap |= field(fields::ECAP, "IRO").put(offset("IVA") / 16);
     ecap |= field(fields::ECAP, "QI").put(c.qi);
+    ecap |= field(fields::ECAP, "DT").put(c.dt);
     ecap |= field(fields::ECAP, "PT").put(c.pt);
     ecap |= field(fields::ECAP, "IR").put(c.ir);
     ecap |= field(fields::ECAP, "EIM").put(c.ir && c.eim);
@@ -128,6 +129,9 @@ const char* check(const Config& c)
     // ECAP.IR needs ECAP.QI: the interrupt entry cache is invalidated only through the queue.
     if (c.ir && !c.qi)
         return "interrupt remapping needs queued invalidation (qi=on)";
+    // A device-TLB is invalidated only by a queued descriptor (6.5.2.5).
+    if (c.dt && !c.qi)
+        return "device-iotlb needs queued invalidation (qi=on)";
     return nullptr;
 }
 

@@ -42,6 +42,7 @@ typedef struct DmalabVtdConfig {
     bool eim;              /* with ir: extended interrupt mode (ECAP.EIM, x2APIC) */
     uint32_t iec_entries;  /* interrupt entry cache, a multiple of 4 */
     uint64_t iec_inv_ns;   /* modelled cost of an interrupt entry cache invalidation */
+    bool dt;               /* device-TLBs (ECAP.DT): TT=01 and device-TLB descriptors */
 } DmalabVtdConfig;
 
 /*
@@ -52,7 +53,8 @@ typedef struct DmalabVtdConfig {
  */
 void dmalab_vtd_trace_fault(void* opaque, uint16_t sid, uint64_t iova, bool write, uint8_t reason,
                             bool recorded);
-/* kind: 'c' context cache, 'i' IOTLB; gran 1 global, 2 domain, 3 selective */
+/* kind: 'c' context cache, 'i' IOTLB, 'd' a device-TLB (did is then the requester's
+ * source-id, am the log2 of the pages); gran 1 global, 2 domain, 3 selective */
 void dmalab_vtd_trace_invalidated(void* opaque, char kind, uint8_t gran, uint16_t did,
                                   uint64_t addr, unsigned am, uint64_t dropped, bool queued);
 void dmalab_vtd_trace_wait_done(void* opaque, uint64_t modelled_ns, uint64_t achieved_ns);

@@ -65,7 +65,11 @@ struct SlPte {
     bool present() const { return read() || write(); } // neither: not present (3.6)
     bool page_size() const { return field(slpte::F, "PS").get(v); }
     uint64_t address() const { return v & field_mask(slpte::F, "ADDR"); }
-    bool reserved_set(uint64_t haw_mask) const { return v & (haw_mask | slpte::kReserved); }
+    // dt: the unit advertises ECAP.DT, which defines TM.
+    bool reserved_set(uint64_t haw_mask, bool dt) const
+    {
+        return v & (haw_mask | (dt ? slpte::kReservedWithDt : slpte::kReserved));
+    }
 };
 static_assert(sizeof(SlPte) == SlPte::kSize);
 
@@ -162,6 +166,15 @@ struct IotlbInv {
     unsigned am;
     bool ih, dr, dw;
 };
+// Device-TLB invalidation (6.5.2.5): 2^pages_log2 pages from addr (aligned down to that
+// many) in the device-TLB of requester sid. mip: the device's invalidate-queue depth as the
+// descriptor gives it; pfsid: its physical function's source-id.
+struct DevTlbInv {
+    uint16_t sid, pfsid;
+    uint64_t addr;
+    unsigned pages_log2;
+    unsigned mip;
+};
 // Interrupt entry cache invalidation (6.5.2.7): all entries, or the 2^im from `index`
 // (aligned down to 2^im).
 struct IecInv {
@@ -181,18 +194,35 @@ struct DescError {
     const char* why;
     uint64_t lo_bits = 0, hi_bits = 0;
 };
-using Decoded = std::variant<CcInv, IotlbInv, IecInv, WaitInv, DescError>;
+using Decoded = std::variant<CcInv, IotlbInv, DevTlbInv, IecInv, WaitInv, DescError>;
 
-// What the unit advertises that decides whether a descriptor is valid: CAP.MAMV, and
-// whether it remaps interrupts (ECAP.IR: interrupt entry cache descriptors) with ECAP.MHMV.
+// What the unit advertises that decides whether a descriptor is valid: CAP.MAMV, whether
+// it remaps interrupts (ECAP.IR: interrupt entry cache descriptors) with ECAP.MHMV, and
+// whether it supports device-TLBs (ECAP.DT: device-TLB descriptors).
 struct DecodeLimits {
     unsigned mamv = kMamv;
     bool iec = false;
     unsigned mhmv = kMhmv;
+    bool dt = false;
 };
 
+// The pages a device-TLB invalidation names (PCIe ATS 10.3.1, the size bit S): without S
+// one; with it 2^(n+1), n the count of set address bits from bit 12 up (all of them set:
+// the whole 64-bit space, 2^52 pages).
+inline unsigned devtlb_pages_log2(uint64_t hi)
+{
+    if (!field(qi::DEVTLB_HI, "S").get(hi))
+        return 0;
+    uint64_t a = field(qi::DEVTLB_HI, "ADDR").get(hi);
+    unsigned n = 0;
+    while (n < 52 && (a >> n) & 1)
+        n++;
+    return n == 52 ? 52 : n + 1;
+}
+
 // The descriptor's kind and fields, or why this unit refuses it: a type it does not support
-// (device-TLB, interrupt entry cache without ECAP.IR, anything else), reserved bits set, a
+// (device-TLB without ECAP.DT, interrupt entry cache without ECAP.IR, anything else),
+// reserved bits set, a
 // granularity of 0, a page-selective IOTLB invalidation of more than 2^mamv pages (CAP.MAMV),
 // or an index-selective one of more than 2^mhmv interrupt entries (ECAP.MHMV).
 inline Decoded decode(const InvDesc& d, const DecodeLimits& lim)
@@ -230,6 +260,24 @@ inline Decoded decode(const InvDesc& d, const DecodeLimits& lim)
         if (g == Gran::Selective && t.am > mamv)
             return DescError{"address mask beyond CAP.MAMV"};
         return t;
+    }
+    case DescType::DevIotlb: {
+        if (!lim.dt)
+            return DescError{"type not supported"};
+        if (DescError e = reserved(defined_bits(qi::DEVTLB_LO), defined_bits(qi::DEVTLB_HI));
+            e.lo_bits || e.hi_bits)
+            return e;
+        unsigned log2 = devtlb_pages_log2(d.hi);
+        uint64_t addr = d.hi & field_mask(qi::DEVTLB_HI, "ADDR");
+        if (log2 < 52)
+            addr &= ~((uint64_t{1} << (12 + log2)) - 1);
+        else
+            addr = 0;
+        auto pfsid = field(qi::DEVTLB_LO, "PFSID_LO").get(d.lo) |
+                     field(qi::DEVTLB_LO, "PFSID_HI").get(d.lo) << 4;
+        return DevTlbInv{static_cast<uint16_t>(field(qi::DEVTLB_LO, "SID").get(d.lo)),
+                         static_cast<uint16_t>(pfsid), addr, log2,
+                         static_cast<unsigned>(field(qi::DEVTLB_LO, "MIP").get(d.lo))};
     }
     case DescType::Iec: {
         if (!lim.iec)

@@ -16,6 +16,7 @@ enum : uint8_t {
     kFaultOpRead,    // a translation for a read
     kFaultOpWrite,   // a translation for a write
     kFaultOpIec,     // an interrupt entry cache invalidation (descriptor)
+    kFaultOpDevTlb,  // a device-TLB invalidation (descriptor)
 };
 
 // The largest delay a plan may add to an invalidation: Linux waits 10 s for a register

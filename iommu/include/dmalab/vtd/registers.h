@@ -216,6 +216,16 @@ inline constexpr Field WAIT_LO[] = {{"TYPE", 0, 4, A::RO}, {"IF", 4, 1, A::RO},
                                     {"SW", 5, 1, A::RO},   {"FN", 6, 1, A::RO},
                                     {"PD", 7, 1, A::RO},   {"SDATA", 32, 32, A::RO}};
 inline constexpr Field WAIT_HI[] = {{"SADDR", 2, 62, A::RO}};
+// Device-TLB invalidation (6.5.2.5): the ATS invalidation the unit forwards to requester
+// SID. PFSID is the physical function's source-id (bits 3:0 in 15:12, 15:4 in 63:52), MIP
+// the device's invalidate-queue depth; with S the range is in ADDR's low set bits (PCIe
+// ATS size encoding), without it one 4 KiB page.
+inline constexpr Field DEVTLB_LO[] = {{"TYPE", 0, 4, A::RO},
+                                      {"PFSID_LO", 12, 4, A::RO},
+                                      {"MIP", 16, 5, A::RO},
+                                      {"SID", 32, 16, A::RO},
+                                      {"PFSID_HI", 52, 12, A::RO}};
+inline constexpr Field DEVTLB_HI[] = {{"S", 0, 1, A::RO}, {"ADDR", 12, 52, A::RO}};
 // Interrupt entry cache invalidation (6.5.2.7): G 0 is global, 1 index-selective (2^IM
 // entries from IIDX); its upper qword is all reserved.
 inline constexpr Field IEC_LO[] = {
@@ -240,14 +250,16 @@ inline constexpr Field HI[] = {{"AW", 0, 3, A::RO}, {"AVAIL", 3, 4, A::RO}, {"DI
 enum class TT : uint8_t { Untranslated = 0, All = 1, Passthrough = 2, Reserved = 3 };
 
 // Second-level paging entry (9.8). Bits 6:2, 10:8, 61:52 and 63 are ignored, not reserved;
-// SNP and TM need ECAP.SC and ECAP.DT, which the unit does not advertise, so they are
-// reserved here, as are address bits beyond the host width.
+// SNP needs ECAP.SC, which the unit does not advertise, and TM ECAP.DT, which it advertises
+// only with device-TLB support, so they are reserved here (TM only without ECAP.DT), as are
+// address bits beyond the host width.
 namespace slpte
 {
 using A = FieldAccess;
 inline constexpr Field F[] = {{"R", 0, 1, A::RO},    {"W", 1, 1, A::RO},      {"PS", 7, 1, A::RO},
                               {"SNP", 11, 1, A::RO}, {"ADDR", 12, 40, A::RO}, {"TM", 62, 1, A::RO}};
 inline constexpr uint64_t kReserved = field_mask(F, "SNP") | field_mask(F, "TM");
+inline constexpr uint64_t kReservedWithDt = field_mask(F, "SNP"); // TM: a hint, not checked
 } // namespace slpte
 
 // Interrupt remapping table entry, remapped format (9.10). AVAIL is software's; IM selects

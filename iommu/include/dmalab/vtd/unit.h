@@ -57,6 +57,11 @@ struct Config {
     bool eim = true;
     unsigned iec_entries = 256; // interrupt entry cache, a multiple of 4 (4-way)
     uint64_t iec_inv_ns = 200;  // modelled cost of one interrupt entry cache invalidation
+    // Device-TLBs (ECAP.DT, 6.5.2.5): context entries may say TT=01 (device-TLB enabled),
+    // and device-TLB invalidation descriptors are accepted, each costing inv_desc_ns
+    // whatever its range. Off by default; needs queued invalidation, the only way to
+    // invalidate a device-TLB.
+    bool dt = false;
 };
 
 // The largest per-operation cost the model accepts: Linux gives up (panics) on a register
@@ -95,6 +100,8 @@ struct Counters {
     uint64_t interrupts = 0, ir_remapped = 0, ir_compat = 0, ir_passed = 0, ir_faults = 0;
     uint64_t iec_hits = 0, iec_misses = 0, iec_evictions = 0;
     uint64_t iec_inv_global = 0, iec_inv_index = 0, iec_dropped = 0;
+    // Device-TLB invalidation descriptors completed, and the pages they named.
+    uint64_t devtlb_inv = 0, devtlb_pages = 0;
 };
 
 // The outcome of one translation request.
@@ -128,13 +135,25 @@ struct InterruptRequest {
 };
 
 // The invalidations the unit performs (6.5): of the context cache, of the IOTLB, of the
-// interrupt entry cache, and the queue's invalidation wait.
-enum class InvKind : uint8_t { Context, Iotlb, Wait, Iec };
+// interrupt entry cache, of a device's TLB, and the queue's invalidation wait.
+enum class InvKind : uint8_t { Context, Iotlb, Wait, Iec, DevTlb };
 
-// The letter a trace shows for a kind: 'c', 'i', 'w', 'e'.
+// The letter a trace shows for a kind: 'c', 'i', 'w', 'e', 'd'.
 inline char inv_letter(InvKind k)
 {
-    return k == InvKind::Context ? 'c' : k == InvKind::Iotlb ? 'i' : k == InvKind::Wait ? 'w' : 'e';
+    switch (k) {
+    case InvKind::Context:
+        return 'c';
+    case InvKind::Iotlb:
+        return 'i';
+    case InvKind::Wait:
+        return 'w';
+    case InvKind::Iec:
+        return 'e';
+    case InvKind::DevTlb:
+        return 'd';
+    }
+    return '?';
 }
 
 // What the unit does, for tracing. Every method has an empty default.
