@@ -21,11 +21,8 @@ static_assert(defined_bits(qi::DEVTLB_HI) == 0xfffffffffffff001);
 
 Config dt_config(bool dt = true)
 {
-    Config c;
+    Config c = costs(100, 10, 50);
     c.dt = dt;
-    c.inv_desc_ns = 100;
-    c.inv_page_ns = 10;
-    c.wait_ns = 50;
     return c;
 }
 

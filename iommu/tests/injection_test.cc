@@ -13,7 +13,7 @@ namespace
 constexpr uint64_t kStatus = 0x8000;
 
 struct InjectRig : Rig {
-    explicit InjectRig(const char* plan) : Rig(costs())
+    explicit InjectRig(const char* plan) : Rig(costs(100, 10, 50))
     {
         std::string err;
         auto p = faults::parse_plan(plan, fault_spec(), "vtd0", &err);
@@ -21,14 +21,6 @@ struct InjectRig : Rig {
         if (p)
             injector.set_plan(*p);
         unit.set_injector(&injector);
-    }
-    static Config costs()
-    {
-        Config c;
-        c.inv_desc_ns = 100;
-        c.inv_page_ns = 10;
-        c.wait_ns = 50;
-        return c;
     }
     faults::Injector injector;
 };

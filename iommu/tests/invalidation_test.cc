@@ -37,15 +37,6 @@ static_assert(defined_bits(root::LO) == ~uint64_t{0xffe});
 static_assert(defined_bits(ctx::LO) == ~uint64_t{0xff0} && defined_bits(ctx::HI) == 0xffff7f);
 static_assert(slpte::kReserved == (uint64_t{1} << 11 | uint64_t{1} << 62));
 
-Config costs(uint64_t desc, uint64_t page, uint64_t wait)
-{
-    Config c;
-    c.inv_desc_ns = desc;
-    c.inv_page_ns = page;
-    c.wait_ns = wait;
-    return c;
-}
-
 TEST(RegisterInvalidation, IvtStaysSetUntilDoneAndOldEntriesServeMeanwhile)
 {
     Rig r(costs(1000, 10, 0));

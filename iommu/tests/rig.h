@@ -129,6 +129,16 @@ inline FaultReason record_reason(uint64_t frcd_hi)
     return static_cast<FaultReason>((frcd_hi >> FRCD_FR_SHIFT) & 0xff);
 }
 
+// A configuration with these invalidation costs (descriptor, page, wait).
+inline Config costs(uint64_t desc, uint64_t page, uint64_t wait)
+{
+    Config c;
+    c.inv_desc_ns = desc;
+    c.inv_page_ns = page;
+    c.wait_ns = wait;
+    return c;
+}
+
 struct Recorder : Observer {
     void wait_done(uint64_t modelled, uint64_t achieved) override
     {

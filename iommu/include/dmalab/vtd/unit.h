@@ -138,22 +138,12 @@ struct InterruptRequest {
 // interrupt entry cache, of a device's TLB, and the queue's invalidation wait.
 enum class InvKind : uint8_t { Context, Iotlb, Wait, Iec, DevTlb };
 
-// The letter a trace shows for a kind: 'c', 'i', 'w', 'e', 'd'.
+// The letter a trace shows for a kind: 'c', 'i', 'w', 'e', 'd' (in InvKind's order).
 inline char inv_letter(InvKind k)
 {
-    switch (k) {
-    case InvKind::Context:
-        return 'c';
-    case InvKind::Iotlb:
-        return 'i';
-    case InvKind::Wait:
-        return 'w';
-    case InvKind::Iec:
-        return 'e';
-    case InvKind::DevTlb:
-        return 'd';
-    }
-    return '?';
+    constexpr char kLetters[] = "ciwed";
+    auto i = static_cast<unsigned>(k);
+    return i < sizeof kLetters - 1 ? kLetters[i] : '?';
 }
 
 // What the unit does, for tracing. Every method has an empty default.
