@@ -248,6 +248,7 @@ static const Property dmalab_vtd_properties[] = {
                                    cfg.walk_read_ns, qdev_prop_uint64,
                                    uint64_t),
     DEFINE_PROP("eim", DmalabVtdState, cfg.eim, qdev_prop_bool, bool),
+    DEFINE_PROP("caching-mode", DmalabVtdState, cfg.cm, qdev_prop_bool, bool),
     DEFINE_PROP_UNSIGNED_NODEFAULT("iec-entries", DmalabVtdState,
                                    cfg.iec_entries, qdev_prop_uint32,
                                    uint32_t),
@@ -263,6 +264,8 @@ static const DmalabPropDoc dmalab_vtd_property_docs[] = {
     { "seed", "seed of the random replacement policy" },
     { "walk-read-ns", "virtual ns per table entry read on a cache miss" },
     { "eim", "extended interrupt mode (x2APIC destinations), with intremap" },
+    { "caching-mode", "CAP.CM: not-present pages cached until invalidated "
+      "(the guest invalidates on map, and Linux runs strict)" },
     { "iec-entries", "interrupt entry cache entries" },
 };
 

@@ -169,6 +169,10 @@ class VtdTest(MachineCase):
         self.assertEqual(v.qt.readl(status), 3)
         self.assertEqual(v.counter("queue-errors"), 1)
 
+    def test_caching_mode_is_advertised_only_when_asked(self):
+        self.assertFalse(self.unit().r64(CAP) & 0x80)
+        self.assertTrue(self.unit(",caching-mode=on").r64(CAP) & 0x80)  # CM
+
     def test_device_tlb_descriptors(self):
         """device-iotlb=on: ECAP.DT, and device-TLB descriptors completed before
         the wait behind them (200 ns each, whatever their range); one with a

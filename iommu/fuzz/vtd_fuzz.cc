@@ -95,6 +95,7 @@ class Program
         c.eim = ir & 2;
         c.iec_entries = 4u << (ir >> 2) % 4;
         c.dt = c.qi && (ir & 0x10); // device-TLBs: TT=01 and device-TLB descriptors
+        c.cm = ir & 0x20;           // caching mode: negative IOTLB entries
         c.iec_inv_ns = byte() % 4 * 100;
         return c;
     }

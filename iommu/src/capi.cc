@@ -79,7 +79,7 @@ static_assert(DMALAB_VTD_LRU == static_cast<int>(vtd::Replacement::Lru) &&
 #define DMALAB_VTD_CONFIG_MEMBERS(X) \
     X(aw_bits) X(iotlb_entries) X(iotlb_ways) X(context_entries) X(qi) X(pt) X(audit) \
     X(inv_desc_ns) X(inv_page_ns) X(wait_ns) X(queue_step) X(seed) X(walk_read_ns) X(ir) \
-    X(eim) X(iec_entries) X(iec_inv_ns) X(dt)
+    X(eim) X(iec_entries) X(iec_inv_ns) X(dt) X(cm)
 // clang-format on
 
 // c.replacement must be in range (dmalab_vtd_check).
@@ -140,6 +140,7 @@ constexpr CounterDef kCounters[] = {
     {"iec-dropped", &vtd::Counters::iec_dropped},
     {"devtlb-inv", &vtd::Counters::devtlb_inv},
     {"devtlb-pages", &vtd::Counters::devtlb_pages},
+    {"iotlb-negative", &vtd::Counters::iotlb_negative},
 };
 // The by-granularity arrays follow the table above.
 constexpr const char* kGranCounters[] = {

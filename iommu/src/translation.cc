@@ -201,6 +201,9 @@ void Translator::audit(uint16_t sid, const ContextInfo& ctx, uint64_t iova, uint
     Walk now;
     FaultReason why = walk(ctx, iova, 0, now, false);
     bool ok = why == FaultReason::None;
+    // A negative entry (caching mode) is right while the page is still not present.
+    if (!r && !w && (why == FaultReason::Read || why == FaultReason::Write))
+        return;
     uint64_t now_addr = ok ? now.page + (iova & (pow2(now.shift) - 1) & ~uint64_t{0xfff}) : 0;
     if (ok && now_addr == cached && now.r == r && now.w == w)
         return;
@@ -278,8 +281,15 @@ FaultReason Translator::fill(uint16_t sid, const ContextInfo& ctx, uint64_t iova
     uint64_t reads = s_.counters.walk_reads;
     FaultReason why = walk(ctx, iova, perm, w, true);
     charge(sid, (s_.counters.walk_reads - reads) * s_.config.walk_read_ns);
-    if (why != FaultReason::None)
+    // walk() refuses with Read or Write only where an entry is not present: in caching
+    // mode that is cached too, as a 4 KiB entry that allows nothing.
+    bool negative = s_.config.cm && (why == FaultReason::Read || why == FaultReason::Write);
+    if (why != FaultReason::None && !negative)
         return why;
+    if (negative) {
+        w = {};
+        s_.counters.iotlb_negative++;
+    }
     e = {ctx.did, static_cast<uint8_t>(w.shift), w.r, w.w, iova >> w.shift, w.page};
     uint64_t tag = Caches::iotlb_tag(ctx.did, e.vpn, w.shift);
     auto [where, evicted] =
@@ -289,7 +299,7 @@ FaultReason Translator::fill(uint16_t sid, const ContextInfo& ctx, uint64_t iova
     // context cache is untouched.
     if (evicted)
         s_.counters.iotlb_evictions++;
-    return FaultReason::None;
+    return why;
 }
 
 Translation Translator::translate(uint16_t sid, uint64_t iova, unsigned perm)

@@ -73,6 +73,7 @@ constexpr uint16_t kStateVersion = 2;        // 2: the interrupt remapping part
 uint64_t cap_value(const Config& c)
 {
     uint64_t cap = field(fields::CAP, "ND").put(2); // kDomainIds
+    cap |= field(fields::CAP, "CM").put(c.cm);
     cap |= field(fields::CAP, "SAGAW").put(SAGAW_39 | (c.aw_bits >= 48 ? SAGAW_48 : 0));
     cap |= field(fields::CAP, "MGAW").put(c.aw_bits - 1u);
     cap |= field(fields::CAP, "FRO").put(offset("FRCD_LO") / 16);

@@ -43,6 +43,7 @@ typedef struct DmalabVtdConfig {
     uint32_t iec_entries;  /* interrupt entry cache, a multiple of 4 */
     uint64_t iec_inv_ns;   /* modelled cost of an interrupt entry cache invalidation */
     bool dt;               /* device-TLBs (ECAP.DT): TT=01 and device-TLB descriptors */
+    bool cm;               /* caching mode (CAP.CM): not-present pages cached */
 } DmalabVtdConfig;
 
 /*

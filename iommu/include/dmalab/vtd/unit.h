@@ -62,6 +62,11 @@ struct Config {
     // whatever its range. Off by default; needs queued invalidation, the only way to
     // invalidate a device-TLB.
     bool dt = false;
+    // Caching mode (CAP.CM, 6.1): the unit may cache not-present entries, so software
+    // invalidates after making an entry present (Linux then also runs strict). With it the
+    // unit does: a translation refused because a paging entry is not present leaves a
+    // negative 4 KiB IOTLB entry that refuses the page until an invalidation drops it.
+    bool cm = false;
 };
 
 // The largest per-operation cost the model accepts: Linux gives up (panics) on a register
@@ -102,6 +107,8 @@ struct Counters {
     uint64_t iec_inv_global = 0, iec_inv_index = 0, iec_dropped = 0;
     // Device-TLB invalidation descriptors completed, and the pages they named.
     uint64_t devtlb_inv = 0, devtlb_pages = 0;
+    // Caching mode: negative IOTLB entries filled (not-present pages cached).
+    uint64_t iotlb_negative = 0;
 };
 
 // The outcome of one translation request.
