@@ -11,7 +11,10 @@ a request for it (22h), a global IEC invalidation through the queue, and a reque
 A second seed, devtlb, offers device-TLBs as well and puts three device-TLB invalidation
 descriptors through the queue (one page, 2^3 pages, and one with a reserved bit: IQE).
 
-Usage: ir_seed.py CORPUS_DIR  (writes CORPUS_DIR/ir-enable and CORPUS_DIR/devtlb)"""
+A third, translate-cm, offers caching mode, sets up a root, context and 4-level page table
+and has three reads translated: a walk, a not-present page (a negative entry), its hit.
+
+Usage: ir_seed.py CORPUS_DIR  (writes CORPUS_DIR/ir-enable, devtlb and translate-cm)"""
 
 import os
 import struct
@@ -83,6 +86,40 @@ def devtlb_seed():
     return bytes(b)
 
 
+def translate_seed():
+    # the configuration with queued invalidation and caching mode (bit 5 of the remapping
+    # byte), a root table at 0x30000, bus 0's context table at 0x31000, device 00:01.0 in
+    # domain 1 with a 4-level table at 0x32000 that maps IOVA 0x1000 only; TE on, then
+    # reads of 0x1000 (a walk), of 0x2000 (not present: a negative entry), and again
+    b = bytearray([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x20, 0])
+    b.append(0)  # no fault plan
+
+    def reg(off, value, shift):  # case 2
+        b.extend(struct.pack("<BHHB", 2, off, value, shift))
+
+    def raw(addr, value):  # case 4: 8 bytes at addr (a multiple of 4)
+        b.extend(struct.pack("<BHQ", 4, addr // 4, value))
+
+    def read(devfn, page):  # case 6: a translation for a read of page << 12
+        b.extend(struct.pack("<BBBHBBB", 6, 0, devfn, page, 12, 1, 1))
+
+    raw(0x30000, 0x31001)                   # root entry, bus 0
+    raw(0x31000 + 8 * 16, 0x32001)          # context entry 00:01.0: P, TT 0
+    raw(0x31000 + 8 * 16 + 8, 1 << 8 | 2)   # DID 1, AW 4-level
+    for level, (at, nxt) in enumerate([(0x32000, 0x33003), (0x33000, 0x34003),
+                                       (0x34000, 0x35003), (0x35008, 0x9003)]):
+        raw(at, nxt)
+    reg(0x20, 0x3000, 4)    # RTADDR
+    reg(0x18, 0x4000, 16)   # GCMD: SRTP
+    b.extend([8, 7])
+    reg(0x18, 0x8000, 16)   # GCMD: TE
+    b.extend([8, 7])
+    read(8, 1)
+    read(8, 2)
+    read(8, 2)
+    return bytes(b)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -92,6 +129,8 @@ def main():
         f.write(seed())
     with open(os.path.join(sys.argv[1], "devtlb"), "wb") as f:
         f.write(devtlb_seed())
+    with open(os.path.join(sys.argv[1], "translate-cm"), "wb") as f:
+        f.write(translate_seed())
     return 0
 
 
