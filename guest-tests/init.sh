@@ -488,25 +488,11 @@ mdcost_scenario() {
 	md_cost raid5 3 0 md0 && md_cost raid6 4 3 md1
 }
 
-# dmalab.scenario=vfio: dmalab-ioat handed from ioatdma to vfio-pci and driven
-# from user space through VFIO's type1 IOMMU driver by dmalab-vfio
-# (helpers/dmalab_vfio.c).  type1 takes the unit without
-# allow_unsafe_interrupts only where interrupts are remapped.
+# dmalab.scenario=vfio: dmalab-vfio (helpers/dmalab_vfio.c) hands dmalab-ioat
+# from ioatdma to vfio-pci and drives it through VFIO's type1 IOMMU driver.
 vfio_scenario() {
-	bdf=""
-	for d in /sys/bus/pci/drivers/ioatdma/[0-9a-f]*:*; do
-		[ -e "$d" ] && bdf=${d##*/} && break
-	done
-	[ -n "$bdf" ] || { say "error: no function bound to ioatdma"; return 1; }
-	echo "$bdf" > /sys/bus/pci/drivers/ioatdma/unbind
 	load_mod vfio_iommu_type1 && load_mod vfio_pci || return 1
-	say "vfio allow_unsafe_interrupts=$(cat /sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts)"
-	echo vfio-pci > /sys/bus/pci/devices/"$bdf"/driver_override
-	echo "$bdf" > /sys/bus/pci/drivers_probe
-	[ -e /sys/bus/pci/drivers/vfio-pci/"$bdf" ] ||
-		{ say "error: vfio-pci did not bind $bdf"; return 1; }
-	say "vfio-pci bound $bdf"
-	dmalab-vfio "$bdf"
+	dmalab-vfio
 	say "dmalab-vfio end rc=$?"
 }
 

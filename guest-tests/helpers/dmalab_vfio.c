@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * dmalab-vfio BDF: a user-space driver for dmalab-ioat through VFIO (type1),
- * as DPDK-style drivers and Linux's VFIO selftests drive a DMA engine: the
- * function bound to vfio-pci, its group in a type1 container, three pages of
+ * dmalab-vfio: a user-space driver for dmalab-ioat through VFIO (type1), as
+ * DPDK-style drivers and Linux's VFIO selftests drive a DMA engine: the first
+ * function ioatdma drives is unbound from it and bound to vfio-pci
+ * (driver_override), its group put in a type1 container, three pages of
  * this process mapped for DMA at IOVAs of its choosing, BAR 0 mapped, MSI-X
  * vector 0 signalling an eventfd.  It then has channel 0 copy COPIES pages,
  * one descriptor each, waiting for each completion's interrupt and checking
@@ -17,6 +18,7 @@
  */
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -118,6 +120,69 @@ static void wr64(unsigned int off, uint64_t v)
 {
 	wr32(off, (uint32_t)v);
 	wr32(off + 4, v >> 32);
+}
+
+/* Writes text to a sysfs file; 0 when it took all of it. */
+static int put(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n = fd < 0 ? -1 : write(fd, text, strlen(text));
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/*
+ * The first function bound to ioatdma, into bdf, handed to vfio-pci: unbound,
+ * driver_override set, probed again. 0 when vfio-pci has it.
+ */
+static int hand_over(char *bdf, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir("/sys/bus/pci/drivers/ioatdma");
+
+	bdf[0] = 0;
+	while (d && (e = readdir(d)))
+		if (strchr(e->d_name, ':') && strlen(e->d_name) < len) {
+			memcpy(bdf, e->d_name, strlen(e->d_name) + 1);
+			break;
+		}
+	if (d)
+		closedir(d);
+	if (!bdf[0]) {
+		say("no function bound to ioatdma");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver_override", bdf);
+	if (put("/sys/bus/pci/drivers/ioatdma/unbind", bdf) || put(path, "vfio-pci") ||
+	    put("/sys/bus/pci/drivers_probe", bdf))
+		return fail("handing the function to vfio-pci");
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/vfio-pci/%s", bdf);
+	if (access(path, F_OK)) {
+		say("vfio-pci did not bind %s", bdf);
+		return -1;
+	}
+	say("vfio-pci bound %s", bdf);
+	return 0;
+}
+
+/* vfio_iommu_type1's allow_unsafe_interrupts as the module has it (Y or N). */
+static void say_unsafe_interrupts(void)
+{
+	char v[8] = "?";
+	int fd = open("/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts",
+		      O_RDONLY);
+
+	if (fd >= 0) {
+		ssize_t n = read(fd, v, sizeof(v) - 1);
+
+		v[n > 0 ? n : 0] = 0;
+		v[strcspn(v, "\n")] = 0;
+		close(fd);
+	}
+	say("allow_unsafe_interrupts=%s", v);
 }
 
 /* The function's IOMMU group number, from sysfs. */
@@ -262,17 +327,21 @@ int main(int argc, char **argv)
 	struct vfio_group_status gs = { .argsz = sizeof(gs) };
 	struct vfio_region_info r0 = { .argsz = sizeof(r0),
 				       .index = VFIO_PCI_BAR0_REGION_INDEX };
-	char path[64];
+	char path[64], bdf[NAME_MAX + 1];
 	int container, group, dev, efd, g;
 	uint8_t *mem;
 	struct desc *ring;
 	uint64_t *compl;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: dmalab-vfio BDF\n");
+	(void)argv;
+	if (argc != 1) {
+		fprintf(stderr, "usage: dmalab-vfio\n");
 		return 2;
 	}
-	g = group_of(argv[1]);
+	say_unsafe_interrupts();
+	if (hand_over(bdf, sizeof(bdf)))
+		return 1;
+	g = group_of(bdf);
 	if (g < 0)
 		return fail("iommu_group");
 	snprintf(path, sizeof(path), "/dev/vfio/%d", g);
@@ -296,7 +365,7 @@ int main(int argc, char **argv)
 		return fail("VFIO_SET_IOMMU type1v2");
 	say("VFIO_SET_IOMMU type1v2: ok (group %d)", g);
 
-	dev = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, argv[1]);
+	dev = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, bdf);
 	if (dev < 0)
 		return fail("VFIO_GROUP_GET_DEVICE_FD");
 	if (ioctl(dev, VFIO_DEVICE_GET_REGION_INFO, &r0) || !(r0.flags & VFIO_REGION_INFO_FLAG_MMAP))
