@@ -154,8 +154,7 @@ void Invalidations::devtlb(const DevTlbInv& inv)
 {
     Counters& c = s_.counters;
     c.devtlb_inv++;
-    c.devtlb_pages =
-        sat_add(c.devtlb_pages, inv.pages_log2 >= 52 ? pow2(52) : pow2(inv.pages_log2));
+    c.devtlb_pages = sat_add(c.devtlb_pages, pow2(inv.pages_log2)); // at most 2^52
     c.inv_queued++;
     // The trace's domain id is the requester here: a device-TLB belongs to a function.
     if (s_.host.observer)

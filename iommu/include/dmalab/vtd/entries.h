@@ -6,6 +6,7 @@
 // named after the spec's fields, whose one declaration is the field tables in registers.h.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -167,13 +168,12 @@ struct IotlbInv {
     bool ih, dr, dw;
 };
 // Device-TLB invalidation (6.5.2.5): 2^pages_log2 pages from addr (aligned down to that
-// many) in the device-TLB of requester sid. mip: the device's invalidate-queue depth as the
-// descriptor gives it; pfsid: its physical function's source-id.
+// many) in the device-TLB of requester sid. PFSID and MIP are fields, not reserved bits, but
+// nothing the unit models uses them.
 struct DevTlbInv {
-    uint16_t sid, pfsid;
+    uint16_t sid;
     uint64_t addr;
     unsigned pages_log2;
-    unsigned mip;
 };
 // Interrupt entry cache invalidation (6.5.2.7): all entries, or the 2^im from `index`
 // (aligned down to 2^im).
@@ -213,18 +213,15 @@ inline unsigned devtlb_pages_log2(uint64_t hi)
 {
     if (!field(qi::DEVTLB_HI, "S").get(hi))
         return 0;
-    uint64_t a = field(qi::DEVTLB_HI, "ADDR").get(hi);
-    unsigned n = 0;
-    while (n < 52 && (a >> n) & 1)
-        n++;
-    return n == 52 ? 52 : n + 1;
+    auto n = static_cast<unsigned>(std::countr_one(field(qi::DEVTLB_HI, "ADDR").get(hi)));
+    return n >= 52 ? 52 : n + 1;
 }
 
 // The descriptor's kind and fields, or why this unit refuses it: a type it does not support
 // (device-TLB without ECAP.DT, interrupt entry cache without ECAP.IR, anything else),
-// reserved bits set, a
-// granularity of 0, a page-selective IOTLB invalidation of more than 2^mamv pages (CAP.MAMV),
-// or an index-selective one of more than 2^mhmv interrupt entries (ECAP.MHMV).
+// reserved bits set, a granularity of 0, a page-selective IOTLB invalidation of more than
+// 2^mamv pages (CAP.MAMV), or an index-selective one of more than 2^mhmv interrupt entries
+// (ECAP.MHMV).
 inline Decoded decode(const InvDesc& d, const DecodeLimits& lim)
 {
     const unsigned mamv = lim.mamv;
@@ -273,11 +270,7 @@ inline Decoded decode(const InvDesc& d, const DecodeLimits& lim)
             addr &= ~((uint64_t{1} << (12 + log2)) - 1);
         else
             addr = 0;
-        auto pfsid = field(qi::DEVTLB_LO, "PFSID_LO").get(d.lo) |
-                     field(qi::DEVTLB_LO, "PFSID_HI").get(d.lo) << 4;
-        return DevTlbInv{static_cast<uint16_t>(field(qi::DEVTLB_LO, "SID").get(d.lo)),
-                         static_cast<uint16_t>(pfsid), addr, log2,
-                         static_cast<unsigned>(field(qi::DEVTLB_LO, "MIP").get(d.lo))};
+        return DevTlbInv{static_cast<uint16_t>(field(qi::DEVTLB_LO, "SID").get(d.lo)), addr, log2};
     }
     case DescType::Iec: {
         if (!lim.iec)
