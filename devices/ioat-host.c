@@ -250,6 +250,13 @@ static uint64_t host_dma_cost(void *opaque)
 
 /* The model's trace points (ioat_core.h). */
 
+void dmalab_ioat_trace_mmio(void *opaque, bool write, uint32_t offset,
+                            unsigned size, uint64_t value)
+{
+    (write ? trace_dmalab_ioat_mmio_write : trace_dmalab_ioat_mmio_read)(
+        offset, size, value);
+}
+
 void dmalab_ioat_trace_decided(void *opaque, unsigned ch, uint64_t desc,
                                const char *op, uint64_t len, uint64_t data_at,
                                uint64_t done_at, uint32_t fail)

@@ -73,13 +73,9 @@ static bool dmalab_ioat_running(DmalabIoatState *s)
 static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
 {
     DmalabIoatState *s = opaque;
-    uint64_t val = 0;
 
-    if (dmalab_ioat_running(s)) {
-        val = dmalab_ioat_mmio_read(s->model, addr, size);
-    }
-    trace_dmalab_ioat_mmio_read(addr, size, val);
-    return val;
+    return dmalab_ioat_running(s) ? dmalab_ioat_mmio_read(s->model, addr, size)
+                                  : 0;
 }
 
 /*
@@ -92,7 +88,6 @@ static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val,
 {
     DmalabIoatState *s = opaque;
 
-    trace_dmalab_ioat_mmio_write(addr, size, val);
     if (dmalab_ioat_running(s)) {
         dmalab_ioat_enter(s);
         dmalab_ioat_mmio_write(s->model, addr, val, size);

@@ -170,6 +170,13 @@ void dmalab_vtd_send_raised(DmalabVtdState *s)
 #define DMALAB_VTD_BDF(sid) \
     PCI_BUS_NUM(sid), PCI_SLOT((sid) & 0xff), PCI_FUNC((sid) & 0xff)
 
+void dmalab_vtd_trace_mmio(void *opaque, bool write, uint32_t offset,
+                           unsigned size, uint64_t value)
+{
+    (write ? trace_dmalab_vtd_mmio_write : trace_dmalab_vtd_mmio_read)(
+        offset, size, value);
+}
+
 void dmalab_vtd_trace_fault(void *opaque, uint16_t sid, uint64_t iova,
                             bool write, uint8_t reason, bool recorded)
 {

@@ -61,7 +61,6 @@ static uint64_t dmalab_vtd_read(void *opaque, hwaddr addr, unsigned size)
     uint64_t value;
 
     DMALAB_VTD_LOCKED(s, value = dmalab_vtd_mmio_read(s->model, addr, size));
-    trace_dmalab_vtd_mmio_read(addr, size, value);
     return value;
 }
 
@@ -70,7 +69,6 @@ static void dmalab_vtd_write(void *opaque, hwaddr addr, uint64_t value,
 {
     DmalabVtdState *s = opaque;
 
-    trace_dmalab_vtd_mmio_write(addr, size, value);
     DMALAB_VTD_LOCKED(s, dmalab_vtd_mmio_write(s->model, addr, value, size));
     dmalab_vtd_switch(s);
 }

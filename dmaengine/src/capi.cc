@@ -49,6 +49,10 @@ class TraceAdapter final : public ioat::Observer
     {
         dmalab_ioat_trace_stepped(opaque_, ch, bytes, descs, next);
     }
+    void mmio(bool write, uint32_t offset, unsigned size, uint64_t value)
+    {
+        dmalab_ioat_trace_mmio(opaque_, write, offset, size, value);
+    }
 
     RaceMarks marks; // the race detector's table, when attached
 
@@ -110,13 +114,16 @@ static bool in_doorbell(uint32_t offset)
 
 uint64_t dmalab_ioat_mmio_read(DmalabIoat* dev, uint32_t offset, unsigned size)
 {
-    if (in_doorbell(offset))
-        return dev->doorbell.read(offset - DMALAB_IOAT_FAULT_DOORBELL, size);
-    return dev->model.mmio_read(offset, size);
+    uint64_t value = in_doorbell(offset)
+                         ? dev->doorbell.read(offset - DMALAB_IOAT_FAULT_DOORBELL, size)
+                         : dev->model.mmio_read(offset, size);
+    dev->trace.mmio(false, offset, size, value);
+    return value;
 }
 
 void dmalab_ioat_mmio_write(DmalabIoat* dev, uint32_t offset, uint64_t value, unsigned size)
 {
+    dev->trace.mmio(true, offset, size, value);
     if (in_doorbell(offset))
         dev->doorbell.write(offset - DMALAB_IOAT_FAULT_DOORBELL, value, size);
     else

@@ -6,6 +6,8 @@
 
 extern "C" {
 
+void dmalab_ioat_trace_mmio(void*, bool, uint32_t, unsigned, uint64_t) {}
+
 void dmalab_ioat_trace_decided(void*, unsigned, uint64_t, const char*, uint64_t, uint64_t, uint64_t,
                                uint32_t)
 {

@@ -64,6 +64,10 @@ class TraceAdapter final : public vtd::Observer
     {
         dmalab_vtd_trace_ir_state(opaque_, enabled, table, entries, x2apic);
     }
+    void mmio(bool write, uint32_t offset, unsigned size, uint64_t value)
+    {
+        dmalab_vtd_trace_mmio(opaque_, write, offset, size, value);
+    }
 
   private:
     void* opaque_;
@@ -173,11 +177,14 @@ DMALAB_C_COMMON_ENTRIES(vtd, DmalabVtd, unit)
 
 uint64_t dmalab_vtd_mmio_read(DmalabVtd* unit, uint32_t offset, unsigned size)
 {
-    return unit->unit.mmio_read(offset, size);
+    uint64_t value = unit->unit.mmio_read(offset, size);
+    unit->trace.mmio(false, offset, size, value);
+    return value;
 }
 
 void dmalab_vtd_mmio_write(DmalabVtd* unit, uint32_t offset, uint64_t value, unsigned size)
 {
+    unit->trace.mmio(true, offset, size, value);
     unit->unit.mmio_write(offset, value, size);
 }
 

@@ -6,6 +6,8 @@
 
 extern "C" {
 
+void dmalab_vtd_trace_mmio(void*, bool, uint32_t, unsigned, uint64_t) {}
+
 void dmalab_vtd_trace_fault(void*, uint16_t, uint64_t, bool, uint8_t, bool) {}
 
 void dmalab_vtd_trace_invalidated(void*, char, uint8_t, uint16_t, uint64_t, unsigned, uint64_t,

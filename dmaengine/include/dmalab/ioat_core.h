@@ -42,6 +42,9 @@ typedef struct DmalabIoatConfig {
  * host's (DmalabHost.opaque); op is the operation's name as the counters have it ("copy",
  * "pq-16s" ...).
  */
+/* A register access as the model took it: what a read returned or a write wrote. */
+void dmalab_ioat_trace_mmio(void *opaque, bool write, uint32_t offset, unsigned size,
+                            uint64_t value);
 void dmalab_ioat_trace_decided(void *opaque, unsigned channel, uint64_t desc, const char *op,
                                uint64_t len, uint64_t data_at, uint64_t done_at, uint32_t fail);
 void dmalab_ioat_trace_completed(void *opaque, unsigned channel, uint64_t desc, const char *op,

@@ -52,6 +52,9 @@ typedef struct DmalabVtdConfig {
  * iommu/testing/trace_none.cc), so that a missing one is a link error. opaque is the
  * host's (DmalabHost.opaque).
  */
+/* A register access as the unit took it: what a read returned or a write wrote. */
+void dmalab_vtd_trace_mmio(void* opaque, bool write, uint32_t offset, unsigned size,
+                           uint64_t value);
 void dmalab_vtd_trace_fault(void* opaque, uint16_t sid, uint64_t iova, bool write, uint8_t reason,
                             bool recorded);
 /* kind: 'c' context cache, 'i' IOTLB, 'd' a device-TLB (did is then the requester's
