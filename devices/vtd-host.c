@@ -131,8 +131,8 @@ void dmalab_vtd_send_apic(uint64_t address, uint32_t data)
 }
 
 /*
- * Sends what the model queued and tells the IEC listeners; needs the BQL,
- * and s->lock not held.
+ * Sends what the model queued and tells the IEC listeners and IOMMU
+ * notifiers; needs the BQL, and s->lock not held.
  */
 void dmalab_vtd_send_pending(void *opaque)
 {
@@ -140,6 +140,7 @@ void dmalab_vtd_send_pending(void *opaque)
     unsigned i, n;
     typeof(s->pending[0]) msgs[DMALAB_VTD_PENDING_MSIS];
 
+    dmalab_vtd_inv_flush(s);
     qemu_mutex_lock(&s->lock);
     n = s->npending;
     memcpy(msgs, s->pending, sizeof(msgs[0]) * n);
@@ -189,6 +190,7 @@ void dmalab_vtd_trace_invalidated(void *opaque, char kind, uint8_t gran,
                                   uint64_t dropped, bool queued)
 {
     trace_dmalab_vtd_invalidated(kind, gran, did, addr, am, dropped, queued);
+    dmalab_vtd_inv_record(opaque, kind, gran, did, addr, am);
 }
 
 void dmalab_vtd_trace_wait_done(void *opaque, uint64_t modelled,
@@ -352,20 +354,9 @@ static IOMMUTLBEntry dmalab_vtd_translate_mr(IOMMUMemoryRegion *iommu,
     if (t.ok) {
         e.perm = (t.read ? IOMMU_RO : 0) | (t.write ? IOMMU_WO : 0);
     }
+    trace_dmalab_vtd_translate(PCI_SLOT(sp->devfn), PCI_FUNC(sp->devfn), addr,
+                               flag, e.translated_addr, e.addr_mask, e.perm);
     return e;
-}
-
-static int dmalab_vtd_notify_flag_changed(IOMMUMemoryRegion *iommu,
-                                          IOMMUNotifierFlag old,
-                                          IOMMUNotifierFlag new,
-                                          Error **errp)
-{
-    if (new != IOMMU_NOTIFIER_NONE) {
-        error_setg(errp, "dmalab-vtd does not send IOMMU notifications "
-                   "(vhost and vfio need intel-iommu)");
-        return -EINVAL;
-    }
-    return 0;
 }
 
 static guint dmalab_vtd_key_hash(gconstpointer v)

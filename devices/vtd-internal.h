@@ -27,6 +27,14 @@ OBJECT_DECLARE_SIMPLE_TYPE(DmalabVtdState, DMALAB_VTD)
 #define DMALAB_VTD_INTR_BASE 0xfee00000ULL
 #define DMALAB_VTD_INTR_SIZE 0x100000ULL
 #define DMALAB_VTD_PENDING_MSIS 16
+#define DMALAB_VTD_PENDING_INVS 8
+
+/* An invalidation to tell IOMMU notifiers of (vtd-notify.c). */
+typedef struct DmalabVtdInv {
+    bool devtlb;    /* a device-TLB's: only requester sid's notifiers */
+    uint16_t sid;
+    uint64_t first, last;
+} DmalabVtdInv;
 
 typedef struct DmalabVtdSpace {
     struct DmalabVtdState *s;
@@ -38,6 +46,7 @@ typedef struct DmalabVtdSpace {
     MemoryRegion nodmar;
     MemoryRegion intr;
     AddressSpace as;
+    IOMMUNotifierFlag notify_flags; /* what its notifiers listen to */
 } DmalabVtdSpace;
 
 struct DmalabVtdState {
@@ -73,6 +82,17 @@ struct DmalabVtdState {
     DmalabVtdSpace *ioapic; /* the IOAPIC's address space, with intremap=on */
 
     /*
+     * Invalidations told to IOMMU notifiers once the lock is dropped, recorded
+     * only while some address space has notifiers; past the queue's size,
+     * one notification of everything.
+     */
+    unsigned notified_spaces;
+    DmalabVtdInv inv[DMALAB_VTD_PENDING_INVS];
+    unsigned ninv;
+    bool inv_all;
+    uint64_t notifications; /* events sent, for the QOM counter */
+
+    /*
      * Properties: the unit's configuration, with the unit's defaults (pt
      * comes from the x86-iommu property at realize).
      */
@@ -102,6 +122,19 @@ int dmalab_vtd_int_remap(X86IOMMUState *iommu, MSIMessage *src,
                          MSIMessage *dst, uint16_t sid);
 /* Tells QEMU's IEC listeners what the model invalidated; needs the BQL. */
 void dmalab_vtd_iec_flush(DmalabVtdState *s);
+/* The requester id of an address space's DMA and messages. */
+uint16_t dmalab_vtd_space_sid(DmalabVtdSpace *sp);
+
+/* vtd-notify.c */
+/* IOMMUMemoryRegionClass.notify_flag_changed: UNMAP and DEVIOTLB_UNMAP. */
+int dmalab_vtd_notify_flag_changed(IOMMUMemoryRegion *iommu,
+                                   IOMMUNotifierFlag old,
+                                   IOMMUNotifierFlag new, Error **errp);
+/* Queues what an invalidation took away; s->lock held. */
+void dmalab_vtd_inv_record(DmalabVtdState *s, char kind, uint8_t gran,
+                           uint16_t id, uint64_t addr, unsigned am);
+/* Tells the notifiers what the model invalidated; needs the BQL. */
+void dmalab_vtd_inv_flush(DmalabVtdState *s);
 
 /* vtd-host.c */
 /* The model's host callbacks (dmalab_glue_host completes them). */
@@ -113,8 +146,9 @@ void dmalab_vtd_send_raised(DmalabVtdState *s);
 
 /*
  * Every call into the model: `call` (a statement) runs with s->lock held;
- * the lock is released, and only then are the messages and interrupt entry
- * cache invalidations the model raised meanwhile sent. Nothing that leaves
+ * the lock is released, and only then are the messages, interrupt entry
+ * cache invalidations and IOMMU notifications the model raised meanwhile
+ * sent. Nothing that leaves
  * the unit (interrupts, DMA, other devices) runs under the lock.
  */
 #define DMALAB_VTD_LOCKED(s, call)                                       \
@@ -123,7 +157,8 @@ void dmalab_vtd_send_raised(DmalabVtdState *s);
                                                                          \
         qemu_mutex_lock(&(s)->lock);                                     \
         call;                                                            \
-        raised_ = (s)->npending != 0 || (s)->iec_pending;                \
+        raised_ = (s)->npending != 0 || (s)->iec_pending ||              \
+                  (s)->ninv != 0 || (s)->inv_all;                        \
         qemu_mutex_unlock(&(s)->lock);                                   \
         if (raised_) {                                                   \
             dmalab_vtd_send_raised(s);                                   \

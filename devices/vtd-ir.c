@@ -27,7 +27,7 @@
 #define DMALAB_VTD_IOAPIC_SID \
     PCI_BUILD_BDF(Q35_PSEUDO_BUS_PLATFORM, Q35_PSEUDO_DEVFN_IOAPIC)
 
-static uint16_t dmalab_vtd_space_sid(DmalabVtdSpace *sp)
+uint16_t dmalab_vtd_space_sid(DmalabVtdSpace *sp)
 {
     if (!sp->bus) {
         return sp->sid;

@@ -153,29 +153,31 @@ static char *dmalab_vtd_get_counter_names(Object *obj, Error **errp)
     return g_string_free(names, false);
 }
 
-static void dmalab_vtd_get_events_dropped(Object *obj, Visitor *v,
-                                          const char *name, void *opaque,
-                                          Error **errp)
+/* A uint64_t member of DmalabVtdState that a run-time property reads. */
+typedef struct DmalabVtdField {
+    const char *name;
+    size_t offset;
+    const char *desc;
+} DmalabVtdField;
+
+/* A counter of the glue's own: opaque is its offset in DmalabVtdState. */
+static void dmalab_vtd_get_glue_counter(Object *obj, Visitor *v,
+                                        const char *name, void *opaque,
+                                        Error **errp)
 {
     DmalabVtdState *s = DMALAB_VTD(obj);
-    uint64_t value = 0;
+    uint64_t value;
 
-    if (s->model) {
-        qemu_mutex_lock(&s->lock);
-        value = s->msis_dropped;
-        qemu_mutex_unlock(&s->lock);
-    }
+    qemu_mutex_lock(&s->lock);
+    value = *(uint64_t *)((char *)s + (uintptr_t)opaque);
+    qemu_mutex_unlock(&s->lock);
     visit_type_uint64(v, name, &value, errp);
 }
 
 /* The run-time properties: counters, costs, audit, fault plan, queue state. */
 void dmalab_vtd_add_props(Object *obj)
 {
-    static const struct {
-        const char *name;
-        size_t offset;
-        const char *desc;
-    } costs[] = {
+    static const DmalabVtdField costs[] = {
         { "inv-desc-ns", offsetof(DmalabVtdState, cfg.inv_desc_ns),
           "virtual ns per invalidation descriptor or register command" },
         { "inv-page-ns", offsetof(DmalabVtdState, cfg.inv_page_ns),
@@ -184,6 +186,14 @@ void dmalab_vtd_add_props(Object *obj)
           "virtual ns per invalidation wait descriptor" },
         { "iec-inv-ns", offsetof(DmalabVtdState, cfg.iec_inv_ns),
           "virtual ns per interrupt entry cache invalidation descriptor" },
+    };
+    static const DmalabVtdField glue_counters[] = {
+        { "events-dropped", offsetof(DmalabVtdState, msis_dropped),
+          "event messages not sent: more were raised at once than the glue "
+          "queues (not counted in fault-events or inv-events)" },
+        { "notifications", offsetof(DmalabVtdState, notifications),
+          "UNMAP and DEVIOTLB_UNMAP events sent to IOMMU notifiers (vhost, "
+          "a device-TLB)" },
     };
     DmalabVtdState *s = DMALAB_VTD(obj);
     ObjectProperty *op;
@@ -219,12 +229,12 @@ void dmalab_vtd_add_props(Object *obj)
                             dmalab_vtd_get_counter_names, NULL);
     object_property_set_description(obj, "counter-names",
                                     "the names of the unit's counters");
-    object_property_add(obj, "events-dropped", "uint64",
-                        dmalab_vtd_get_events_dropped, NULL, NULL, NULL);
-    object_property_set_description(
-        obj, "events-dropped",
-        "event messages not sent: more were raised at once than the glue "
-        "queues (not counted in fault-events or inv-events)");
+    for (i = 0; i < ARRAY_SIZE(glue_counters); i++) {
+        op = object_property_add(obj, glue_counters[i].name, "uint64",
+                                 dmalab_vtd_get_glue_counter, NULL, NULL,
+                                 (void *)(uintptr_t)glue_counters[i].offset);
+        op->description = g_strdup(glue_counters[i].desc);
+    }
 }
 
 /* The unit's configuration: defaults from dmalab_vtd_default_config(). */

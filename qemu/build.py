@@ -34,6 +34,9 @@ CONFIGURE_ARGS = [
     "--enable-fdt=system",
     "--enable-capstone",
     "--enable-plugins",  # TCG plugins: the DMA race detector (tools/race-detector)
+    # vhost-user-net behind dmalab-vtd (scenarios vtd-vhost*)
+    "--enable-vhost-user",
+    "--enable-vhost-net",
     "--disable-rust",
     "--disable-install-blobs",
 ]

@@ -278,6 +278,11 @@ void dmalab_vtd_set_audit(DmalabVtd* unit, bool on)
     unit->unit.set_audit(on);
 }
 
+void dmalab_vtd_set_hold_waits(DmalabVtd* unit, bool on)
+{
+    unit->unit.set_hold_waits(on);
+}
+
 unsigned dmalab_vtd_counter_count(void)
 {
     return kAll;

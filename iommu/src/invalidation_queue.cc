@@ -118,6 +118,7 @@ void InvalidationQueue::perform(uint64_t now)
 {
     bool dropped = std::exchange(drop_, false);
     Decoded d = decode(desc_, s_.limits()); // it was valid when fetched
+    invalidated_ |= !dropped && !std::holds_alternative<WaitInv>(d);
     if (const auto* cc = std::get_if<CcInv>(&d); cc && !dropped)
         inv_.context(cc->g, cc->did, cc->sid, cc->fm, true);
     else if (const auto* it = std::get_if<IotlbInv>(&d); it && !dropped)
@@ -164,6 +165,7 @@ uint64_t InvalidationQueue::submitted_at(uint32_t h, uint64_t now)
 void InvalidationQueue::run()
 {
     unsigned budget = s_.config.queue_step;
+    invalidated_ = false;
     for (;;) {
         uint64_t now = s_.now();
         if (busy_ && !finish(now, budget))
@@ -177,6 +179,13 @@ bool InvalidationQueue::finish(uint64_t now, unsigned& budget)
 {
     if (due_ > now) {
         s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), due_);
+        return false;
+    }
+    // With hold_waits, the host tells what this call invalidated once it returns; the wait
+    // (whose status the guest may read at once) completes in the next call, at once.
+    if (s_.config.hold_waits && invalidated_ &&
+        std::holds_alternative<WaitInv>(decode(desc_, s_.limits()))) {
+        s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), now);
         return false;
     }
     perform(now);

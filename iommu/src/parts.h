@@ -378,6 +378,7 @@ class InvalidationQueue
     // The descriptor in progress, when it is due, and when the wait it belongs to was
     // submitted.
     bool busy_ = false;
+    bool invalidated_ = false; // this call performed an invalidation (hold_waits)
     InvDesc desc_;
     uint64_t due_ = 0;
     uint64_t submitted_ = 0;

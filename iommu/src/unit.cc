@@ -175,6 +175,11 @@ void Unit::set_audit(bool on)
     p_->s.config.audit = on;
 }
 
+void Unit::set_hold_waits(bool on)
+{
+    p_->s.config.hold_waits = on;
+}
+
 void Unit::set_injector(faults::Injector* injector)
 {
     p_->s.injector = injector;

@@ -132,6 +132,10 @@ bool dmalab_vtd_ir_enabled(DmalabVtd* unit);
 const char* dmalab_vtd_set_costs(DmalabVtd* unit, uint64_t desc_ns, uint64_t page_ns,
                                  uint64_t wait_ns, uint64_t iec_ns);
 void dmalab_vtd_set_audit(DmalabVtd* unit, bool on);
+/* On while something outside the unit keeps translations the host must tell of each
+ * invalidation (QEMU's IOMMU notifiers): a queued wait then completes in a later call
+ * than the invalidations before it, once the host has told them (vtd/unit.h, hold_waits). */
+void dmalab_vtd_set_hold_waits(DmalabVtd* unit, bool on);
 
 /* Counters by index, 0 .. count-1: a name and a value (see docs/vtd.rst). */
 unsigned dmalab_vtd_counter_count(void);

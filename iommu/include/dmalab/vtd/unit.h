@@ -37,6 +37,11 @@ struct Config {
     bool qi = true;                // advertise queued invalidation
     bool pt = true;                // advertise pass-through
     bool audit = false;            // check every IOTLB hit against the tables in memory
+    // Run time (set_hold_waits): a wait descriptor never completes in the call that performed
+    // an invalidation queued before it, so that the host tells copies of translations kept
+    // outside the unit (QEMU's IOMMU notifiers: vhost, device-TLBs) before the guest sees
+    // the wait's status. Off: the queue runs every due descriptor in one go.
+    bool hold_waits = false;
     // Modelled cost of invalidation, in virtual nanoseconds: every descriptor (or register
     // command), every page a page-selective IOTLB invalidation names or every IOTLB entry a
     // wider one drops, and every wait descriptor.
@@ -254,6 +259,7 @@ class Unit
     const Counters& counters() const;
     const Config& config() const;
     void set_audit(bool on);
+    void set_hold_waits(bool on);
     // Fault injection (docs/faults.rst): invalidations and translations consult the
     // injector's plan from now on (nullptr: none). The unit does not own it.
     void set_injector(faults::Injector* injector);
