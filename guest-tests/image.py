@@ -71,7 +71,8 @@ WANTED_MODULES = [
     "crc32c_generic",  # libcrc32c's soft dependency (raid456 needs it), not in modules.dep
     "virtio_pci", "virtio_blk",
     "e1000e", "igb", "pktgen",  # the iommu-flush study's NIC workload (init.sh nic_pktgen)
-    "vfio_pci", "vfio_iommu_type1",  # init.sh vfio_scenario
+    "vfio_pci", "vfio_iommu_type1",  # init.sh helper_scenario vfio
+    "virtio_net",  # init.sh helper_scenario net
 ]
 
 STAMP_VERSION = "1"
@@ -144,7 +145,7 @@ def build_helpers(out):
         name = src[:-2].replace("_", "-")
         exe = os.path.join(bdir, name)
         h = hashlib.sha256()
-        for dep in (os.path.join(HELPER_SRC, src),
+        for dep in (os.path.join(HELPER_SRC, src), os.path.join(HELPER_SRC, "say.h"),
                     os.path.join(MODULE_SRC, "race_uapi.h")):
             h.update(sha256_file(dep).encode())
         stamp = exe + ".stamp"

@@ -360,9 +360,9 @@ swiotlb_nic_count() {
 }
 
 case "$SCENARIO" in
-boot|memcpy|raid5|raid6|mdcost|dmatest|vfio) ;;
+boot|memcpy|raid5|raid6|mdcost|dmatest|vfio|net) ;;
 *)
-	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest vfio)"
+	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest vfio net)"
 	finish
 	;;
 esac
@@ -488,12 +488,13 @@ mdcost_scenario() {
 	md_cost raid5 3 0 md0 && md_cost raid6 4 3 md1
 }
 
-# dmalab.scenario=vfio: dmalab-vfio (helpers/dmalab_vfio.c) hands dmalab-ioat
-# from ioatdma to vfio-pci and drives it through VFIO's type1 IOMMU driver.
-vfio_scenario() {
-	load_mod vfio_iommu_type1 && load_mod vfio_pci || return 1
-	dmalab-vfio
-	say "dmalab-vfio end rc=$?"
+# dmalab.scenario=vfio|net: helper program dmalab-$1 (helpers/) after the
+# modules it needs: dmalab-vfio hands dmalab-ioat from ioatdma to vfio-pci and
+# drives it through VFIO's type1 IOMMU driver; dmalab-net echoes raw frames.
+helper_scenario() {
+	load_mod "$2" && load_mod "$3" || return 1
+	"dmalab-$1"
+	say "dmalab-$1 end rc=$?"
 }
 
 # The image of guest-tests/ioatdma_patched.py carries ioatdma built with
@@ -538,7 +539,8 @@ dmatest) dmatest_scenario ;;
 raid5) md_scenario raid5 3 ;;
 raid6) md_scenario raid6 4 ;;
 mdcost) mdcost_scenario ;;
-vfio) vfio_scenario ;;
+vfio) helper_scenario vfio vfio_iommu_type1 vfio_pci ;;
+net) helper_scenario net virtio_pci virtio_net ;;
 esac
 report_irqs
 

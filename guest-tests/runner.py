@@ -57,6 +57,7 @@ from harness.insn_profile import (  # noqa: E402
     profile_out,
     summary_lines,
     with_profiler)
+from harness.vhost_user import BackendError, VhostUserNet  # noqa: E402
 from harness.races import (  # noqa: E402
     judge_races,
     race_files,
@@ -103,10 +104,21 @@ def run_once(args, seed=None, announce=True):
     if announce:
         print("runner: accelerator %s (%s)" % (args.accel_used, args.accel_why),
               flush=True)
-    boot = run_qemu(cmd, args.timeout * max(args.boots, 1), args.verbose,
-                    counters=want_counters(args), boots=args.boots,
-                    reset_on=re.compile(args.reset_on) if args.reset_on
-                    else None, probe=args.probe_qmp is not None)
+    backend = VhostUserNet(args.memory, args.vhost_user_net == "ats") \
+        if args.vhost_user_net else None
+    try:
+        cmd += backend.start() if backend else []
+    except BackendError as e:
+        sys.exit("runner: --vhost-user-net: %s" % e)
+    try:
+        boot = run_qemu(cmd, args.timeout * max(args.boots, 1), args.verbose,
+                        counters=want_counters(args), boots=args.boots,
+                        reset_on=re.compile(args.reset_on) if args.reset_on
+                        else None, probe=args.probe_qmp is not None)
+    finally:
+        backend_lines = backend.stop() if backend else []
+    boot.lines += backend_lines
+    boot.stamps += [boot.stamps[-1] if boot.stamps else 0.0] * len(backend_lines)
     boot.accel = (args.accel_used, args.accel_why)
     if kvm_failed_to_start(args, boot):
         # auto chose KVM, but QEMU could not run the guest with it: say so
@@ -245,6 +257,11 @@ def add_judge_options(ap):
     ap.add_argument("--virtio-disk-ats", action="store_true",
                     help="with --virtio-disk: the disk behind a PCIe root port, with "
                          "the ATS capability (ats=on)")
+    ap.add_argument("--vhost-user-net", choices=("plain", "ats"),
+                    help="add a virtio-net device (iommu_platform=on) whose backend is "
+                         "DPDK's testpmd over vhost-user, returning every frame "
+                         "(harness/vhost_user.py; Debian's dpdk-dev package); ats: "
+                         "behind a PCIe root port, with the ATS capability")
     ap.add_argument("--expect-line", action="append", default=[],
                     metavar="REGEX",
                     help="a serial line must match REGEX (re.search, after "

@@ -63,6 +63,8 @@ class Boot:
 
 
 COUNTERS = ("descriptors", "bytes", "errors", "interrupts")
+# dmalab-vtd's counters kept by its QEMU glue (devices/vtd-props.c), not the model
+VTD_GLUE_COUNTERS = ["events-dropped", "notifications"]
 
 
 def read_device_counters(qmp):
@@ -83,8 +85,10 @@ def read_device_counters(qmp):
                         p["name"] for p in qmp.command("qom-list", path=path)
                         if p["name"].endswith(("-descriptors", "-bytes")))
                 if kind == "dmalab-vtd":
+                    # the model's counters, then the glue's own
                     names = qmp.command("qom-get", path=path,
                                         property="counter-names").split(",")
+                    names += VTD_GLUE_COUNTERS
                     stats["counter-names"] = names
                 for c in names:
                     stats[c] = qmp.command("qom-get", path=path, property=c)

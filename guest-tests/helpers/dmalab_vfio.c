@@ -36,6 +36,9 @@
 #include <linux/pci_regs.h>
 #include <linux/vfio.h>
 
+#define SAY_PREFIX "dmalab-vfio: "
+#include "say.h"
+
 #define COPIES		8
 #define PAGE		4096
 #define IOVA_BASE	0x10000000ull	/* descriptors, then source, then destination */
@@ -71,25 +74,6 @@ struct desc {
  * and acquire keep them in program order (the descriptors before the doorbell).
  */
 static uint8_t *bar;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("dmalab-vfio: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
-static int fail(const char *what)
-{
-	say("%s: %s", what, strerror(errno));
-	return 1;
-}
 
 static void wr8(unsigned int off, uint8_t v)
 {
