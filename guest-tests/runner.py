@@ -147,6 +147,7 @@ def make_parser():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_guest_options(ap)
     add_judge_options(ap)
+    add_device_options(ap)
     add_tool_options(ap)
     # Not an option: a registry entry's Expectations, which main() is given by
     # scenarios.py and the expectation options above add to.
@@ -251,17 +252,6 @@ def add_judge_options(ap):
                     help="a condition on dmalab-ioat's counters summed over its devices, "
                          "e.g. 'xor-descriptors>0' (every operation's NAME-descriptors "
                          "and NAME-bytes, docs/ioat.rst)")
-    ap.add_argument("--virtio-disk", type=int, default=0, metavar="MIB",
-                    help="add a read-only virtio-blk disk of MIB MiB "
-                         "(iommu_platform=on); the guest checksums it")
-    ap.add_argument("--virtio-disk-ats", action="store_true",
-                    help="with --virtio-disk: the disk behind a PCIe root port, with "
-                         "the ATS capability (ats=on)")
-    ap.add_argument("--vhost-user-net", choices=("plain", "ats"),
-                    help="add a virtio-net device (iommu_platform=on) whose backend is "
-                         "DPDK's testpmd over vhost-user, returning every frame "
-                         "(harness/vhost_user.py; Debian's dpdk-dev package); ats: "
-                         "behind a PCIe root port, with the ATS capability")
     ap.add_argument("--expect-line", action="append", default=[],
                     metavar="REGEX",
                     help="a serial line must match REGEX (re.search, after "
@@ -276,6 +266,22 @@ def add_judge_options(ap):
                     help="a KTAP 'ok N NAME # SKIP' passes (NAME a regex the "
                          "whole test name must match; repeatable); any other "
                          "skipped test fails the boot")
+
+
+def add_device_options(ap):
+    """The devices a boot adds besides the registry's -device list (stock QEMU devices
+    behind the platform IOMMU, and their backends)."""
+    ap.add_argument("--virtio-disk", type=int, default=0, metavar="MIB",
+                    help="add a read-only virtio-blk disk of MIB MiB "
+                         "(iommu_platform=on); the guest checksums it")
+    ap.add_argument("--virtio-disk-ats", action="store_true",
+                    help="with --virtio-disk: the disk behind a PCIe root port, with "
+                         "the ATS capability (ats=on)")
+    ap.add_argument("--vhost-user-net", choices=("plain", "ats"),
+                    help="add a virtio-net device (iommu_platform=on) whose backend is "
+                         "DPDK's testpmd over vhost-user, returning every frame "
+                         "(harness/vhost_user.py; Debian's dpdk-dev package); ats: "
+                         "behind a PCIe root port, with the ATS capability")
 
 
 def add_tool_options(ap):
