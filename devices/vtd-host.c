@@ -190,7 +190,6 @@ void dmalab_vtd_trace_invalidated(void *opaque, char kind, uint8_t gran,
                                   uint64_t dropped, bool queued)
 {
     trace_dmalab_vtd_invalidated(kind, gran, did, addr, am, dropped, queued);
-    dmalab_vtd_inv_record(opaque, kind, gran, did, addr, am);
 }
 
 void dmalab_vtd_trace_wait_done(void *opaque, uint64_t modelled,

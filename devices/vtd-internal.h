@@ -130,9 +130,6 @@ uint16_t dmalab_vtd_space_sid(DmalabVtdSpace *sp);
 int dmalab_vtd_notify_flag_changed(IOMMUMemoryRegion *iommu,
                                    IOMMUNotifierFlag old,
                                    IOMMUNotifierFlag new, Error **errp);
-/* Queues what an invalidation took away; s->lock held. */
-void dmalab_vtd_inv_record(DmalabVtdState *s, char kind, uint8_t gran,
-                           uint16_t id, uint64_t addr, unsigned am);
 /* Tells the notifiers what the model invalidated; needs the BQL. */
 void dmalab_vtd_inv_flush(DmalabVtdState *s);
 

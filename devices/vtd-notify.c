@@ -5,14 +5,12 @@
  * or a DEVIOTLB_UNMAP notifier on its IOMMU region, and the unit tells it
  * what each invalidation took away once s->lock is dropped.
  *
- * - An IOTLB page-selective invalidation reaches the UNMAP notifiers of
- *   every address space on the range it names. The unit does not filter by
- *   domain: which devices a domain holds is only in the guest's context
- *   tables, and a notification too many costs a copy one miss.
- * - Global and domain-selective IOTLB invalidations, and every context-cache
- *   invalidation, reach every UNMAP notifier on its whole range.
- * - A device-TLB invalidation (VT-d 6.5.2.5) reaches the DEVIOTLB_UNMAP
- *   notifiers of the requester it names, on its range.
+ * The model says what each invalidation took away (Observer::unmapped in
+ * iommu/include/dmalab/vtd/unit.h): an IOVA range of every domain, which
+ * reaches the UNMAP notifiers of every address space (the unit does not
+ * filter by domain, and a notification too many costs a copy one miss), or
+ * a device-TLB's, which reaches the DEVIOTLB_UNMAP notifiers of the
+ * requester it names.
  *
  * The notifications go out once s->lock is dropped, before the event messages
  * raised in the same call; while any notifier listens, the model completes a
@@ -58,29 +56,25 @@ int dmalab_vtd_notify_flag_changed(IOMMUMemoryRegion *iommu,
 }
 
 /*
- * With s->lock held (from the model's invalidation trace point): queue what
- * an invalidation took away. A full queue becomes one notification of
+ * Called by the model with s->lock held (vtd_core.h): queue what an
+ * invalidation took away. A full queue becomes one notification of
  * everything.
  */
-void dmalab_vtd_inv_record(DmalabVtdState *s, char kind, uint8_t gran,
-                           uint16_t id, uint64_t addr, unsigned am)
+void dmalab_vtd_unmapped(void *opaque, bool devtlb, uint16_t sid,
+                         uint64_t first, uint64_t last)
 {
-    DmalabVtdInv *e;
-    uint64_t mask = am >= 52 ? UINT64_MAX : (4096ULL << am) - 1;
+    DmalabVtdState *s = opaque;
 
     if (!s->notified_spaces || s->inv_all) {
         return;
     }
-    if ((kind != 'i' && kind != 'd') || (kind == 'i' && gran != 3) ||
-        s->ninv == DMALAB_VTD_PENDING_INVS) {
+    if (s->ninv == DMALAB_VTD_PENDING_INVS) {
         s->inv_all = true;
         return;
     }
-    e = &s->inv[s->ninv++];
-    e->devtlb = kind == 'd';
-    e->sid = id;
-    e->first = addr & ~mask;
-    e->last = e->first + mask;
+    s->inv[s->ninv++] = (DmalabVtdInv) {
+        .devtlb = devtlb, .sid = sid, .first = first, .last = last,
+    };
 }
 
 /*

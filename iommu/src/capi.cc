@@ -33,6 +33,10 @@ class TraceAdapter final : public vtd::Observer
         dmalab_vtd_trace_invalidated(opaque_, vtd::inv_letter(kind), static_cast<uint8_t>(g), did,
                                      addr, am, dropped, queued);
     }
+    void unmapped(bool devtlb, uint16_t sid, uint64_t first, uint64_t last) override
+    {
+        dmalab_vtd_unmapped(opaque_, devtlb, sid, first, last);
+    }
     void wait_done(uint64_t modelled, uint64_t achieved) override
     {
         dmalab_vtd_trace_wait_done(opaque_, modelled, achieved);

@@ -88,8 +88,10 @@ uint64_t Invalidations::context(Gran g, uint16_t did, uint16_t sid, uint8_t fm, 
     }
     s_.counters.cc_inv[static_cast<unsigned>(g)]++;
     (queued ? s_.counters.inv_queued : s_.counters.inv_register)++;
-    if (s_.host.observer)
+    if (s_.host.observer) {
         s_.host.observer->invalidated(InvKind::Context, g, did, sid, fm, n, queued);
+        s_.host.observer->unmapped(false, 0, 0, UINT64_MAX);
+    }
     return n;
 }
 
@@ -133,8 +135,12 @@ uint64_t Invalidations::iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, 
     s_.counters.iotlb_inv[static_cast<unsigned>(g)]++;
     s_.counters.iotlb_dropped += n;
     (queued ? s_.counters.inv_queued : s_.counters.inv_register)++;
-    if (s_.host.observer)
+    if (s_.host.observer) {
         s_.host.observer->invalidated(InvKind::Iotlb, g, did, first, am, n, queued);
+        bool range = g == Gran::Selective && size != 0; // size 0: am reaches 2^64
+        s_.host.observer->unmapped(false, 0, range ? first : 0,
+                                   range ? first + (size - 1) : UINT64_MAX);
+    }
     return n;
 }
 
@@ -157,9 +163,14 @@ void Invalidations::devtlb(const DevTlbInv& inv)
     c.devtlb_pages = sat_add(c.devtlb_pages, pow2(inv.pages_log2)); // at most 2^52
     c.inv_queued++;
     // The trace's domain id is the requester here: a device-TLB belongs to a function.
-    if (s_.host.observer)
+    if (s_.host.observer) {
         s_.host.observer->invalidated(InvKind::DevTlb, Gran::Selective, inv.sid, inv.addr,
                                       inv.pages_log2, 0, true);
+        uint64_t size = pow2(12 + inv.pages_log2); // 0: all 2^64 (pages_log2 52)
+        uint64_t first = inv.addr & ~(size - 1);
+        s_.host.observer->unmapped(true, inv.sid, size ? first : 0,
+                                   size ? first + (size - 1) : UINT64_MAX);
+    }
 }
 
 } // namespace dmalab::vtd

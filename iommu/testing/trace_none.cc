@@ -15,6 +15,8 @@ void dmalab_vtd_trace_invalidated(void*, char, uint8_t, uint16_t, uint64_t, unsi
 {
 }
 
+void dmalab_vtd_unmapped(void*, bool, uint16_t, uint64_t, uint64_t) {}
+
 void dmalab_vtd_trace_wait_done(void*, uint64_t, uint64_t) {}
 
 void dmalab_vtd_trace_stale(void*, uint16_t, uint64_t, uint64_t, uint64_t, uint8_t) {}

@@ -122,6 +122,19 @@ TEST(DeviceTlb, InvalidationTakesItsTimeBeforeTheWait)
     EXPECT_EQ(r.unit.counters().devtlb_pages, 8u + (uint64_t{1} << 52));
 }
 
+// A device-TLB invalidation takes away its requester's range only; Linux's "all" (2^52
+// pages) is every address.
+TEST(DeviceTlb, SaysWhatItTookAwayForItsRequester)
+{
+    Rig r(dt_config());
+    r.qi_enable();
+    r.submit({devtlb(0x0108, 0x12340000, 3), devtlb(0x0010, 0, 52), Rig::wait(kStatus, 1)});
+    r.run_all();
+    ASSERT_EQ(r.mem.get<uint32_t>(kStatus), 1u);
+    EXPECT_EQ(r.rec.unmaps, (std::vector<Recorder::Unmap>{{true, 0x0108, 0x12340000, 0x12347fff},
+                                                          {true, 0x0010, 0, UINT64_MAX}}));
+}
+
 TEST(DeviceTlb, ReservedBitsAreQueueErrors)
 {
     const std::pair<uint64_t, uint64_t> bad[] = {

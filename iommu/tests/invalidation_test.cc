@@ -164,6 +164,30 @@ TEST(QueuedInvalidation, HeldWaitCompletesInTheCallAfterTheInvalidation)
     }
 }
 
+// What each invalidation tells copies of translations outside the unit (QEMU's IOMMU
+// notifiers): a page-selective one its aligned range, anything wider everything.
+TEST(QueuedInvalidation, EachInvalidationSaysWhatItTookAway)
+{
+    using U = Recorder::Unmap;
+    constexpr uint64_t kAll = UINT64_MAX;
+    Rig r(costs(100, 10, 50));
+    r.qi_enable();
+    r.submit({Rig::iotlb_page(1, 0x5000),
+              Rig::iotlb_page(1, 0x12340000, 3),
+              {2u << QI_G_SHIFT | 1ull << QI_DID_SHIFT | QI_IOTLB, 0},
+              Rig::iotlb_global(),
+              Rig::cc_global(),
+              Rig::wait(kStatus)});
+    r.run_all();
+    ASSERT_EQ(r.mem.get<uint32_t>(kStatus), 1u);
+    EXPECT_EQ(r.rec.unmaps, (std::vector<U>{{false, 0, 0x5000, 0x5fff},
+                                            {false, 0, 0x12340000, 0x12347fff},
+                                            {false, 0, 0, kAll},
+                                            {false, 0, 0, kAll},
+                                            {false, 0, 0, kAll}}));
+    EXPECT_FALSE(r.r32(FSTS) & FSTS_IQE);
+}
+
 TEST(QueuedInvalidation, DomainAndGlobalGranularities)
 {
     Rig r(costs(0, 0, 0));

@@ -145,6 +145,17 @@ struct Recorder : Observer {
         waits.push_back({modelled, achieved});
     }
     std::vector<std::pair<uint64_t, uint64_t>> waits; // (modelled, achieved) per wait
+    void unmapped(bool devtlb, uint16_t sid, uint64_t first, uint64_t last) override
+    {
+        unmaps.push_back({devtlb, sid, first, last});
+    }
+    struct Unmap {
+        bool devtlb;
+        uint16_t sid;
+        uint64_t first, last;
+        bool operator==(const Unmap&) const = default;
+    };
+    std::vector<Unmap> unmaps; // what each invalidation took away, in order
     void stale(uint16_t sid, uint64_t iova, uint64_t cached, uint64_t now, FaultReason f) override
     {
         stales.push_back({sid, iova, cached, now, f});

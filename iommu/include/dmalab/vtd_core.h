@@ -61,6 +61,9 @@ void dmalab_vtd_trace_fault(void* opaque, uint16_t sid, uint64_t iova, bool writ
  * source-id, am the log2 of the pages); gran 1 global, 2 domain, 3 selective */
 void dmalab_vtd_trace_invalidated(void* opaque, char kind, uint8_t gran, uint16_t did,
                                   uint64_t addr, unsigned am, uint64_t dropped, bool queued);
+/* Not only a trace point: what an invalidation took away (vtd/unit.h, Observer::unmapped),
+ * which QEMU's glue tells its IOMMU notifiers once its lock is dropped. */
+void dmalab_vtd_unmapped(void* opaque, bool devtlb, uint16_t sid, uint64_t first, uint64_t last);
 void dmalab_vtd_trace_wait_done(void* opaque, uint64_t modelled_ns, uint64_t achieved_ns);
 void dmalab_vtd_trace_stale(void* opaque, uint16_t sid, uint64_t iova, uint64_t cached,
                             uint64_t now, uint8_t now_fault);

@@ -172,6 +172,13 @@ class Observer
                              uint64_t /*dropped*/, bool /*queued*/)
     {
     }
+    // What an invalidation that took effect took away, for copies of translations kept
+    // outside the unit (QEMU's IOMMU notifiers): IOVAs first..last of every domain (the
+    // unit does not know which devices a domain holds), or with devtlb, of requester
+    // sid's device-TLB only. Context-cache, global and domain invalidations give 0..max.
+    virtual void unmapped(bool /*devtlb*/, uint16_t /*sid*/, uint64_t /*first*/, uint64_t /*last*/)
+    {
+    }
     virtual void wait_done(uint64_t /*modelled_ns*/, uint64_t /*achieved_ns*/) {}
     // The audit found a hit on an IOTLB entry that no longer matches the tables.
     // now_fault: why the tables refuse the page now (None: they map it elsewhere).
