@@ -23,9 +23,9 @@
  *	for comparison, as "# bench ..." KTAP diagnostic lines.
  * mode=hostile-ring: a guest that keeps one channel busy forever, behind the
  *	driver's back: a null descriptor that points at itself, and DMACOUNT
- *	pushed ahead every millisecond for hostile_ms, so the channel never
- *	catches up.  The guest must keep running meanwhile (its own sleeps
- *	return on time), and the channel must stop when told to.  I/OAT
+ *	pushed ahead after each of hostile_ms 1 ms sleeps, so the channel
+ *	never catches up.  The guest must keep running meanwhile (its sleeps
+ *	return), and the channel must stop when told to.  I/OAT
  *	specific.
  * mode=stale: a copy into a buffer just unmapped (see dlx_mode_stale).
  * mode=bar-race: MMIO on one CPU while another changes QEMU's memory map

@@ -29,53 +29,52 @@
 
 static unsigned int hostile_ms = 2000;
 module_param(hostile_ms, uint, 0444);
-MODULE_PARM_DESC(hostile_ms, "mode=hostile-ring: how long the ring runs (ms)");
+MODULE_PARM_DESC(hostile_ms, "mode=hostile-ring: how many 1 ms sleeps the ring runs for");
 
 /*
- * The ring runs for hostile_ms from DMACOUNT count on, the guest's own
- * sleeps between the doorbells timed; reports the ring-runs test.
+ * The guest sleeps hostile_ms times for a millisecond, pushing DMACOUNT ahead
+ * after each sleep, while the ring runs; reports the ring-runs test.
  */
 static void dlx_ring_runs(void __iomem *regs, u16 count)
 {
-	unsigned long start, end, late = 0;
-	unsigned int writes = 0;
+	unsigned long start = jiffies, longest = 0;
+	unsigned int writes;
 	u64 sts;
 	bool ok;
 
 	/*
-	 * The guest goes on with its own work: every millisecond it sleeps,
-	 * wakes up and pushes DMACOUNT further ahead.  A device that held
-	 * QEMU (or this vCPU) would make the sleeps late.
+	 * The guest goes on with its own work: a device that held QEMU (or
+	 * this vCPU) for good would keep these sleeps from returning, and the
+	 * runner's time-out would end the scenario.  The longest sleep is
+	 * reported, not judged: under TCG it is host wall-clock time, and a
+	 * loaded host makes it long without any fault of the device's.
 	 */
-	start = jiffies;
-	end = start + msecs_to_jiffies(hostile_ms);
-	while (time_before(jiffies, end)) {
+	for (writes = 0; writes < hostile_ms; writes++) {
 		unsigned long t0 = jiffies;
 
 		usleep_range(1000, 1100);
-		if (jiffies - t0 > msecs_to_jiffies(100))
-			late++;
+		longest = max(longest, jiffies - t0);
 		/*
-		 * A doorbell every ms.  Once the engine has caught up with the
-		 * count (idle), the count moves as far ahead as 16 bits go; while
-		 * it runs, the doorbell repeats the count.  A count in between
-		 * would take back descriptors already handed over, which the
-		 * device refuses (DESCRIPTOR_COUNT_ERR, as for Linux, whose
-		 * count only grows).
+		 * Once the engine has caught up with the count (idle), the
+		 * count moves as far ahead as 16 bits go; while it runs, the
+		 * doorbell repeats the count.  A count in between would take
+		 * back descriptors already handed over, which the device
+		 * refuses (DESCRIPTOR_COUNT_ERR, as for Linux, whose count
+		 * only grows).
 		 */
 		sts = lo_hi_readq(regs + DLX_IOAT_CHANSTS);
 		if ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_DONE)
 			count += 0xffff;
 		writew(count, regs + DLX_IOAT_DMACOUNT);
-		writes++;
 	}
 	/* still running the ring, or caught up with it a moment ago: not halted */
 	sts = lo_hi_readq(regs + DLX_IOAT_CHANSTS);
 	ok = writes > 0 && ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_ACTIVE ||
 			    (sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_DONE);
-	dlx_ktap_result(ok && !late,
-			"ring-runs # %u doorbells in %u ms, %lu sleeps over 100 ms late, CHANSTS %#llx",
-			writes, jiffies_to_msecs(jiffies - start), late, (unsigned long long)sts);
+	dlx_ktap_result(ok,
+			"ring-runs # %u doorbells, one after each 1 ms sleep, in %u ms (longest sleep %u ms, host time under TCG, not judged), CHANSTS %#llx",
+			writes, jiffies_to_msecs(jiffies - start), jiffies_to_msecs(longest),
+			(unsigned long long)sts);
 }
 
 void dlx_mode_hostile_ring(unsigned int n)
@@ -107,7 +106,7 @@ void dlx_mode_hostile_ring(unsigned int n)
 	lo_hi_writeq(ring_dma, regs + DLX_IOAT_CHAINADDR);
 	count = 0xfff0;
 	writew(count, regs + DLX_IOAT_DMACOUNT);
-	pr_info("# %s: %s: self-looping null descriptor at %pad, DMACOUNT pushed ahead every ms for %u ms\n",
+	pr_info("# %s: %s: self-looping null descriptor at %pad, DMACOUNT pushed ahead after each of %u 1 ms sleeps\n",
 		DLX_NAME, c->name, &ring_dma, hostile_ms);
 
 	dlx_ring_runs(regs, count);
