@@ -52,16 +52,49 @@ static MemTxAttrs dmalab_ioat_attrs(DmalabIoatState *s)
     return (MemTxAttrs){ .requester_id = pci_requester_id(PCI_DEVICE(s)) };
 }
 
+/*
+ * Where an access goes: the function's bus-master address space or, for an
+ * ATS translated request (ioat-ats.c), system memory, which the IOMMU lets it
+ * reach untranslated while bus mastering is on. NULL: nowhere (a master
+ * abort).
+ */
+static AddressSpace *dmalab_ioat_dma_as(DmalabIoatState *s,
+                                        const DmalabMemAttrs *attrs)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (!attrs->translated) {
+        return pci_get_address_space(pdev);
+    }
+    if (!(pci_get_word(pdev->config + PCI_COMMAND) & PCI_COMMAND_MASTER)) {
+        return NULL;
+    }
+    return &address_space_memory;
+}
+
+static MemTxResult dmalab_ioat_rw(DmalabIoatState *s, uint64_t addr,
+                                  void *buf, size_t len, DMADirection dir,
+                                  const DmalabMemAttrs *attrs)
+{
+    AddressSpace *as;
+
+    if (!dmalab_ioat_live(s)) {
+        return MEMTX_ACCESS_ERROR;
+    }
+    as = dmalab_ioat_dma_as(s, attrs);
+    if (!as) {
+        return MEMTX_DECODE_ERROR;
+    }
+    return dma_memory_rw(as, addr, buf, len, dir, dmalab_ioat_attrs(s));
+}
+
 static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf,
                                      size_t len, const DmalabMemAttrs *attrs)
 {
     DmalabIoatState *s = opaque;
-    MemTxResult r = MEMTX_ACCESS_ERROR;
+    MemTxResult r = dmalab_ioat_rw(s, addr, buf, len, DMA_DIRECTION_TO_DEVICE,
+                                   attrs);
 
-    if (dmalab_ioat_live(s)) {
-        r = pci_dma_rw(PCI_DEVICE(s), addr, buf, len, DMA_DIRECTION_TO_DEVICE,
-                       dmalab_ioat_attrs(s));
-    }
     if (r != MEMTX_OK) {
         trace_dmalab_ioat_dma_error(attrs->stream, addr, len, false, r);
     }
@@ -73,12 +106,9 @@ static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr,
                                       const DmalabMemAttrs *attrs)
 {
     DmalabIoatState *s = opaque;
-    MemTxResult r = MEMTX_ACCESS_ERROR;
+    MemTxResult r = dmalab_ioat_rw(s, addr, (void *)buf, len,
+                                   DMA_DIRECTION_FROM_DEVICE, attrs);
 
-    if (dmalab_ioat_live(s)) {
-        r = pci_dma_rw(PCI_DEVICE(s), addr, (void *)buf, len,
-                       DMA_DIRECTION_FROM_DEVICE, dmalab_ioat_attrs(s));
-    }
     if (r != MEMTX_OK) {
         trace_dmalab_ioat_dma_error(attrs->stream, addr, len, true, r);
     }
@@ -91,13 +121,14 @@ static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
     DmalabIoatState *s = opaque;
     DMADirection dir =
         is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
-    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    AddressSpace *as = dmalab_ioat_live(s) ? dmalab_ioat_dma_as(s, attrs)
+                                           : NULL;
     dma_addr_t plen = *len;
     uint64_t gpa, run = *len;
     ram_addr_t offset;
     void *p;
 
-    if (!dmalab_ioat_live(s)) {
+    if (!as) {
         return NULL;
     }
     /*
@@ -107,7 +138,8 @@ static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
      * region for one 4 KiB page at a time. A first page that faults goes the
      * ordinary way (below, through the bounce path), which reports the error.
      */
-    if (dmalab_vtd_dma_run(PCI_DEVICE(s), addr, is_write, &gpa, &run)) {
+    if (!attrs->translated &&
+        dmalab_vtd_dma_run(PCI_DEVICE(s), addr, is_write, &gpa, &run)) {
         if (!run) {
             return NULL;
         }
@@ -121,8 +153,8 @@ static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
      * unassigned ranges, IOMMU faults); for a read it would already have read
      * device registers into it. So only plain RAM is mapped: a bounce buffer is
      * given back untouched (memory_region_from_host knows guest RAM from it),
-     * and the model moves that piece with pci_dma_rw, which reports the error.
-     * Only the first page of a run pays a second translation.
+     * and the model moves that piece with dmalab_ioat_rw, which reports the
+     * error. Only the first page of a run pays a second translation.
      */
     if (!is_write) {
         MemoryRegion *mr;
@@ -291,4 +323,5 @@ const DmalabHost dmalab_ioat_host_fns = {
     .notify = host_notify,
     .set_level = host_set_level,
     .dma_cost = host_dma_cost,
+    .ats_translate = dmalab_ioat_ats_translate,
 };

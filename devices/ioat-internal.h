@@ -22,6 +22,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(DmalabIoatState, DMALAB_IOAT)
 #define DMALAB_IOAT_CAP_EXP 0x40
 #define DMALAB_IOAT_CAP_MSI 0x80
 #define DMALAB_IOAT_CAP_MSIX 0x90
+#define DMALAB_IOAT_CAP_ATS 0x100 /* extended, with ats=on */
 
 /*
  * Linux's ioatdma gives up on a descriptor after its completion timeout (200
@@ -51,6 +52,13 @@ struct DmalabIoatState {
     bool fault_doorbell;
     char *race_table;           /* file shared with the race detector plugin */
     DmalabRaceTable *race_map;
+    bool ats;       /* the ATS capability and a device-TLB (ioat-ats.c) */
+    bool ats_audit; /* every device-TLB hit checked */
+    MemoryListener ats_listener;
+    IOMMUNotifier ats_notifier;
+    MemoryRegion *ats_region; /* the IOMMU region ats_notifier is on */
+    unsigned ats_sections;    /* its sections in the DMA address space */
+    bool ats_refused;         /* the IOMMU took no DEVIOTLB_UNMAP notifier */
 };
 
 static inline bool dmalab_ioat_live(DmalabIoatState *s)
@@ -62,6 +70,26 @@ static inline bool dmalab_ioat_live(DmalabIoatState *s)
 /* The model's host callbacks (dmalab_glue_host completes them). */
 extern const DmalabHost dmalab_ioat_host_fns;
 void dmalab_ioat_update_intx(DmalabIoatState *s);
+
+/* ioat.c: read-only counters and run-time settable values, as tables */
+typedef struct DmalabIoatDynProp {
+    const char *name;
+    size_t offset; /* the property's opaque */
+    const char *desc;
+} DmalabIoatDynProp;
+void dmalab_ioat_add_props(Object *obj, const DmalabIoatDynProp *table,
+                           size_t n, const char *type,
+                           ObjectPropertyAccessor *get,
+                           ObjectPropertyAccessor *set);
+
+/* ioat-ats.c */
+void dmalab_ioat_ats_realize(DmalabIoatState *s);
+void dmalab_ioat_ats_unrealize(DmalabIoatState *s);
+void dmalab_ioat_ats_reset(DmalabIoatState *s);
+void dmalab_ioat_ats_sync(DmalabIoatState *s);
+void dmalab_ioat_ats_add_counters(Object *obj);
+uint8_t dmalab_ioat_ats_translate(void *opaque, uint64_t page, bool is_write,
+                                  const DmalabMemAttrs *attrs, uint64_t *addr);
 
 /* ioat-props.c */
 void dmalab_ioat_get_stat(Object *obj, Visitor *v, const char *name,

@@ -25,6 +25,7 @@
 #include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/module.h"
+#include "qemu/range.h"
 #include "qemu/timer.h"
 #include "qemu/units.h"
 #include "qom/object.h"
@@ -160,6 +161,9 @@ static void dmalab_ioat_pci_config_write(PCIDevice *pdev, uint32_t addr,
 {
     pci_default_write_config(pdev, addr, val, len);
     pcie_cap_flr_write_config(pdev, addr, val, len);
+    if (ranges_overlap(addr, len, DMALAB_IOAT_CAP_ATS + PCI_ATS_CTRL, 2)) {
+        dmalab_ioat_ats_sync(DMALAB_IOAT(pdev));
+    }
     /* MSI or MSI-X enabled or disabled: the pin follows (or not). */
     dmalab_ioat_update_intx(DMALAB_IOAT(pdev));
 }
@@ -257,6 +261,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         goto err_model;
     }
     s->released = false;
+    dmalab_ioat_ats_realize(s);
     if (!dmalab_plan_realize(&s->plan, errp) ||
         (s->race_table && !dmalab_ioat_map_race_table(s, errp))) {
         goto err_model;
@@ -264,6 +269,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
     return;
 
 err_model:
+    dmalab_ioat_ats_unrealize(s);
     dmalab_ioat_release(s);
     msix_uninit(pdev, &s->bar0, &s->bar0);
 err_msi:
@@ -276,6 +282,7 @@ static void dmalab_ioat_exit(PCIDevice *pdev)
 {
     DmalabIoatState *s = DMALAB_IOAT(pdev);
 
+    dmalab_ioat_ats_unrealize(s);
     msix_uninit(pdev, &s->bar0, &s->bar0);
     msi_uninit(pdev);
     pcie_cap_exit(pdev);
@@ -306,6 +313,7 @@ static void dmalab_ioat_reset_hold(Object *obj, ResetType type)
     s->intx_level = false;
     pci_set_long(PCI_DEVICE(s)->config + DMALAB_IOAT_CFG_CHANERR_INT, 0);
     pci_set_long(PCI_DEVICE(s)->config + DMALAB_IOAT_CFG_CHANERRMSK_INT, 0);
+    dmalab_ioat_ats_reset(s);
     trace_dmalab_ioat_reset();
 }
 
@@ -319,7 +327,13 @@ static uint8_t *dmalab_ioat_state_save(void *dev, uint32_t *len)
 static bool dmalab_ioat_state_load(void *dev, const uint8_t *blob,
                                    uint32_t len)
 {
-    return dmalab_ioat_load(DMALAB_IOAT(dev)->model, blob, len);
+    DmalabIoatState *s = DMALAB_IOAT(dev);
+
+    if (!dmalab_ioat_load(s->model, blob, len)) {
+        return false;
+    }
+    dmalab_ioat_ats_sync(s); /* configuration space came first */
+    return true;
 }
 
 static const DmalabStateOps dmalab_ioat_state_ops = {
@@ -358,11 +372,20 @@ static void dmalab_ioat_add_op_counter(Object *obj, unsigned op,
 }
 
 /* Read-only counters and run-time settable timing, as tables. */
-typedef struct DmalabIoatDynProp {
-    const char *name;
-    size_t offset;
-    const char *desc;
-} DmalabIoatDynProp;
+/* Each entry of a table as a property whose opaque is the entry's offset. */
+void dmalab_ioat_add_props(Object *obj, const DmalabIoatDynProp *table,
+                           size_t n, const char *type,
+                           ObjectPropertyAccessor *get,
+                           ObjectPropertyAccessor *set)
+{
+    for (size_t i = 0; i < n; i++) {
+        ObjectProperty *op;
+
+        op = object_property_add(obj, table[i].name, type, get, set, NULL,
+                                 (void *)(uintptr_t)table[i].offset);
+        op->description = g_strdup(table[i].desc);
+    }
+}
 
 static const DmalabIoatDynProp dmalab_ioat_counters[] = {
     { "descriptors", offsetof(DmalabIoatStats, descriptors),
@@ -389,21 +412,15 @@ static const DmalabIoatDynProp dmalab_ioat_timing[] = {
 static void dmalab_ioat_init(Object *obj)
 {
     DmalabIoatState *s = DMALAB_IOAT(obj);
-    ObjectProperty *op;
-    size_t i;
 
     /*
      * The whole configuration, for the timing properties below and what no
      * property sets; the static properties have these defaults already.
      */
     dmalab_ioat_default_config(&s->cfg);
-    for (i = 0; i < ARRAY_SIZE(dmalab_ioat_counters); i++) {
-        const DmalabIoatDynProp *p = &dmalab_ioat_counters[i];
-
-        op = object_property_add(obj, p->name, "uint64", dmalab_ioat_get_stat,
-                                 NULL, NULL, (void *)(uintptr_t)p->offset);
-        op->description = g_strdup(p->desc);
-    }
+    dmalab_ioat_add_props(obj, dmalab_ioat_counters,
+                          ARRAY_SIZE(dmalab_ioat_counters), "uint64",
+                          dmalab_ioat_get_stat, NULL);
     /* The same by operation: xor-descriptors, xor-bytes, ... */
     for (unsigned k = 0; dmalab_ioat_op_name(k); k++) {
         dmalab_ioat_add_op_counter(obj, k, "descriptors",
@@ -411,14 +428,10 @@ static void dmalab_ioat_init(Object *obj)
         dmalab_ioat_add_op_counter(obj, k, "bytes",
                                    offsetof(DmalabIoatStats, op_bytes));
     }
-    for (i = 0; i < ARRAY_SIZE(dmalab_ioat_timing); i++) {
-        const DmalabIoatDynProp *p = &dmalab_ioat_timing[i];
-
-        op = object_property_add(obj, p->name, "size", dmalab_ioat_get_timing,
-                                 dmalab_ioat_set_timing_prop, NULL,
-                                 (void *)(uintptr_t)p->offset);
-        op->description = g_strdup(p->desc);
-    }
+    dmalab_ioat_ats_add_counters(obj);
+    dmalab_ioat_add_props(obj, dmalab_ioat_timing,
+                          ARRAY_SIZE(dmalab_ioat_timing), "size",
+                          dmalab_ioat_get_timing, dmalab_ioat_set_timing_prop);
     dmalab_plan_init(obj, &s->plan, &dmalab_ioat_plan_ops);
     s->state.dev = obj;
     s->state.ops = &dmalab_ioat_state_ops;
@@ -453,6 +466,8 @@ static const Property dmalab_ioat_properties[] = {
     DEFINE_PROP_UINT16("device-id", DmalabIoatState, device_id, 0),
     DEFINE_PROP_BOOL("fault-doorbell", DmalabIoatState, fault_doorbell, false),
     DEFINE_PROP_STRING("race-table", DmalabIoatState, race_table),
+    DEFINE_PROP_BOOL("ats", DmalabIoatState, ats, false),
+    DEFINE_PROP_BOOL("ats-audit", DmalabIoatState, ats_audit, false),
 };
 
 static const DmalabPropDoc dmalab_ioat_property_docs[] = {
@@ -473,6 +488,10 @@ static const DmalabPropDoc dmalab_ioat_property_docs[] = {
       "(docs/faults.rst)" },
     { "race-table", "file shared with the DMA race detector's plugin "
       "(docs/race-detector.rst)" },
+    { "ats", "the PCIe ATS capability: once Linux enables it, the function "
+      "caches translations in a device-TLB of 64 pages (docs/ioat.rst)" },
+    { "ats-audit", "check every device-TLB hit with a fresh translation "
+      "request; ats-stale counts those the IOMMU would no longer give" },
 };
 
 static void dmalab_ioat_class_init(ObjectClass *klass, void *data)

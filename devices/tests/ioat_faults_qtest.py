@@ -149,7 +149,7 @@ class Plans(FaultCase):
                              "\"channel\" must be an integer below 4"),
             "impossible time": ([{"kind": "delay-data", "delay": "-5ms"}],
                                 "\"delay\" must be nanoseconds"),
-            "other model": ([{"kind": "drop-invalidation", "device": "ioat"}],
+            "other model": ([{"kind": "translation-fault", "reason": 5, "device": "ioat"}],
                             "is not a fault of dmalab-ioat 'ioat'"),
         }
         for what, (rules, message) in bad.items():
@@ -194,7 +194,7 @@ class Plans(FaultCase):
 class Doorbell(FaultCase):
     def test_guest_arms_a_rule(self):
         plan = self.plan([
-            {"name": "vtd-only", "kind": "drop-invalidation"},
+            {"name": "vtd-only", "kind": "translation-fault", "reason": 5},
             {"name": "armed-later", "kind": "fail", "chanerr": "0x100", "armed": False},
         ])
         io = self.boot(f",fault-doorbell=on,fault-plan={plan}")

@@ -60,6 +60,23 @@ class TraceAdapter final : public ioat::Observer
     void* opaque_;
 };
 
+class AtsTrace final : public AtsObserver
+{
+  public:
+    explicit AtsTrace(void* opaque) : opaque_(opaque) {}
+    void stale(uint64_t page, uint64_t cached, bool now_ok, uint64_t now) override
+    {
+        dmalab_ioat_trace_ats_stale(opaque_, page, cached, now_ok, now);
+    }
+    void invalidated(uint64_t first, uint64_t last, unsigned dropped) override
+    {
+        dmalab_ioat_trace_ats_invalidated(opaque_, first, last, dropped);
+    }
+
+  private:
+    void* opaque_;
+};
+
 // The members DmalabIoatConfig shares with ioat::Config, which names them alike.
 // clang-format off
 #define DMALAB_IOAT_CONFIG_MEMBERS(X) \
@@ -80,8 +97,9 @@ ioat::Config to_config(const DmalabIoatConfig& c)
 
 struct DmalabIoat {
     DmalabIoat(const ioat::Config& config, const DmalabHost& h)
-        : host(h), trace(h.opaque), model(config, {host, host, host, host, &trace}),
-          fault_policy(model.timing(), injector), doorbell(injector, host, "dmalab-ioat-faults")
+        : host(h), trace(h.opaque), ats_trace(h.opaque), ats(host, host, &ats_trace),
+          model(config, {ats, host, host, host, &trace}), fault_policy(model.timing(), injector),
+          doorbell(injector, host, "dmalab-ioat-faults")
     {
         injected = {h.opaque, "dmalab-ioat"};
         injected.listen(injector);
@@ -94,6 +112,8 @@ struct DmalabIoat {
 
     HostAdapter host;
     TraceAdapter trace;
+    AtsTrace ats_trace;
+    AtsMemory ats; // the model's memory: the bus, or with ATS on its device-TLB
     ioat::Ioat model;
     faults::Injector injector;
     ioat::FaultPolicy fault_policy;
@@ -184,6 +204,7 @@ unsigned dmalab_ioat_timer_count(const DmalabIoatConfig* config)
 void dmalab_ioat_reset(DmalabIoat* dev)
 {
     dev->model.reset(); // the fault policy's reset replays the plan
+    dev->ats.clear();
     dev->trace.marks.clear();
     dev->doorbell.reset();
 }
@@ -235,6 +256,7 @@ bool dmalab_ioat_load(DmalabIoat* dev, const uint8_t* data, uint32_t len)
     if (!r.finished())
         return false;
     dev->doorbell.select(selected & 0xffff);
+    dev->ats.clear(); // a cache: the destination asks again
     return true;
 }
 
@@ -271,6 +293,25 @@ void dmalab_ioat_stats(DmalabIoat* dev, int channel, DmalabIoatStats* out)
             out->op_bytes[k] += s.ops[k].bytes;
         }
     }
+}
+
+void dmalab_ioat_set_ats(DmalabIoat* dev, bool enabled, bool audit)
+{
+    dev->ats.set_audit(audit);
+    if (enabled != dev->ats.enabled())
+        dev->ats.set_enabled(enabled);
+}
+
+void dmalab_ioat_ats_invalidate(DmalabIoat* dev, uint64_t first, uint64_t last)
+{
+    if (!ioat::drops_invalidation(dev->injector, first, last, dev->host.now_ns()))
+        dev->ats.invalidate(first, last);
+}
+
+void dmalab_ioat_ats_stats(DmalabIoat* dev, DmalabIoatAtsStats* out)
+{
+    const AtsMemory::Stats& s = dev->ats.stats();
+    *out = {s.requests, s.refused, s.hits, s.invalidations, s.dropped, s.audits, s.stale};
 }
 
 } // extern "C"

@@ -36,19 +36,39 @@ faults::ModelSpec fault_spec(unsigned channels)
 {
     faults::ModelSpec s;
     s.type = "dmalab-ioat";
-    s.kinds = kDescriptorKinds;
+    s.kinds = kDescriptorKinds | bit(faults::Kind::DropInvalidation);
     s.unit_selector = "channel";
     s.unit_limit = channels;
-    s.ops = {{"copy", OP_COPY},       {"null", kFaultOpNull},
-             {"fill", OP_FILL},       {"xor", OP_XOR},
-             {"xor-val", OP_XOR_VAL}, {"pq", OP_PQ},
-             {"pq-val", OP_PQ_VAL},   {"pq-update", OP_PQ_UP},
-             {"pq-16s", OP_PQ_16S},   {"pq-val-16s", OP_PQ_VAL_16S}};
+    s.ops = {{"copy", OP_COPY},
+             {"null", kFaultOpNull},
+             {"fill", OP_FILL},
+             {"xor", OP_XOR},
+             {"xor-val", OP_XOR_VAL},
+             {"pq", OP_PQ},
+             {"pq-val", OP_PQ_VAL},
+             {"pq-update", OP_PQ_UP},
+             {"pq-16s", OP_PQ_16S},
+             {"pq-val-16s", OP_PQ_VAL_16S},
+             {"device-tlb", kFaultOpDevTlb}};
     s.chanerr_mask = CHANERR_ALL;
     s.max_delay_ns = kMaxDelayNs;
     s.release_kinds = bit(faults::Kind::DelayData) | bit(faults::Kind::DelayCompletion) |
                       bit(faults::Kind::Reorder);
     return s;
+}
+
+bool drops_invalidation(faults::Injector& injector, uint64_t first, uint64_t last, uint64_t now)
+{
+    faults::Occasion o{};
+    o.kinds = bit(faults::Kind::DropInvalidation);
+    o.unit = ~0u; // no channel's
+    o.op = kFaultOpDevTlb;
+    o.key = first;
+    o.start[0] = first;
+    o.end[0] = last == UINT64_MAX ? UINT64_MAX : last + 1;
+    bool drop = false;
+    injector.decide(o, now, [&](const faults::Rule&) { drop = true; });
+    return drop;
 }
 
 Decision FaultPolicy::decide(const DescriptorInfo& d, uint64_t now)

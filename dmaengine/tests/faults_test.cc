@@ -354,5 +354,34 @@ TEST(Faults, PolicyStateMigrates)
     EXPECT_EQ(fa, fb);
 }
 
+// A device-TLB invalidation (ats=on) a rule drops: armed from the guest, the next one only.
+TEST(Faults, AnArmedDropInvalidationRuleTakesTheNextDeviceTlbInvalidationOnly)
+{
+    std::string err;
+    auto p = faults::parse_plan(
+        R"({"rules": [{"kind": "drop-invalidation", "op": "device-tlb", "count": 1,
+                       "armed": false}]})",
+        fault_spec(4), "ioat0", &err);
+    ASSERT_TRUE(p) << err;
+    faults::Injector injector;
+    injector.set_plan(*p);
+    EXPECT_FALSE(drops_invalidation(injector, 0x1000, 0x1fff, 0)); // not armed yet
+    ASSERT_TRUE(injector.arm(0, true));
+    EXPECT_TRUE(drops_invalidation(injector, 0x2000, 0x2fff, 1));
+    EXPECT_FALSE(drops_invalidation(injector, 0x2000, 0x2fff, 2)); // count 1
+    EXPECT_EQ(injector.total(), 1u);
+}
+
+TEST(Faults, ADropInvalidationRuleForADescriptorOpNeverTakesAnInvalidation)
+{
+    std::string err;
+    auto p = faults::parse_plan(R"({"rules": [{"kind": "drop-invalidation", "op": "copy"}]})",
+                                fault_spec(4), "ioat0", &err);
+    ASSERT_TRUE(p) << err;
+    faults::Injector injector;
+    injector.set_plan(*p);
+    EXPECT_FALSE(drops_invalidation(injector, 0, UINT64_MAX, 0));
+}
+
 } // namespace
 } // namespace dmalab::ioat::testing

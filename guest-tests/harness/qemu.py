@@ -81,9 +81,11 @@ def read_device_counters(qmp):
                 names = COUNTERS
                 if kind == "dmalab-ioat":
                     # and every operation's (xor-descriptors, pq-bytes, ...)
+                    # and the device-TLB's (ats-hits, ...)
                     names = COUNTERS + tuple(
                         p["name"] for p in qmp.command("qom-list", path=path)
-                        if p["name"].endswith(("-descriptors", "-bytes")))
+                        if p["name"].endswith(("-descriptors", "-bytes")) or
+                        (p["name"].startswith("ats-") and p.get("type") == "uint64"))
                 if kind == "dmalab-vtd":
                     # the model's counters, then the glue's own
                     names = qmp.command("qom-get", path=path,

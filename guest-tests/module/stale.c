@@ -26,6 +26,12 @@
 #include <linux/wait.h>
 
 #include "exercise.h"
+#include "races.h"
+
+static bool stale_arm;
+module_param(stale_arm, bool, 0444);
+MODULE_PARM_DESC(stale_arm,
+		 "stale: arm the fault plan's rule fault_rule through dmalab-ioat's fault doorbell just before the unmap (with ats=on: a device-TLB that ignores the unmap's invalidation)");
 
 /*
  * Use after unmap, a driver bug made on purpose: a copy into a buffer whose
@@ -36,6 +42,12 @@
  * write error; under lazy flushing the invalidation is deferred and the copy
  * lands in the page through the stale IOTLB entry (dmalab-vtd's audit counts
  * it).  stale_expect says which the scenario boots into.
+ *
+ * With ATS (dmalab-ioat ats=on behind a unit with device-TLBs) the first copy
+ * also leaves the translation in the device's own TLB, and strict flushing
+ * invalidates that too before the unmap returns.  stale_arm arms a fault-plan
+ * rule that makes the device ignore that one invalidation: the copy then
+ * lands through its device-TLB, and ats-audit=on counts the stale hit.
  */
 /*
  * The driver bug: dst's mapping removed, then a copy into it all the same.
@@ -44,7 +56,14 @@
 static bool dlx_stale_copy(struct dlx_chan *c, dma_addr_t src_dma, dma_addr_t dst_dma)
 {
 	struct device *dev = c->chan->device->dev;
+	struct dlx_bell bell = { };
 	bool came, started, landed;
+
+	if (stale_arm) {
+		if (!dlx_bell_open(c, &bell))
+			return false;
+		dlx_bell_arm(&bell);
+	}
 
 	/*
 	 * Unmap and start the copy with softirqs off: the lazy flush queue's
@@ -61,6 +80,11 @@ static bool dlx_stale_copy(struct dlx_chan *c, dma_addr_t src_dma, dma_addr_t ds
 	dma_sync_single_for_device(dev, src_dma, PAGE_SIZE, DMA_TO_DEVICE);
 	started = dlx_start_copy(c, dst_dma, src_dma, PAGE_SIZE);
 	local_bh_enable();
+	if (stale_arm) {
+		pr_info("# %s: stale: rule %u injected %llu time(s) by the unmap\n",
+			DLX_NAME, fault_rule, dlx_bell_injected(&bell));
+		dlx_bell_close(&bell);
+	}
 	came = started && dlx_wait(c, c->tmo_ms);
 	landed = c->dst[0] == 0x5a && c->dst[PAGE_SIZE - 1] == 0x5a;
 	pr_info("# %s: stale: copy into unmapped %pad: %s, result %s, data %s\n",

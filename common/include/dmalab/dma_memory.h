@@ -20,6 +20,9 @@ struct MemAttrs {
     uint16_t requester_id = 0;
     uint32_t pasid = kNoPasid;
     uint16_t stream = 0;
+    // A translated request (PCIe ATS, AT=10b): the address is one an IOMMU gave the device,
+    // and the access goes to it without another translation (ats_memory.h).
+    bool translated = false;
 };
 
 enum class DmaError : uint8_t {

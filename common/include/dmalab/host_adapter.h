@@ -2,6 +2,7 @@
 // The C host callbacks (host_c.h) seen through the models' C++ interfaces.
 #pragma once
 
+#include "dmalab/ats_memory.h"
 #include "dmalab/dma_memory.h"
 #include "dmalab/host_c.h"
 #include "dmalab/interrupts.h"
@@ -17,7 +18,11 @@ static_assert(static_cast<int>(DmaError::IommuFault) == DMALAB_DMA_IOMMU_FAULT);
 static_assert(static_cast<int>(DmaError::TargetError) == DMALAB_DMA_TARGET_ERROR);
 static_assert(static_cast<int>(DmaError::Wrap) == DMALAB_DMA_WRAP);
 
-class HostAdapter final : public DmaMemory, public Timers, public Interrupts, public Log
+class HostAdapter final : public DmaMemory,
+                          public AtsPort,
+                          public Timers,
+                          public Interrupts,
+                          public Log
 {
   public:
     explicit HostAdapter(const DmalabHost& h) : h_(h) {}
@@ -46,6 +51,16 @@ class HostAdapter final : public DmaMemory, public Timers, public Interrupts, pu
         h_.dma_unmap(h_.opaque, m.host, m.len, dir == Access::Write, accessed);
     }
     uint64_t take_cost() override { return h_.dma_cost ? h_.dma_cost(h_.opaque) : 0; }
+    Reply translate(uint64_t page, Access dir, const MemAttrs& a) override
+    {
+        if (!h_.ats_translate)
+            return {};
+        DmalabMemAttrs ca = to_c(a);
+        Reply r;
+        uint8_t e = h_.ats_translate(h_.opaque, page, dir == Access::Write, &ca, &r.addr);
+        r.error = e <= DMALAB_DMA_WRAP ? static_cast<DmaError>(e) : DmaError::TargetError;
+        return r;
+    }
     uint64_t now_ns() const override { return h_.clock->now_ns(h_.clock_opaque); }
     void arm(unsigned timer, uint64_t when_ns) override
     {
@@ -69,7 +84,10 @@ class HostAdapter final : public DmaMemory, public Timers, public Interrupts, pu
     }
 
   private:
-    static DmalabMemAttrs to_c(const MemAttrs& a) { return {a.requester_id, a.pasid, a.stream}; }
+    static DmalabMemAttrs to_c(const MemAttrs& a)
+    {
+        return {a.requester_id, a.pasid, a.stream, a.translated};
+    }
     static DmaResult from_c(const DmalabDmaResult& r)
     {
         DmaError e =

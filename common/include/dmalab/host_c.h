@@ -34,6 +34,7 @@ typedef struct DmalabMemAttrs {
     uint16_t requester_id;
     uint32_t pasid;  /* ~0 for none */
     uint16_t stream; /* the model's engine (I/OAT: channel) */
+    bool translated; /* PCIe ATS translated request: addr is a translation's, used as is */
 } DmalabMemAttrs;
 
 enum { DMALAB_LOG_GUEST_ERROR = 0, DMALAB_LOG_UNIMP = 1 };
@@ -60,6 +61,10 @@ typedef struct DmalabHost {
     void (*dma_unmap)(void* opaque, void* host, size_t len, bool is_write, size_t accessed);
     /* Optional: modelled upstream time of the accesses since the last call (IOMMU walks). */
     uint64_t (*dma_cost)(void* opaque);
+    /* Optional: a PCIe ATS translation request for the 4 KiB page at `page`: DMALAB_DMA_OK
+     * and the page's translated address in *addr, or the error that refused it. */
+    uint8_t (*ats_translate)(void* opaque, uint64_t page, bool is_write,
+                             const DmalabMemAttrs* attrs, uint64_t* addr);
     const DmalabClock* clock;
     void* clock_opaque;
     /* Optional: the function's own interrupt vectors (MSI-X, MSI) and pin. */

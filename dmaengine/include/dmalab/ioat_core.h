@@ -53,6 +53,12 @@ void dmalab_ioat_trace_halted(void *opaque, unsigned channel, uint32_t chanerr, 
                               uint64_t fault_addr);
 void dmalab_ioat_trace_stepped(void *opaque, unsigned channel, uint64_t bytes, unsigned descs,
                                uint64_t next_ns);
+/* PCIe ATS: a device-TLB invalidation and the entries it took away; an audited hit the
+ * IOMMU would no longer give (now_ok false: no translation now). */
+void dmalab_ioat_trace_ats_invalidated(void *opaque, uint64_t first, uint64_t last,
+                                       unsigned dropped);
+void dmalab_ioat_trace_ats_stale(void *opaque, uint64_t page, uint64_t cached, bool now_ok,
+                                 uint64_t now);
 
 /* The operations the counters tell apart; dmalab_ioat_op_name() names each. */
 enum { DMALAB_IOAT_OP_KINDS = 9 };
@@ -128,6 +134,28 @@ void dmalab_ioat_set_race_table(DmalabIoat *dev, DmalabRaceTable *table, uint32_
 
 /* Sum over all channels when channel < 0. */
 void dmalab_ioat_stats(DmalabIoat *dev, int channel, DmalabIoatStats *out);
+
+/*
+ * PCIe Address Translation Services (docs/ioat.rst): with the capability's Enable bit set
+ * the model caches translations in its device-TLB (the host's ats_translate answers its
+ * requests) and reaches memory with translated requests. `audit` checks every hit against
+ * a fresh request. The host calls this whenever the guest writes the bit, after a reset
+ * and after loading state; the cache starts empty each time ATS is turned on.
+ */
+void dmalab_ioat_set_ats(DmalabIoat *dev, bool enabled, bool audit);
+/* A device-TLB invalidation from the IOMMU, of the IOVAs [first, last]. */
+void dmalab_ioat_ats_invalidate(DmalabIoat *dev, uint64_t first, uint64_t last);
+
+typedef struct DmalabIoatAtsStats {
+    uint64_t requests;      /* translation requests (misses) */
+    uint64_t refused;       /* of those, answered with no translation */
+    uint64_t hits;          /* accesses translated by the device-TLB */
+    uint64_t invalidations; /* device-TLB invalidations received */
+    uint64_t dropped;       /* entries they took away */
+    uint64_t audits;        /* hits checked (audit on) */
+    uint64_t stale;         /* hits the IOMMU would no longer give */
+} DmalabIoatAtsStats;
+void dmalab_ioat_ats_stats(DmalabIoat *dev, DmalabIoatAtsStats *out);
 
 #ifdef __cplusplus
 }
