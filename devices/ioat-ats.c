@@ -53,16 +53,21 @@ uint8_t dmalab_ioat_ats_translate(void *opaque, uint64_t page, bool is_write,
     DmalabIoatState *s = opaque;
     PCIDevice *pdev = PCI_DEVICE(s);
     MemTxAttrs mattrs = { .requester_id = pci_requester_id(pdev) };
+    AddressSpace *as = pci_get_address_space(pdev);
     IOMMUTLBEntry e;
 
     if (!dmalab_ioat_live(s)) {
         return DMALAB_DMA_TARGET_ERROR;
     }
     WITH_RCU_READ_LOCK_GUARD() {
-        e = address_space_get_iotlb_entry(pci_get_address_space(pdev), page,
-                                          is_write, mattrs);
+        e = address_space_get_iotlb_entry(as, page, is_write, mattrs);
     }
-    if (!e.perm || e.target_as != &address_space_memory) {
+    /*
+     * An IOMMU's answer is in system memory; with none, the function's own
+     * address space is a window onto it and the address is already one.
+     */
+    if (!e.perm ||
+        (e.target_as != &address_space_memory && e.target_as != as)) {
         trace_dmalab_ioat_ats_request(page, is_write, false, 0);
         return DMALAB_DMA_UNASSIGNED;
     }

@@ -105,6 +105,29 @@ class Hostile(unittest.TestCase):
         self.assert_works(0)
         del first
 
+    def test_translated_copy_into_its_own_registers(self):
+        """With ATS on (ats=on, Enable set; no IOMMU, so a translation is the address
+        itself) the copy reaches its BAR as a translated request to system memory: the
+        re-entrancy guard refuses it there too, and the cached translation changes
+        nothing."""
+        io = self.start("dmalab-ioat,id=ioat0,ats=on,ats-audit=on")
+        cap = io.pci.find_ext_capability(io.bdf, 0x0F)
+        io.pci.cfg_write(io.bdf, cap + 6, 0x8000, 2)
+        io.use_msix()
+        for _ in range(2):
+            io.setup(0)
+            src, _ = io.buffer(64)
+            self.qt.writeb(src, CMD_RESET)
+            self.copy(0, src, io.reg(0, CHANCMD), 1)
+            io.settle(1_000_000, 4)
+            self.assertEqual(io.chanerr(0), CHANERR_WRITE_DATA)
+            self.assertEqual(io.state(0), HALTED)
+            io.wr(0, CHANERR, io.chanerr(0), 4)
+        self.assertIn("Blocked re-entrant IO", self.qt.stderr)
+        self.assertGreater(self.qt.qmp("qom-get", path="/machine/peripheral/ioat0",
+                                       property="ats-hits"), 0)
+        self.assert_works(0)
+
     def test_copy_into_its_own_fault_doorbell(self):
         """The test-only doorbell is part of the device's BAR: its own DMA cannot arm a
         rule either."""

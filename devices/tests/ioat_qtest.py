@@ -568,5 +568,66 @@ class Personalities(IoatCase):
         self.assertIn("bwd", cm.exception.stderr)
 
 
+    ATS_CAP = 0x0F
+    ATS_CTRL = 6
+    ATS_ENABLE = 0x8000
+    ATS_COUNTERS = ("ats-requests", "ats-refused", "ats-hits", "ats-invalidations",
+                    "ats-dropped", "ats-audits", "ats-stale")
+
+    def ats_counters(self, io):
+        return {c: self.qom(io, c) for c in self.ATS_COUNTERS}
+
+    def test_23_ats_capability_and_device_tlb(self):
+        plain = self.boot()
+        self.assertIsNone(plain.pci.find_ext_capability(plain.bdf, self.ATS_CAP))
+        io = self.boot(",ats=on,ats-audit=on")
+        cap = io.pci.find_ext_capability(io.bdf, self.ATS_CAP)
+        self.assertEqual(cap, 0x100)
+        # Off until the guest sets Enable: the copy goes untranslated, nothing cached.
+        io.use_msix()
+        self.verified_copy(io, 0, size=8192, seed=3)
+        self.assertEqual(self.ats_counters(io)["ats-requests"], 0)
+        io.pci.cfg_write(io.bdf, cap + self.ATS_CTRL, self.ATS_ENABLE, 2)
+        # Without an IOMMU a translation is the address itself: the copy is the same, and
+        # the second one over the same pages hits what the first cached.
+        buf = Buf(io, 8192, 4)
+        for _ in range(2):
+            compl = io.setup(0)
+            (d,) = self.copy_job(io, 0, [buf])
+            self.settle(io)
+            buf.check(self)
+            self.assertEqual(io.qt.readq(compl), d | DONE)
+        got = self.ats_counters(io)
+        self.assertGreater(got["ats-requests"], 0)
+        self.assertGreater(got["ats-hits"], 0)
+        self.assertEqual(got["ats-audits"], got["ats-hits"])
+        self.assertEqual((got["ats-refused"], got["ats-stale"]), (0, 0))
+        # A reset turns ATS off again, as the guest sees it.
+        io.qt.qmp("system_reset")
+        self.assertEqual(io.pci.cfg_read(io.bdf, cap + self.ATS_CTRL, 2), 0)
+
+    def test_24_ats_translated_requests_stop_with_bus_mastering(self):
+        """A device-TLB hit must not take DMA past a cleared Bus Master Enable: a translated
+        request goes to system memory directly, so the device checks the bit itself."""
+        io = self.boot(",ats=on")
+        cap = io.pci.find_ext_capability(io.bdf, self.ATS_CAP)
+        io.pci.cfg_write(io.bdf, cap + self.ATS_CTRL, self.ATS_ENABLE, 2)
+        buf = Buf(io, 4096, 5)
+        io.setup(0)
+        (d,) = self.copy_job(io, 0, [buf], int_last=False)
+        self.settle(io)
+        buf.check(self)
+        # The same descriptor again, its pages cached, with bus mastering off.
+        io.qt.memwrite(buf.region, buf.guard + buf.blank + buf.guard)
+        io.setup(0)
+        hits = self.ats_counters(io)["ats-hits"]
+        cmd = io.pci.cfg_read(io.bdf, 4, 2)
+        io.pci.cfg_write(io.bdf, 4, cmd & ~0x4, 2)
+        io.start(0, d, 1)
+        self.settle(io)
+        self.assertGreater(self.ats_counters(io)["ats-hits"], hits)
+        buf.check(self, copied=False)
+        self.assertEqual(io.state(0), HALTED)
+
 if __name__ == "__main__":
     main()

@@ -3,7 +3,9 @@
 // I/OAT device: register and config writes and reads of any size and value, descriptor and
 // data bytes in memory, holes, DMA windows onto the device's own registers and onto its reset,
 // device resets mid-ring, timing and policy changes (delays, failures, short and corrupt
-// writes, holds), fault-rule releases, save/load round trips, and timer expiries. Shared by
+// writes, holds), fault-rule releases, save/load round trips, timer expiries, and ATS: the
+// device-TLB turned on and off, an IOMMU that remaps and refuses pages behind it, and
+// device-TLB invalidations of any range at any time. Shared by
 // the libFuzzer target and the robustness unit test; it checks the invariants that must hold
 // whatever happens.
 #pragma once
@@ -15,6 +17,7 @@
 #include <cstdlib>
 
 #include "../../common/testing/fake_memory.h"
+#include "dmalab/ats_memory.h"
 #include "dmalab/ioat/device.h"
 #include "../testing/offsets.h"
 
@@ -82,6 +85,30 @@ class FuzzPolicy final : public DescriptorPolicy
     Prng prng_;
 };
 
+// The IOMMU behind an ATS device: each page translates to a page of the fake's RAM, moved by
+// `shift` pages; with `refuse`, one page in eight (by number) is refused, and with
+// `read_only` writes are.
+class FuzzPort final : public AtsPort
+{
+  public:
+    explicit FuzzPort(uint64_t ram) : pages_(ram / AtsMemory::kPage) {}
+    Reply translate(uint64_t page, Access dir, const MemAttrs& attrs) override
+    {
+        if (attrs.translated)
+            violated("a translation request for a translated address");
+        uint64_t n = page / AtsMemory::kPage;
+        if ((refuse && n % 8 == 0) || (read_only && dir == Access::Write))
+            return {DmaError::IommuFault, 0};
+        return {DmaError::None, (n + shift) % pages_ * AtsMemory::kPage};
+    }
+    uint64_t shift = 0;
+    bool refuse = false;
+    bool read_only = false;
+
+  private:
+    uint64_t pages_;
+};
+
 class Program
 {
   public:
@@ -100,11 +127,13 @@ class Program
         Config c = config();
         irq.intx = byte() & 1;
         irq.messages = !irq.intx;
-        Ioat dev(c, Host{mem, timers, irq, log, nullptr});
+        FuzzPort port(mem.ram.size());
+        AtsMemory ats(mem, port);
+        Ioat dev(c, Host{ats, timers, irq, log, nullptr});
         FuzzPolicy policy(c.seed);
 
         while (p_ < end_)
-            operation(dev, mem, timers, irq, c, policy);
+            operation(dev, mem, timers, irq, c, policy, ats, port);
         drain(dev, mem, timers, irq, c);
     }
 
@@ -134,7 +163,8 @@ class Program
 
     // One operation of the program.
     void operation(Ioat& dev, testing::FakeMemory& mem, testing::FakeTimers& timers,
-                   testing::FakeInterrupts& irq, const Config& c, FuzzPolicy& policy)
+                   testing::FakeInterrupts& irq, const Config& c, FuzzPolicy& policy,
+                   AtsMemory& ats, FuzzPort& port)
     {
         uint8_t op = byte();
         switch (op % 16) {
@@ -186,16 +216,40 @@ class Program
             if (round_trips_++ < kRoundTrips)
                 round_trip(dev, mem, c);
             break;
-        case 15: // policy and timing changes at run time
-            if (byte() & 1) {
+        case 15: // policy and timing changes at run time, and ATS
+            switch (byte() % 4) {
+            case 0:
                 dev.set_policy(&policy);
-            } else {
+                break;
+            case 1:
                 dev.set_policy(nullptr);
                 dev.timing().set_params(
                     {uint64_t{byte()} << 16, byte() * 100u, byte() * 10u, byte()});
+                break;
+            case 2:
+                ats_control(ats, port);
+                break;
+            case 3: { // a device-TLB invalidation of any range, however the IOMMU changed
+                uint64_t first = u64();
+                uint64_t last = byte() & 1 ? first + u16() : u64();
+                ats.invalidate(first, last);
+                break;
+            }
             }
             break;
         }
+    }
+
+    // The guest turns ATS on or off, or the IOMMU's tables change (without telling the
+    // device: its entries go stale until an invalidation).
+    void ats_control(AtsMemory& ats, FuzzPort& port)
+    {
+        uint8_t b = byte();
+        ats.set_enabled(b & 1);
+        ats.set_audit(b & 2);
+        port.refuse = b & 4;
+        port.read_only = b & 8;
+        port.shift = b >> 4;
     }
 
     // What the device's DMA reaches: memory contents (6, 7), holes (8), mappings (9), windows
