@@ -366,5 +366,39 @@ class Migration(IoatCase):
         self.assertCounters(dst, descriptors=self.N, interrupts=1)
 
 
+    def test_14_migration_with_ats_on(self):
+        """The ATS Enable bit travels in configuration space and the destination's model
+        follows it; its device-TLB starts empty (a cache: it asks again)."""
+        fd, path = tempfile.mkstemp(prefix="ioat-migration-", dir="/tmp")
+        os.close(fd)
+        self.addCleanup(os.unlink, path)
+        src = self.boot(",ats=on")
+        cap = src.pci.find_ext_capability(src.bdf, 0x0F)
+        src.pci.cfg_write(src.bdf, cap + 6, 0x8000, 2)
+        src.use_msix()
+        src.setup(0)
+        buf = Buf(src, 4096, 7)
+        self.copy_job(src, 0, [buf])
+        self.settle(src)
+        buf.check(self)
+        self.assertGreater(self.qom(src, "ats-requests"), 0)
+        layout = self.migrate_away(src, path)
+
+        incoming = ["-device", DEV + ",ats=on", "-incoming", "defer"]
+        qt = self.track(launch(lambda: QTest(qtest_case.QEMU, incoming)))
+        qt.qmp("migrate-incoming", uri="file:" + path)
+        self.wait_migration(qt)
+        qt.qmp("cont")
+        dst = rebuild_ioat(qt, *layout)
+        self.assertEqual(dst.pci.cfg_read(dst.bdf, cap + 6, 2), 0x8000)
+        self.assertEqual(self.qom(dst, "ats-requests"), 0)
+        dst.setup(0)
+        again = Buf(dst, 4096, 8)
+        self.copy_job(dst, 0, [again])
+        self.settle(dst)
+        again.check(self)
+        self.assertGreater(self.qom(dst, "ats-requests"), 0)
+
+
 if __name__ == "__main__":
     main()
