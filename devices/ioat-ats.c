@@ -40,12 +40,12 @@ void dmalab_ioat_ats_sync(DmalabIoatState *s)
 }
 
 /*
- * A translation request, answered by whatever translates the function's
- * requests (dmalab-vtd, intel-iommu, or nothing: then the address itself).
- * An IOMMU that refuses the access records it as it would an untranslated
- * one: QEMU's IOMMU interface does not tell the two apart (VT-d answers a
- * request it cannot translate with no permission and records nothing,
- * 4.2.3).
+ * A translation request. Behind an IOMMU region, its translate as a query
+ * (IOMMU_NONE): the entry and the access it allows, and nothing recorded
+ * where there is none (VT-d answers such a request with R=W=0 and records no
+ * fault, 4.2.3; dmalab-vtd records nothing for a query). With no IOMMU region
+ * in the function's address space (no IOMMU, translation off, or bus
+ * mastering off), that space's own answer: the address, or unassigned.
  */
 uint8_t dmalab_ioat_ats_translate(void *opaque, uint64_t page, bool is_write,
                                   const DmalabMemAttrs *attrs, uint64_t *addr)
@@ -54,24 +54,35 @@ uint8_t dmalab_ioat_ats_translate(void *opaque, uint64_t page, bool is_write,
     PCIDevice *pdev = PCI_DEVICE(s);
     MemTxAttrs mattrs = { .requester_id = pci_requester_id(pdev) };
     AddressSpace *as = pci_get_address_space(pdev);
+    IOMMUAccessFlags need = is_write ? IOMMU_WO : IOMMU_RO;
     IOMMUTLBEntry e;
+    hwaddr at = page;
+    bool ok;
 
     if (!dmalab_ioat_live(s)) {
         return DMALAB_DMA_TARGET_ERROR;
     }
-    WITH_RCU_READ_LOCK_GUARD() {
-        e = address_space_get_iotlb_entry(as, page, is_write, mattrs);
+    if (s->ats_region) {
+        IOMMUMemoryRegion *mr = IOMMU_MEMORY_REGION(s->ats_region);
+
+        at = page - s->ats_offset;
+        WITH_RCU_READ_LOCK_GUARD() {
+            e = memory_region_get_iommu_class_nocheck(mr)->translate(
+                mr, at, IOMMU_NONE,
+                memory_region_iommu_attrs_to_index(mr, mattrs));
+        }
+        ok = e.target_as == &address_space_memory && (e.perm & need);
+    } else {
+        WITH_RCU_READ_LOCK_GUARD() {
+            e = address_space_get_iotlb_entry(as, page, is_write, mattrs);
+        }
+        ok = e.perm && e.target_as == as;
     }
-    /*
-     * An IOMMU's answer is in system memory; with none, the function's own
-     * address space is a window onto it and the address is already one.
-     */
-    if (!e.perm ||
-        (e.target_as != &address_space_memory && e.target_as != as)) {
+    if (!ok) {
         trace_dmalab_ioat_ats_request(page, is_write, false, 0);
         return DMALAB_DMA_UNASSIGNED;
     }
-    *addr = e.translated_addr | (page & e.addr_mask);
+    *addr = e.translated_addr | (at & e.addr_mask);
     trace_dmalab_ioat_ats_request(page, is_write, true, *addr);
     return DMALAB_DMA_OK;
 }
@@ -121,6 +132,8 @@ static void dmalab_ioat_ats_region_add(MemoryListener *l,
         return;
     }
     s->ats_region = sec->mr;
+    s->ats_offset =
+        sec->offset_within_address_space - sec->offset_within_region;
 }
 
 static void dmalab_ioat_ats_region_del(MemoryListener *l,

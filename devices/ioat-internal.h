@@ -57,6 +57,7 @@ struct DmalabIoatState {
     MemoryListener ats_listener;
     IOMMUNotifier ats_notifier;
     MemoryRegion *ats_region; /* the IOMMU region ats_notifier is on */
+    hwaddr ats_offset;        /* its offset in the function's address space */
     unsigned ats_sections;    /* its sections in the DMA address space */
     bool ats_refused;         /* the IOMMU took no DEVIOTLB_UNMAP notifier */
 };
