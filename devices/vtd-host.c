@@ -205,6 +205,12 @@ void dmalab_vtd_trace_stale(void *opaque, uint16_t sid, uint64_t iova,
                            now_fault);
 }
 
+void dmalab_vtd_trace_queue_timeout(void *opaque, uint32_t head, uint16_t sid,
+                                    uint32_t dropped)
+{
+    trace_dmalab_vtd_queue_timeout(head, sid, dropped);
+}
+
 void dmalab_vtd_trace_queue_error(void *opaque, uint32_t head, uint64_t lo,
                                   uint64_t hi)
 {

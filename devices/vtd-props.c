@@ -262,6 +262,9 @@ static const Property dmalab_vtd_properties[] = {
     DEFINE_PROP_UNSIGNED_NODEFAULT("iec-entries", DmalabVtdState,
                                    cfg.iec_entries, qdev_prop_uint32,
                                    uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("devtlb-timeout-ns", DmalabVtdState,
+                                   cfg.devtlb_timeout_ns, qdev_prop_uint64,
+                                   uint64_t),
 };
 
 static const DmalabPropDoc dmalab_vtd_property_docs[] = {
@@ -277,6 +280,9 @@ static const DmalabPropDoc dmalab_vtd_property_docs[] = {
     { "caching-mode", "CAP.CM: not-present pages cached until invalidated "
       "(the guest invalidates on map, and Linux runs strict)" },
     { "iec-entries", "interrupt entry cache entries" },
+    { "devtlb-timeout-ns", "a device-TLB invalidation that would take longer "
+      "(a fault plan's delay) times out after this long: FSTS.ITE "
+      "(0: never)" },
 };
 
 /* The configuration properties, with the model's defaults. */

@@ -19,10 +19,8 @@ struct Pair {
 };
 
 constexpr Pair kPairs[] = {
-    {"model_copy", "host_memcpy"},
-    {"model_xor", "host_xor"},
-    {"model_pq", "host_pq"},
-    {"model_pq", "isal_pq"},
+    {"model_copy", "host_memcpy"}, {"model_copy_ats", "model_copy"}, {"model_xor", "host_xor"},
+    {"model_pq", "host_pq"},       {"model_pq", "isal_pq"},
 };
 
 class RatioReporter : public benchmark::ConsoleReporter

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../../common/testing/fake_memory.h"
+#include "dmalab/ats_memory.h"
 #include "dmalab/ioat/descriptor.h"
 #include "dmalab/ioat/device.h"
 #include "../testing/offsets.h"
@@ -60,19 +61,34 @@ void host_memcpy(benchmark::State& state)
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kTotal));
 }
 
-void model_copy(benchmark::State& state)
+// The IOMMU of model_copy_ats: every page translates to itself.
+class IdentityPort final : public AtsPort
+{
+  public:
+    Reply translate(uint64_t page, Access, const MemAttrs&) override
+    {
+        return {DmaError::None, page};
+    }
+};
+
+// model_copy's batch, through a device-TLB (ats=on) when `ats` is set: the same copies,
+// each 4 KiB page looked up (and, past 64 pages, asked for again) before it moves.
+void copy_batch(benchmark::State& state, bool ats)
 {
     const uint32_t size = static_cast<uint32_t>(state.range(0));
     const unsigned count = static_cast<unsigned>(kTotal / size);
     const uint64_t dst = kSrc + kTotal;
     testing::FakeMemory mem(kSrc + 2 * kTotal);
+    IdentityPort port;
+    AtsMemory tlb(mem, port);
+    tlb.set_enabled(ats);
     testing::FakeTimers timers;
     testing::FakeInterrupts irq;
     testing::FakeLog log;
     Config cfg;
     cfg.step_bytes = kTotal; // one step per batch: measures copying, not step overhead
     cfg.step_descriptors = count;
-    Ioat dev(cfg, Host{mem, timers, irq, log, nullptr});
+    Ioat dev(cfg, Host{tlb, timers, irq, log, nullptr});
     const uint32_t ch0 = kChannelStride;
     dev.mmio_write(ch0 + CHANCTRL, CHANCTRL_INT_REARM | CHANCTRL_ERR_COMPLETION_EN, 2);
     dev.mmio_write(ch0 + CHANCMP, kCompletion, 8);
@@ -85,9 +101,19 @@ void model_copy(benchmark::State& state)
         dev.mmio_write(ch0 + DMACOUNT, issued, 2);
         bench::drain_timers(dev, timers);
     }
-    if (dev.channel_state(0) != ChanState::Done)
+    if (dev.channel_state(0) != ChanState::Done || (ats && tlb.stats().hits == 0))
         state.SkipWithError("channel did not finish");
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kTotal));
+}
+
+void model_copy(benchmark::State& state)
+{
+    copy_batch(state, false);
+}
+
+void model_copy_ats(benchmark::State& state)
+{
+    copy_batch(state, true);
 }
 
 // Host memcpy of one piece at a time over the same 64 slots as round_trip (the same cache
@@ -147,6 +173,7 @@ void round_trip(benchmark::State& state)
 
 BENCHMARK(host_memcpy)->Arg(4096)->Arg(64 << 10)->Arg(1 << 20);
 BENCHMARK(model_copy)->Arg(4096)->Arg(64 << 10)->Arg(1 << 20);
+BENCHMARK(model_copy_ats)->Arg(4096)->Arg(64 << 10)->Arg(1 << 20);
 BENCHMARK(host_memcpy_one)->Arg(16 << 10);
 BENCHMARK(round_trip)->Arg(16 << 10);
 

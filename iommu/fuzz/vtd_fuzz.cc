@@ -97,6 +97,8 @@ class Program
         c.dt = c.qi && (ir & 0x10); // device-TLBs: TT=01 and device-TLB descriptors
         c.cm = ir & 0x20;           // caching mode: negative IOTLB entries
         c.iec_inv_ns = byte() % 4 * 100;
+        // device-TLB invalidations the plan delays past this time out (ITE)
+        c.devtlb_timeout_ns = ir & 0x40 ? 1 + byte() % 4 * 1000 : 0;
         return c;
     }
 

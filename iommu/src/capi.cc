@@ -50,6 +50,10 @@ class TraceAdapter final : public vtd::Observer
     {
         dmalab_vtd_trace_queue_error(opaque_, head, lo, hi);
     }
+    void queue_timeout(uint32_t head, uint16_t sid, uint32_t discarded) override
+    {
+        dmalab_vtd_trace_queue_timeout(opaque_, head, sid, discarded);
+    }
     void event_refused(bool fault, uint64_t address, uint32_t data) override
     {
         dmalab_vtd_trace_event_refused(opaque_, fault, address, data);
@@ -87,7 +91,7 @@ static_assert(DMALAB_VTD_LRU == static_cast<int>(vtd::Replacement::Lru) &&
 #define DMALAB_VTD_CONFIG_MEMBERS(X) \
     X(aw_bits) X(iotlb_entries) X(iotlb_ways) X(context_entries) X(qi) X(pt) X(audit) \
     X(inv_desc_ns) X(inv_page_ns) X(wait_ns) X(queue_step) X(seed) X(walk_read_ns) X(ir) \
-    X(eim) X(iec_entries) X(iec_inv_ns) X(dt) X(cm)
+    X(eim) X(iec_entries) X(iec_inv_ns) X(dt) X(cm) X(devtlb_timeout_ns)
 // clang-format on
 
 // c.replacement must be in range (dmalab_vtd_check).
@@ -129,6 +133,7 @@ constexpr CounterDef kCounters[] = {
     {"wait-max-achieved-ns", &vtd::Counters::wait_max_achieved_ns},
     {"wait-status-failed", &vtd::Counters::wait_status_failed},
     {"queue-errors", &vtd::Counters::queue_errors},
+    {"queue-timeouts", &vtd::Counters::queue_timeouts},
     {"fault-events", &vtd::Counters::fault_events},
     {"inv-events", &vtd::Counters::inv_events},
     {"events-refused", &vtd::Counters::events_refused},

@@ -99,7 +99,7 @@ bool FaultRecording::status_written(uint64_t old_fsts)
     uint64_t now = read_fsts(s_.reg(reg("FSTS")));
     if (!(now & (FSTS_PFO | FSTS_PPF | FSTS_IQE | FSTS_ICE | FSTS_ITE)))
         events_.clear_pending(Event::Fault);
-    return (old_fsts & FSTS_IQE) && !(now & FSTS_IQE);
+    return (old_fsts & (FSTS_IQE | FSTS_ITE)) && !(now & (FSTS_IQE | FSTS_ITE));
 }
 
 void FaultRecording::queue_error()
@@ -108,6 +108,15 @@ void FaultRecording::queue_error()
     if (fsts & FSTS_IQE)
         return;
     s_.set(reg("FSTS"), fsts | FSTS_IQE);
+    events_.raise(Event::Fault);
+}
+
+void FaultRecording::queue_timeout()
+{
+    uint64_t fsts = s_.reg(reg("FSTS"));
+    if (fsts & FSTS_ITE)
+        return;
+    s_.set(reg("FSTS"), fsts | FSTS_ITE);
     events_.raise(Event::Fault);
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Queued invalidation (6.5.2): the queue in guest memory (IQA, IQH, IQT), its descriptors
-// (context cache, IOTLB, interrupt entry cache, wait) in modelled time, the wait descriptor's
-// status write and completion event, and IQE.
+// (context cache, IOTLB, interrupt entry cache, device-TLB, wait) in modelled time, the wait
+// descriptor's status write and completion event, IQE, and ITE.
 
 #include <algorithm>
 #include <utility>
@@ -175,10 +175,37 @@ void InvalidationQueue::run()
     }
 }
 
+// A device-TLB invalidation did not complete in time (6.5.2.11): FSTS.ITE and the fault
+// event. The unit completes none of the wait descriptors behind it: everything up to IQT
+// is dropped (IQH moves there), and nothing is fetched until software clears ITE. Linux's
+// qi_check_fault() (drivers/iommu/intel/dmar.c) then marks the waits it submitted from the
+// descriptor before IQH back to IQT aborted, and submits them again.
+void InvalidationQueue::time_out()
+{
+    Decoded d = decode(desc_, s_.limits());
+    const auto* dt = std::get_if<DevTlbInv>(&d);
+    uint32_t h = head(), t = tail(), n = entries();
+    if (t >= n)
+        t = (h + 1) % n; // an IQT the queue refuses: drop only this one
+    uint32_t dropped = (t + n - h) % n;
+    busy_ = false;
+    timeout_ = false;
+    end_ = due_;
+    s_.set(reg("IQH"), IQ_INDEX.put(t));
+    s_.counters.queue_timeouts++;
+    if (s_.host.observer)
+        s_.host.observer->queue_timeout(h, dt ? dt->sid : 0, dropped ? dropped : n);
+    faults_.queue_timeout();
+}
+
 bool InvalidationQueue::finish(uint64_t now, unsigned& budget)
 {
     if (due_ > now) {
         s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), due_);
+        return false;
+    }
+    if (timeout_) {
+        time_out();
         return false;
     }
     // With hold_waits, the host tells what this call invalidated once it returns; the wait
@@ -205,7 +232,7 @@ bool InvalidationQueue::finish(uint64_t now, unsigned& budget)
 
 bool InvalidationQueue::start(uint64_t now)
 {
-    if (!s_.queue_on() || (s_.reg(reg("FSTS")) & FSTS_IQE))
+    if (!s_.queue_on() || (s_.reg(reg("FSTS")) & (FSTS_IQE | FSTS_ITE)))
         return false;
     uint32_t h = head(), t = tail();
     if (h == t)
@@ -237,8 +264,13 @@ bool InvalidationQueue::start(uint64_t now)
     // The model's own timeline: a host timer that fired late for the descriptor before
     // delays this one only if that one's modelled end is still ahead of it (it never
     // is), so lateness shows once, in the achieved time, and does not add up.
-    due_ = sat_add(std::max(submitted_, end_), inv_.cost(req));
+    uint64_t begin = std::max(submitted_, end_);
+    due_ = sat_add(begin, inv_.cost(req));
     drop_ = inv_.inject(req, due_);
+    uint64_t limit = s_.config.devtlb_timeout_ns;
+    timeout_ = req.kind == InvKind::DevTlb && limit && due_ - begin > limit;
+    if (timeout_)
+        due_ = begin + limit;
     busy_ = true;
     return true;
 }
@@ -249,6 +281,7 @@ void InvalidationQueue::reset()
     desc_ = {};
     due_ = submitted_ = end_ = 0;
     drop_ = false;
+    timeout_ = false;
     marks_.clear();
 }
 
@@ -261,6 +294,7 @@ void InvalidationQueue::save(StateWriter& w) const
     w.u64(submitted_);
     w.boolean(drop_);
     w.u64(end_);
+    w.boolean(timeout_);
 }
 
 bool InvalidationQueue::load(StateReader& r)
@@ -271,6 +305,7 @@ bool InvalidationQueue::load(StateReader& r)
     submitted_ = r.u64();
     drop_ = r.boolean();
     end_ = r.u64();
+    timeout_ = r.boolean();
     if (!r.ok() || due_ > kTimeLimit || end_ > kTimeLimit)
         return false;
     // A stream cannot put in progress a descriptor the queue would have refused.

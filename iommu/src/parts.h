@@ -87,8 +87,11 @@ class FaultRecording
     void record(uint16_t sid, uint64_t iova, bool write, FaultReason reason);
     // The queue refused a descriptor: FSTS.IQE, and the fault event if it was clear.
     void queue_error();
+    // A device-TLB invalidation timed out: FSTS.ITE, and the fault event if it was clear.
+    void queue_timeout();
     uint64_t read_fsts(uint64_t stored);
-    // FSTS or a record written: true when IQE went from set to clear (the queue resumes).
+    // FSTS or a record written: true when IQE or ITE went from set to clear (the queue
+    // resumes).
     bool status_written(uint64_t old_fsts);
     void reset() { next_record_ = 0; }
     void save(StateWriter& w) const { w.u8(static_cast<uint8_t>(next_record_)); }
@@ -370,6 +373,7 @@ class InvalidationQueue
     bool finish(uint64_t now, unsigned& budget);
     bool start(uint64_t now);
     void wait_done(const WaitInv& w, uint64_t now);
+    void time_out();
 
     Shared& s_;
     Invalidations& inv_;
@@ -382,7 +386,8 @@ class InvalidationQueue
     InvDesc desc_;
     uint64_t due_ = 0;
     uint64_t submitted_ = 0;
-    bool drop_ = false; // the fault plan dropped it: it completes without invalidating
+    bool drop_ = false;    // the fault plan dropped it: it completes without invalidating
+    bool timeout_ = false; // a device-TLB invalidation that times out when due (ITE)
     // The modelled end of the descriptor before: the next one starts at the later of this
     // and its own submission, never at the (late) moment the host's timer fired.
     uint64_t end_ = 0;

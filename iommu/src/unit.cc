@@ -32,7 +32,7 @@ struct Parts {
     void write_iqt(uint64_t, uint64_t, uint64_t) { queue.write_iqt(); }
     void write_ics(uint64_t, uint64_t, uint64_t) { queue.write_ics(); }
     void write_iectl(uint64_t, uint64_t, uint64_t) { events.write_ctl(Event::Invalidation); }
-    // 6.5.2.10: once IQE is cleared, processing resumes at IQH.
+    // 6.5.2.10 and 6.5.2.11: once IQE or ITE is cleared, processing resumes at IQH.
     void fsts_written(uint64_t old)
     {
         if (faults.status_written(old) && s.queue_on())
@@ -127,6 +127,8 @@ const char* check(const Config& c)
         return "iec-inv-ns must be at most 1 s (1000000000 ns)";
     if (c.iec_entries < 4 || c.iec_entries > 65536 || c.iec_entries % 4)
         return "iec-entries must be a multiple of 4, from 4 to 65536";
+    if (c.devtlb_timeout_ns > kMaxCostNs)
+        return "devtlb-timeout-ns must be at most 1 s (1000000000 ns)";
     // ECAP.IR needs ECAP.QI: the interrupt entry cache is invalidated only through the queue.
     if (c.ir && !c.qi)
         return "interrupt remapping needs queued invalidation (qi=on)";

@@ -22,6 +22,7 @@ void dmalab_vtd_trace_wait_done(void*, uint64_t, uint64_t) {}
 void dmalab_vtd_trace_stale(void*, uint16_t, uint64_t, uint64_t, uint64_t, uint8_t) {}
 
 void dmalab_vtd_trace_queue_error(void*, uint32_t, uint64_t, uint64_t) {}
+void dmalab_vtd_trace_queue_timeout(void*, uint32_t, uint16_t, uint32_t) {}
 
 void dmalab_vtd_trace_event_refused(void*, bool, uint64_t, uint32_t) {}
 

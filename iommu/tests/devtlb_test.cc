@@ -183,5 +183,80 @@ TEST(DeviceTlb, FaultPlanDelaysAndDrops)
     }
 }
 
+// A plan that delays a device-TLB invalidation past devtlb_timeout_ns: ITE at the time-out,
+// the fault event, the wait behind it never completed, IQH at IQT, nothing fetched until
+// ITE is cleared; then the same batch submitted again completes (Linux's -EAGAIN path).
+TEST(DeviceTlb, AnInvalidationThatTimesOutRaisesIteAndCompletesNoWaitBehindIt)
+{
+    Config c = dt_config();
+    c.devtlb_timeout_ns = 5000;
+    Rig r(c);
+    std::string err;
+    auto p = faults::parse_plan(
+        R"({"rules": [{"kind": "delay-invalidation", "delay": "1ms", "op": "device-tlb",
+                       "count": 1}]})",
+        fault_spec(), "vtd0", &err);
+    ASSERT_TRUE(p) << err;
+    faults::Injector injector;
+    injector.set_plan(*p);
+    r.unit.set_injector(&injector);
+    r.qi_enable();
+    r.w32(FEADDR, Rig::kFeAddr);
+    r.w32(FEDATA, 0x4021);
+    r.w32(FECTL, 0); // the fault event unmasked
+    r.submit({Rig::iotlb_global(), devtlb(0x0010, 0x1000), Rig::wait(kStatus, 9)});
+    uint64_t start = r.timers.now;
+    r.run_until(start + 100 + 4999); // the IOTLB one, and the device-TLB one not yet timed out
+    EXPECT_FALSE(r.r32(FSTS) & FSTS_ITE);
+    r.run_all();
+    EXPECT_TRUE(r.r32(FSTS) & FSTS_ITE);
+    EXPECT_EQ(r.unit.counters().queue_timeouts, 1u);
+    EXPECT_EQ(r.unit.counters().devtlb_inv, 0u); // the device never said it was done
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 0u); // the wait behind it: not completed
+    EXPECT_EQ(r.r64(IQH), r.r64(IQT));
+    ASSERT_EQ(r.irq.msis.size(), 1u);
+    EXPECT_EQ(r.irq.msis[0], std::make_pair(uint64_t{Rig::kFeAddr}, uint32_t{0x4021}));
+    ASSERT_EQ(r.rec.unmaps.size(), 1u); // the global IOTLB one only
+    // Nothing is fetched while ITE is set.
+    r.submit({Rig::wait(kStatus, 7)});
+    r.run_all();
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 0u);
+    // Cleared: the queue goes on from IQH, and the batch again completes.
+    r.w32(FSTS, FSTS_ITE);
+    r.run_all();
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 7u);
+    r.submit({Rig::iotlb_global(), devtlb(0x0010, 0x1000), Rig::wait(kStatus, 9)});
+    r.run_all();
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 9u);
+    EXPECT_EQ(r.unit.counters().devtlb_inv, 1u);
+    EXPECT_EQ(r.unit.counters().queue_timeouts, 1u);
+}
+
+TEST(DeviceTlb, WithoutATimeOutADelayIsWaitedFor)
+{
+    Rig r(dt_config()); // devtlb_timeout_ns 0
+    std::string err;
+    auto p = faults::parse_plan(
+        R"({"rules": [{"kind": "delay-invalidation", "delay": "1s", "op": "device-tlb"}]})",
+        fault_spec(), "vtd0", &err);
+    ASSERT_TRUE(p) << err;
+    faults::Injector injector;
+    injector.set_plan(*p);
+    r.unit.set_injector(&injector);
+    r.qi_enable();
+    r.submit({devtlb(0x0010, 0x1000), Rig::wait(kStatus, 9)});
+    r.run_all();
+    EXPECT_EQ(r.mem.get<uint32_t>(kStatus), 9u);
+    EXPECT_FALSE(r.r32(FSTS) & FSTS_ITE);
+    EXPECT_EQ(r.unit.counters().queue_timeouts, 0u);
+}
+
+TEST(DeviceTlb, ATimeOutPastASecondIsRefused)
+{
+    Config c = dt_config();
+    c.devtlb_timeout_ns = 1'000'000'001;
+    EXPECT_NE(check(c), nullptr);
+}
+
 } // namespace
 } // namespace dmalab::vtd::testing

@@ -44,6 +44,7 @@ typedef struct DmalabVtdConfig {
     uint64_t iec_inv_ns;   /* modelled cost of an interrupt entry cache invalidation */
     bool dt;               /* device-TLBs (ECAP.DT): TT=01 and device-TLB descriptors */
     bool cm;               /* caching mode (CAP.CM): not-present pages cached */
+    uint64_t devtlb_timeout_ns; /* a device-TLB invalidation times out (ITE) after; 0 never */
 } DmalabVtdConfig;
 
 /*
@@ -68,6 +69,8 @@ void dmalab_vtd_trace_wait_done(void* opaque, uint64_t modelled_ns, uint64_t ach
 void dmalab_vtd_trace_stale(void* opaque, uint16_t sid, uint64_t iova, uint64_t cached,
                             uint64_t now, uint8_t now_fault);
 void dmalab_vtd_trace_queue_error(void* opaque, uint32_t head, uint64_t lo, uint64_t hi);
+void dmalab_vtd_trace_queue_timeout(void* opaque, uint32_t head, uint16_t sid,
+                                    uint32_t discarded);
 /* An event message aimed outside the interrupt range was refused (not sent). */
 void dmalab_vtd_trace_event_refused(void* opaque, bool fault, uint64_t address, uint32_t data);
 /* An interrupt request: delivered as (out_address, out_data), remapped through entry

@@ -67,6 +67,10 @@ struct Config {
     // whatever its range. Off by default; needs queued invalidation, the only way to
     // invalidate a device-TLB.
     bool dt = false;
+    // The device-TLB invalidation completion time-out (6.5.2.5 and the Invalidation
+    // Time-out Error, FSTS.ITE): a device-TLB descriptor that would take longer (a fault
+    // plan's delay-invalidation) times out after this long instead. 0: never.
+    uint64_t devtlb_timeout_ns = 0;
     // Caching mode (CAP.CM, 6.1): the unit may cache not-present entries, so software
     // invalidates after making an entry present (Linux then also runs strict). With it the
     // unit does: a translation refused because a paging entry is not present leaves a
@@ -100,6 +104,7 @@ struct Counters {
     uint64_t wait_max_achieved_ns = 0;
     uint64_t wait_status_failed = 0;           // status writes that could not be done
     uint64_t queue_errors = 0;                 // IQE raised
+    uint64_t queue_timeouts = 0;               // ITE raised (a device-TLB invalidation timed out)
     uint64_t fault_events = 0, inv_events = 0; // interrupt messages sent
     uint64_t events_refused = 0;               // messages not aimed at the interrupt address range
     uint64_t audit_checks = 0, audit_stale = 0;
@@ -187,6 +192,9 @@ class Observer
     {
     }
     virtual void queue_error(uint32_t /*head*/, uint64_t /*lo*/, uint64_t /*hi*/) {}
+    // A device-TLB invalidation of `sid` at `head` timed out (ITE): the queue dropped the
+    // `discarded` descriptors behind it, waits included, and stopped until ITE is cleared.
+    virtual void queue_timeout(uint32_t /*head*/, uint16_t /*sid*/, uint32_t /*discarded*/) {}
     // An event message (fault or invalidation completion) aimed outside 0xFEEx_xxxx.
     virtual void event_refused(bool /*fault*/, uint64_t /*address*/, uint32_t /*data*/) {}
     // An interrupt request delivered (`out` its message) or blocked (`out.fault_reason`,
