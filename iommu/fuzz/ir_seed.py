@@ -14,7 +14,8 @@ descriptors through the queue (one page, 2^3 pages, and one with a reserved bit:
 A third, translate-cm, offers caching mode, sets up a root, context and 4-level page table
 and has three reads translated: a walk, a not-present page (a negative entry), its hit.
 
-Usage: ir_seed.py CORPUS_DIR  (writes CORPUS_DIR/ir-enable, devtlb and translate-cm)"""
+Usage: ir_seed.py CORPUS_DIR  (writes CORPUS_DIR/ir-enable, devtlb, devtlb-ite and
+translate-cm)"""
 
 import os
 import struct
@@ -62,10 +63,16 @@ def seed():
     return bytes(b)
 
 
-def devtlb_seed():
-    # the configuration as above, with device-TLBs (bit 4 of the remapping byte)
-    b = bytearray([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x13, 0])
-    b.append(0)  # no fault plan
+def devtlb_seed(ite=False):
+    # the configuration as above, with device-TLBs (bit 4 of the remapping byte); with ite,
+    # a device-TLB time-out of 1 ns (bit 6, then its byte) and the harness's fault plan,
+    # whose delays then make device-TLB descriptors time out (ITE)
+    b = bytearray([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x53 if ite else 0x13, 0])
+    if ite:
+        b.extend([0, 1, 0])  # the time-out; a plan, its seed
+        b.extend(struct.pack("<H", 10000))  # its delay
+    else:
+        b.append(0)  # no fault plan
 
     def reg(off, value, shift):  # case 2: an 8-byte register write of value << shift
         b.extend(struct.pack("<BHHB", 2, off, value, shift))
@@ -129,6 +136,8 @@ def main():
         f.write(seed())
     with open(os.path.join(sys.argv[1], "devtlb"), "wb") as f:
         f.write(devtlb_seed())
+    with open(os.path.join(sys.argv[1], "devtlb-ite"), "wb") as f:
+        f.write(devtlb_seed(ite=True))
     with open(os.path.join(sys.argv[1], "translate-cm"), "wb") as f:
         f.write(translate_seed())
     return 0

@@ -258,5 +258,43 @@ TEST(DeviceTlb, ATimeOutPastASecondIsRefused)
     EXPECT_NE(check(c), nullptr);
 }
 
+// The time-out pending across a save/load: the destination raises ITE when it is due. A
+// reset while it is pending: nothing times out, the queue is idle.
+TEST(DeviceTlb, APendingTimeOutMigratesAndAResetForgetsIt)
+{
+    Config c = dt_config();
+    c.devtlb_timeout_ns = 5000;
+    const char* plan =
+        R"({"rules": [{"kind": "delay-invalidation", "delay": "1ms", "op": "device-tlb"}]})";
+    std::string err;
+    auto p = faults::parse_plan(plan, fault_spec(), "vtd0", &err);
+    ASSERT_TRUE(p) << err;
+    faults::Injector injector;
+    injector.set_plan(*p);
+    Rig a(c);
+    a.unit.set_injector(&injector);
+    a.qi_enable();
+    a.submit({devtlb(0x0010, 0x1000), Rig::wait(kStatus, 9)});
+    a.run_until(a.timers.now + 1000); // started, not yet timed out
+    StateWriter w;
+    a.unit.save(w);
+
+    Rig b(c);
+    b.mem.ram = a.mem.ram;
+    b.timers.now = a.timers.now;
+    StateReader in(w.bytes);
+    ASSERT_TRUE(b.unit.load(in));
+    b.run_all();
+    EXPECT_TRUE(b.r32(FSTS) & FSTS_ITE);
+    EXPECT_EQ(b.unit.counters().queue_timeouts, 1u);
+    EXPECT_EQ(b.mem.get<uint32_t>(kStatus), 0u);
+
+    a.unit.reset();
+    a.run_all();
+    EXPECT_FALSE(a.r32(FSTS) & FSTS_ITE);
+    EXPECT_EQ(a.unit.counters().queue_timeouts, 0u);
+    EXPECT_EQ(a.mem.get<uint32_t>(kStatus), 0u);
+}
+
 } // namespace
 } // namespace dmalab::vtd::testing
