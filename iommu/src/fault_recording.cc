@@ -102,21 +102,13 @@ bool FaultRecording::status_written(uint64_t old_fsts)
     return (old_fsts & (FSTS_IQE | FSTS_ITE)) && !(now & (FSTS_IQE | FSTS_ITE));
 }
 
-void FaultRecording::queue_error()
+// An FSTS error bit of the queue, and the fault event if the bit was clear.
+void FaultRecording::queue_status(uint32_t bit)
 {
     uint64_t fsts = s_.reg(reg("FSTS"));
-    if (fsts & FSTS_IQE)
+    if (fsts & bit)
         return;
-    s_.set(reg("FSTS"), fsts | FSTS_IQE);
-    events_.raise(Event::Fault);
-}
-
-void FaultRecording::queue_timeout()
-{
-    uint64_t fsts = s_.reg(reg("FSTS"));
-    if (fsts & FSTS_ITE)
-        return;
-    s_.set(reg("FSTS"), fsts | FSTS_ITE);
+    s_.set(reg("FSTS"), fsts | bit);
     events_.raise(Event::Fault);
 }
 

@@ -85,10 +85,10 @@ class FaultRecording
   public:
     FaultRecording(Shared& s, Events& events) : s_(s), events_(events) {}
     void record(uint16_t sid, uint64_t iova, bool write, FaultReason reason);
-    // The queue refused a descriptor: FSTS.IQE, and the fault event if it was clear.
-    void queue_error();
-    // A device-TLB invalidation timed out: FSTS.ITE, and the fault event if it was clear.
-    void queue_timeout();
+    // The queue refused a descriptor (FSTS.IQE) or a device-TLB invalidation timed out
+    // (FSTS.ITE): the bit, and the fault event if it was clear.
+    void queue_error() { queue_status(FSTS_IQE); }
+    void queue_timeout() { queue_status(FSTS_ITE); }
     uint64_t read_fsts(uint64_t stored);
     // FSTS or a record written: true when IQE or ITE went from set to clear (the queue
     // resumes).
@@ -98,6 +98,8 @@ class FaultRecording
     bool load(StateReader& r);
 
   private:
+    void queue_status(uint32_t bit);
+
     Shared& s_;
     Events& events_;
     unsigned next_record_ = 0; // the fault-recording register the next fault goes to

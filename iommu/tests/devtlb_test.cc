@@ -37,6 +37,18 @@ std::pair<uint64_t, uint64_t> devtlb(uint16_t sid, uint64_t addr, unsigned mask 
     return {uint64_t{sid} << 32 | uint64_t{qdep} << 16 | QI_DEV_IOTLB, hi & ~uint64_t{0xffe}};
 }
 
+// Puts `plan` in `injector` and gives the injector to the rig's unit.
+::testing::AssertionResult with_plan(Rig& r, faults::Injector& injector, const std::string& plan)
+{
+    std::string err;
+    auto p = faults::parse_plan(plan, fault_spec(), "vtd0", &err);
+    if (!p)
+        return ::testing::AssertionFailure() << err;
+    injector.set_plan(*p);
+    r.unit.set_injector(&injector);
+    return ::testing::AssertionSuccess();
+}
+
 TEST(DeviceTlb, SizeEncoding)
 {
     EXPECT_EQ(devtlb_pages_log2(0x5000), 0u);                   // S clear: one page
@@ -167,12 +179,8 @@ TEST(DeviceTlb, FaultPlanDelaysAndDrops)
         bool delay = std::string(kind) == "delay-invalidation";
         std::string plan = std::string(R"({"rules": [{"kind": ")") + kind + "\"" +
                            (delay ? R"(, "delay": "1us")" : "") + R"(, "op": "device-tlb"}]})";
-        std::string err;
-        auto p = faults::parse_plan(plan, fault_spec(), "vtd0", &err);
-        ASSERT_TRUE(p) << err;
         faults::Injector injector;
-        injector.set_plan(*p);
-        r.unit.set_injector(&injector);
+        ASSERT_TRUE(with_plan(r, injector, plan));
         r.qi_enable();
         r.submit({devtlb(0x0010, 0x1000), Rig::wait(kStatus, 9)});
         r.run_all();
@@ -191,15 +199,9 @@ TEST(DeviceTlb, AnInvalidationThatTimesOutRaisesIteAndCompletesNoWaitBehindIt)
     Config c = dt_config();
     c.devtlb_timeout_ns = 5000;
     Rig r(c);
-    std::string err;
-    auto p = faults::parse_plan(
-        R"({"rules": [{"kind": "delay-invalidation", "delay": "1ms", "op": "device-tlb",
-                       "count": 1}]})",
-        fault_spec(), "vtd0", &err);
-    ASSERT_TRUE(p) << err;
     faults::Injector injector;
-    injector.set_plan(*p);
-    r.unit.set_injector(&injector);
+    ASSERT_TRUE(with_plan(r, injector, R"({"rules": [{"kind": "delay-invalidation",
+        "delay": "1ms", "op": "device-tlb", "count": 1}]})"));
     r.qi_enable();
     r.w32(FEADDR, Rig::kFeAddr);
     r.w32(FEDATA, 0x4021);
@@ -235,14 +237,10 @@ TEST(DeviceTlb, AnInvalidationThatTimesOutRaisesIteAndCompletesNoWaitBehindIt)
 TEST(DeviceTlb, WithoutATimeOutADelayIsWaitedFor)
 {
     Rig r(dt_config()); // devtlb_timeout_ns 0
-    std::string err;
-    auto p = faults::parse_plan(
-        R"({"rules": [{"kind": "delay-invalidation", "delay": "1s", "op": "device-tlb"}]})",
-        fault_spec(), "vtd0", &err);
-    ASSERT_TRUE(p) << err;
     faults::Injector injector;
-    injector.set_plan(*p);
-    r.unit.set_injector(&injector);
+    ASSERT_TRUE(with_plan(
+        r, injector,
+        R"({"rules": [{"kind": "delay-invalidation", "delay": "1s", "op": "device-tlb"}]})"));
     r.qi_enable();
     r.submit({devtlb(0x0010, 0x1000), Rig::wait(kStatus, 9)});
     r.run_all();
@@ -264,26 +262,17 @@ TEST(DeviceTlb, APendingTimeOutMigratesAndAResetForgetsIt)
 {
     Config c = dt_config();
     c.devtlb_timeout_ns = 5000;
-    const char* plan =
-        R"({"rules": [{"kind": "delay-invalidation", "delay": "1ms", "op": "device-tlb"}]})";
-    std::string err;
-    auto p = faults::parse_plan(plan, fault_spec(), "vtd0", &err);
-    ASSERT_TRUE(p) << err;
-    faults::Injector injector;
-    injector.set_plan(*p);
     Rig a(c);
-    a.unit.set_injector(&injector);
+    faults::Injector injector;
+    ASSERT_TRUE(with_plan(
+        a, injector,
+        R"({"rules": [{"kind": "delay-invalidation", "delay": "1ms", "op": "device-tlb"}]})"));
     a.qi_enable();
     a.submit({devtlb(0x0010, 0x1000), Rig::wait(kStatus, 9)});
     a.run_until(a.timers.now + 1000); // started, not yet timed out
-    StateWriter w;
-    a.unit.save(w);
 
     Rig b(c);
-    b.mem.ram = a.mem.ram;
-    b.timers.now = a.timers.now;
-    StateReader in(w.bytes);
-    ASSERT_TRUE(b.unit.load(in));
+    ASSERT_TRUE(b.take_state_of(a));
     b.run_all();
     EXPECT_TRUE(b.r32(FSTS) & FSTS_ITE);
     EXPECT_EQ(b.unit.counters().queue_timeouts, 1u);

@@ -215,14 +215,9 @@ TEST(Migration, MidQueueRoundTrip)
     a.qi_enable();
     a.submit({Rig::cc_global(), Rig::iotlb_global(), Rig::wait(kStatus, 9)});
     a.run_until(150); // inside the IOTLB descriptor
-    StateWriter w;
-    a.unit.save(w);
 
     Rig b(c);
-    b.mem.ram = a.mem.ram;
-    b.timers.now = a.timers.now;
-    StateReader in(w.bytes);
-    ASSERT_TRUE(b.unit.load(in));
+    ASSERT_TRUE(b.take_state_of(a));
     b.run_all();
     EXPECT_EQ(b.mem.get<uint32_t>(kStatus), 9u);
     EXPECT_EQ(b.r64(IQH), 3u << 4);

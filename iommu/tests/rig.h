@@ -182,6 +182,17 @@ class Rig
         next_ += 0x1000;
         return p;
     }
+    // This rig becomes a's migration destination: a's memory, clock and saved state. False
+    // when the state is refused.
+    bool take_state_of(Rig& a)
+    {
+        StateWriter w;
+        a.unit.save(w);
+        mem.ram = a.mem.ram;
+        timers.now = a.timers.now;
+        StateReader in(w.bytes);
+        return unit.load(in);
+    }
     uint64_t r64(uint32_t off) { return unit.mmio_read(off, 8); }
     uint32_t r32(uint32_t off) { return static_cast<uint32_t>(unit.mmio_read(off, 4)); }
     void w64(uint32_t off, uint64_t v) { unit.mmio_write(off, v, 8); }
