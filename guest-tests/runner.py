@@ -104,8 +104,8 @@ def run_once(args, seed=None, announce=True):
     if announce:
         print("runner: accelerator %s (%s)" % (args.accel_used, args.accel_why),
               flush=True)
-    backend = VhostUserNet(args.memory, args.vhost_user_net == "ats") \
-        if args.vhost_user_net else None
+    backend = VhostUserNet(args.memory, args.vhost_user_net == "ats",
+                           args.vhost_user_backend) if args.vhost_user_net else None
     try:
         cmd += backend.start() if backend else []
     except BackendError as e:
@@ -278,10 +278,14 @@ def add_device_options(ap):
                     help="with --virtio-disk: the disk behind a PCIe root port, with "
                          "the ATS capability (ats=on)")
     ap.add_argument("--vhost-user-net", choices=("plain", "ats"),
-                    help="add a virtio-net device (iommu_platform=on) whose backend is "
-                         "DPDK's testpmd over vhost-user, returning every frame "
-                         "(harness/vhost_user.py; Debian's dpdk-dev package); ats: "
-                         "behind a PCIe root port, with the ATS capability")
+                    help="add a virtio-net device (iommu_platform=on) whose vhost-user "
+                         "backend returns every frame with its MAC addresses swapped "
+                         "(harness/vhost_user.py); ats: behind a PCIe root port, with "
+                         "the ATS capability")
+    ap.add_argument("--vhost-user-backend", choices=("dmalab", "testpmd"), default="dmalab",
+                    help="with --vhost-user-net: dmalab's own backend "
+                         "(harness/vhost_backend.py, the default) or DPDK's testpmd "
+                         "(Debian's dpdk-dev package)")
 
 
 def add_tool_options(ap):

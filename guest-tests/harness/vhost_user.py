@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""A vhost-user network backend for a boot (runner.py --vhost-user-net): DPDK's
-testpmd from Debian's dpdk package, one vhost-user port with the vhost IOTLB
-protocol on (iommu-support=1), returning every frame it receives with its MAC
-addresses swapped.  The guest's virtio-net device sits behind the platform IOMMU
-(iommu_platform=on), so testpmd reaches guest memory only through translations
-it asks QEMU for, and drops them when QEMU's IOMMU notifiers tell it to."""
+"""A vhost-user network backend for a boot (runner.py --vhost-user-net): dmalab's
+own (vhost_backend.py) or DPDK's testpmd from Debian's dpdk package, one
+vhost-user port with the vhost IOTLB protocol on, returning every frame it
+receives with its MAC addresses swapped.  The guest's virtio-net device sits
+behind the platform IOMMU (iommu_platform=on), so the backend reaches guest
+memory only through translations it asks QEMU for, and drops them when QEMU's
+IOMMU notifiers tell it to."""
 
 import os
 import re
+import sys
 import shutil
 import signal
 import subprocess
@@ -29,27 +31,44 @@ class BackendError(Exception):
 
 
 class VhostUserNet:
-    """testpmd serving one vhost-user socket, for one QEMU run.
+    """A backend serving one vhost-user socket, for one QEMU run.
 
     start() returns QEMU's arguments (shared guest memory, the netdev and the
-    virtio-net device); stop() ends testpmd with SIGINT, which prints its
-    statistics, and returns them as serial-style lines "vhost-user: ..." for
-    the judge's --expect-line."""
+    virtio-net device); stop() ends the backend with SIGINT, which prints its
+    counts, and returns them as serial-style lines "vhost-user: ..." for the
+    judge's --expect-line."""
 
-    def __init__(self, memory, ats=False):
+    def __init__(self, memory, ats=False, backend="dmalab"):
         self.memory = memory
         self.ats = ats
+        self.backend = backend  # "dmalab" (harness/vhost_backend.py) or "testpmd"
         self.dir = None
         self.proc = None
         self.log = None
 
     def start(self):
+        self.dir = tempfile.mkdtemp(prefix="dmalab-vhu-")
+        sock = os.path.join(self.dir, "sock")
+        self.log = open(os.path.join(self.dir, "backend.log"), "w+")
+        if self.backend == "dmalab":
+            self.proc = subprocess.Popen(
+                [sys.executable, os.path.join(os.path.dirname(__file__), "vhost_backend.py"),
+                 sock], stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        else:
+            self.start_testpmd(sock)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(sock):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise BackendError("the backend did not open %s: %s" % (sock, self.tail()))
+            time.sleep(0.1)
+        return self.qemu_args(sock)
+
+    def start_testpmd(self, sock):
         exe = shutil.which(TESTPMD)
         if not exe:
             raise BackendError("%s not found: install Debian's dpdk package" % TESTPMD)
-        self.dir = tempfile.mkdtemp(prefix="dmalab-vhu-")
-        sock = os.path.join(self.dir, "sock")
-        self.log = open(os.path.join(self.dir, "testpmd.log"), "w+")
         # A packet whose buffer needs a translation testpmd does not have yet
         # is dropped unless the forwarding mode retries (vhost's IOTLB misses
         # are answered asynchronously): retry, and wait a little per retry.
@@ -70,12 +89,8 @@ class VhostUserNet:
              "--total-num-mbufs=16384", "--stats-period=3600"],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
             start_new_session=True)
-        deadline = time.monotonic() + 30
-        while not os.path.exists(sock):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise BackendError("testpmd did not open %s: %s" % (sock, self.tail()))
-            time.sleep(0.1)
+
+    def qemu_args(self, sock):
         netdev = ("virtio-net-pci,netdev=dlx-net,iommu_platform=on,"
                   "disable-legacy=on,romfile=")
         args = ["-object", "memory-backend-memfd,id=dlx-mem,size=%s,share=on" % self.memory,
@@ -95,7 +110,7 @@ class VhostUserNet:
         return " | ".join(self.log.read().splitlines()[-n:])
 
     def stop(self):
-        """Ends testpmd; its packet counts as lines for the judge."""
+        """Ends the backend; its packet counts as lines for the judge."""
         lines = []
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
@@ -104,7 +119,7 @@ class VhostUserNet:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
-                lines.append("vhost-user: testpmd did not stop on SIGINT")
+                lines.append("vhost-user: the backend did not stop on SIGINT")
         if self.log:
             self.log.seek(0)
             counts = {}
@@ -112,8 +127,12 @@ class VhostUserNet:
                 m = STATS.match(line)
                 if m:  # the last (all ports) wins
                     counts[m.group(1)] = "%s (%s dropped)" % (m.group(2), m.group(3))
-            lines.append("vhost-user: testpmd received %s, sent %s" % (
-                counts.get("RX", "?"), counts.get("TX", "?")))
+            if self.backend == "dmalab":
+                self.log.seek(0)
+                lines += [ln.rstrip("\n") for ln in self.log if ln.startswith("vhost-user:")]
+            else:
+                lines.append("vhost-user: testpmd received %s, sent %s" % (
+                    counts.get("RX", "?"), counts.get("TX", "?")))
             if KEEP_LOG:
                 self.log.seek(0)
                 with open(KEEP_LOG, "w") as f:
