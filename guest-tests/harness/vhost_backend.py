@@ -10,7 +10,8 @@ Each access is split at the edges of the translations it uses, so a ring or buff
 is contiguous in IOVA but not in guest memory is read and written where it is.
 
 Usage: vhost_backend.py SOCKET_PATH   (listens there, serves one QEMU, prints its counts
-on exit as "vhost-user: backend received N (D dropped), sent N (D dropped)")."""
+on exit as "vhost-user: backend received N (D dropped), sent N (D dropped)" and the work
+QEMU's disconnect cut short as "vhost-user: backend abandoned N at QEMU's disconnect")."""
 
 import array
 import collections
@@ -74,6 +75,7 @@ class Backend:
         self.protocol = 0
         self.pending = collections.deque()  # frames waiting for a receive buffer
         self.received = self.sent = self.rx_dropped = self.tx_dropped = 0
+        self.abandoned = 0  # work cut short by QEMU's disconnect
         self.sel = selectors.DefaultSelector()
         self.sel.register(conn, selectors.EVENT_READ, "conn")
         self.closed = False
@@ -274,9 +276,11 @@ class Backend:
             if head is None:
                 break
             parts = [(a, n) for a, n, w in self.chain(ring, head) if not w]
-            if not NET_HDR + 12 <= sum(n for _, n in parts) <= MAX_FRAME:
+            total = sum(n for _, n in parts)
+            if not NET_HDR + 12 <= total <= MAX_FRAME:
                 self.put_used(ring, head, 0)
                 self.tx_dropped += 1
+                print("vhost-user: dropped a frame of %d bytes" % total, flush=True)
                 continue
             frame = b"".join(self.read(a, n) for a, n in parts)
             self.put_used(ring, head, 0)
@@ -327,12 +331,20 @@ class Backend:
                     pass
                 try:
                     self.transmit() if key.data is self.rings[TX] else self.receive()
-                except Unmapped:
-                    self.tx_dropped += 1
+                except Unmapped as e:
+                    # QEMU went away while a translation was asked for: the device
+                    # stopped, which is not a frame the backend failed
+                    if self.closed:
+                        self.abandoned += 1
+                    else:
+                        self.tx_dropped += 1
+                        print("vhost-user: dropped: no translation of %s" % e, flush=True)
 
     def counts(self):
-        return "vhost-user: backend received %d (%d dropped), sent %d (%d dropped)" % (
-            self.received, self.tx_dropped, self.sent, self.rx_dropped)
+        return ("vhost-user: backend received %d (%d dropped), sent %d (%d dropped)\n"
+                "vhost-user: backend abandoned %d at QEMU's disconnect" % (
+                    self.received, self.tx_dropped, self.sent, self.rx_dropped,
+                    self.abandoned))
 
 
 def main():
