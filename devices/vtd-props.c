@@ -104,6 +104,27 @@ static void dmalab_vtd_set_replacement(Object *obj, int value, Error **errp)
     DMALAB_VTD(obj)->cfg.replacement = value;
 }
 
+/* The mode the unit offers (ECAP.SMTS), a QOM enum fixed at realize. */
+
+static const QEnumLookup dmalab_vtd_mode_lookup = {
+    .array = (const char *const[]) { "legacy", "scalable" },
+    .size = 2,
+};
+
+static int dmalab_vtd_get_mode(Object *obj, Error **errp)
+{
+    return DMALAB_VTD(obj)->cfg.sm;
+}
+
+static void dmalab_vtd_set_mode(Object *obj, int value, Error **errp)
+{
+    if (DEVICE(obj)->realized) {
+        error_setg(errp, "dmalab-vtd: mode is fixed once the unit runs");
+        return;
+    }
+    DMALAB_VTD(obj)->cfg.sm = value;
+}
+
 /* How the unit takes fault plans (glue.c has the properties). */
 
 static bool dmalab_vtd_plan_running(void *dev)
@@ -206,6 +227,13 @@ void dmalab_vtd_add_props(Object *obj)
     object_property_set_description(obj, "replacement",
                                     "IOTLB replacement policy: lru, fifo "
                                     "or random");
+    object_property_add_enum(obj, "mode", "DmalabVtdMode",
+                             &dmalab_vtd_mode_lookup, dmalab_vtd_get_mode,
+                             dmalab_vtd_set_mode);
+    object_property_set_description(obj, "mode",
+                                    "legacy (root and context tables) or "
+                                    "scalable (also PASID tables, first- "
+                                    "and second-stage, ECAP.SMTS)");
     for (i = 0; i < dmalab_vtd_counter_count(); i++) {
         op = object_property_add(obj, dmalab_vtd_counter_name(i), "uint64",
                                  dmalab_vtd_get_counter, NULL, NULL,
@@ -259,6 +287,7 @@ static const Property dmalab_vtd_properties[] = {
                                    uint64_t),
     DEFINE_PROP("eim", DmalabVtdState, cfg.eim, qdev_prop_bool, bool),
     DEFINE_PROP("caching-mode", DmalabVtdState, cfg.cm, qdev_prop_bool, bool),
+    DEFINE_PROP("first-stage", DmalabVtdState, cfg.fs, qdev_prop_bool, bool),
     DEFINE_PROP_UNSIGNED_NODEFAULT("iec-entries", DmalabVtdState,
                                    cfg.iec_entries, qdev_prop_uint32,
                                    uint32_t),
@@ -279,6 +308,8 @@ static const DmalabPropDoc dmalab_vtd_property_docs[] = {
     { "eim", "extended interrupt mode (x2APIC destinations), with intremap" },
     { "caching-mode", "CAP.CM: not-present pages cached until invalidated "
       "(the guest invalidates on map, and Linux runs strict)" },
+    { "first-stage", "with mode=scalable: offer first-stage tables "
+      "(ECAP.FLTS; Linux then puts DMA domains on them)" },
     { "iec-entries", "interrupt entry cache entries" },
     { "devtlb-timeout-ns", "a device-TLB invalidation that would take longer "
       "(a fault plan's delay) times out after this long: FSTS.ITE "

@@ -91,7 +91,7 @@ static_assert(DMALAB_VTD_LRU == static_cast<int>(vtd::Replacement::Lru) &&
 #define DMALAB_VTD_CONFIG_MEMBERS(X) \
     X(aw_bits) X(iotlb_entries) X(iotlb_ways) X(context_entries) X(qi) X(pt) X(audit) \
     X(inv_desc_ns) X(inv_page_ns) X(wait_ns) X(queue_step) X(seed) X(walk_read_ns) X(ir) \
-    X(eim) X(iec_entries) X(iec_inv_ns) X(dt) X(cm) X(devtlb_timeout_ns)
+    X(eim) X(iec_entries) X(iec_inv_ns) X(dt) X(cm) X(devtlb_timeout_ns) X(sm) X(fs)
 // clang-format on
 
 // c.replacement must be in range (dmalab_vtd_check).
@@ -154,11 +154,25 @@ constexpr CounterDef kCounters[] = {
     {"devtlb-inv", &vtd::Counters::devtlb_inv},
     {"devtlb-pages", &vtd::Counters::devtlb_pages},
     {"iotlb-negative", &vtd::Counters::iotlb_negative},
+    {"fs-ad-updates", &vtd::Counters::fs_ad_updates},
 };
-// The by-granularity arrays follow the table above.
-constexpr const char* kGranCounters[] = {
-    "cc-inv-global",    "cc-inv-domain",    "cc-inv-device",
-    "iotlb-inv-global", "iotlb-inv-domain", "iotlb-inv-page",
+// The counters by granularity (and the scalable-mode ones by kind) follow the table above.
+struct ArrayCounterDef {
+    const char* name;
+    uint64_t (*get)(const vtd::Counters&);
+};
+constexpr ArrayCounterDef kGranCounters[] = {
+    {"cc-inv-global", [](const vtd::Counters& c) { return c.cc_inv[1]; }},
+    {"cc-inv-domain", [](const vtd::Counters& c) { return c.cc_inv[2]; }},
+    {"cc-inv-device", [](const vtd::Counters& c) { return c.cc_inv[3]; }},
+    {"iotlb-inv-global", [](const vtd::Counters& c) { return c.iotlb_inv[1]; }},
+    {"iotlb-inv-domain", [](const vtd::Counters& c) { return c.iotlb_inv[2]; }},
+    {"iotlb-inv-page", [](const vtd::Counters& c) { return c.iotlb_inv[3]; }},
+    {"pc-inv-domain", [](const vtd::Counters& c) { return c.pc_inv[0]; }},
+    {"pc-inv-pasid", [](const vtd::Counters& c) { return c.pc_inv[1]; }},
+    {"pc-inv-global", [](const vtd::Counters& c) { return c.pc_inv[3]; }},
+    {"piotlb-inv-pasid", [](const vtd::Counters& c) { return c.piotlb_inv[0]; }},
+    {"piotlb-inv-page", [](const vtd::Counters& c) { return c.piotlb_inv[1]; }},
 };
 constexpr unsigned kPlain = sizeof kCounters / sizeof kCounters[0];
 constexpr unsigned kAll = kPlain + sizeof kGranCounters / sizeof kGranCounters[0];
@@ -302,7 +316,7 @@ const char* dmalab_vtd_counter_name(unsigned index)
     if (index < kPlain)
         return kCounters[index].name;
     if (index < kAll)
-        return kGranCounters[index - kPlain];
+        return kGranCounters[index - kPlain].name;
     return nullptr;
 }
 
@@ -311,10 +325,8 @@ uint64_t dmalab_vtd_counter(DmalabVtd* unit, unsigned index)
     const vtd::Counters& c = unit->unit.counters();
     if (index < kPlain)
         return c.*(kCounters[index].field);
-    if (index < kPlain + 3)
-        return c.cc_inv[1 + index - kPlain];
     if (index < kAll)
-        return c.iotlb_inv[1 + index - kPlain - 3];
+        return kGranCounters[index - kPlain].get(c);
     return 0;
 }
 

@@ -25,11 +25,42 @@ faults::ModelSpec fault_spec()
              {"read", kFaultOpRead},
              {"write", kFaultOpWrite},
              {"interrupt-cache", kFaultOpIec},
-             {"device-tlb", kFaultOpDevTlb}};
-    // The reasons a translation can really give in legacy mode (7.1.3).
+             {"device-tlb", kFaultOpDevTlb},
+             {"pasid-cache", kFaultOpPasidCache}};
+    // The reasons a translation can really give (7.1.3): legacy mode's, then scalable
+    // mode's.
     for (auto r = static_cast<uint8_t>(FaultReason::RootNotPresent);
          r <= static_cast<uint8_t>(FaultReason::PageReserved); r++)
         s.reasons.push_back(r);
+    for (SmFault f : {SmFault::RootTableAddress,
+                      SmFault::RootAccess,
+                      SmFault::RootNotPresent,
+                      SmFault::RootReserved,
+                      SmFault::ContextAccess,
+                      SmFault::ContextNotPresent,
+                      SmFault::ContextReserved,
+                      SmFault::ContextInvalid,
+                      SmFault::RidPasid,
+                      SmFault::DirAccess,
+                      SmFault::DirNotPresent,
+                      SmFault::DirReserved,
+                      SmFault::PasidAccess,
+                      SmFault::PasidNotPresent,
+                      SmFault::PasidReserved,
+                      SmFault::PasidInvalid,
+                      SmFault::FsAccess,
+                      SmFault::FsNotPresent,
+                      SmFault::FsReserved,
+                      SmFault::FsPointer,
+                      SmFault::SsAccess,
+                      SmFault::SsReserved,
+                      SmFault::SsPointer,
+                      SmFault::NonCanonical,
+                      SmFault::UserSupervisor,
+                      SmFault::AddressBeyondAw,
+                      SmFault::Write,
+                      SmFault::Read})
+        s.reasons.push_back(static_cast<uint8_t>(f));
     s.max_delay_ns = kMaxFaultDelayNs;
     return s;
 }

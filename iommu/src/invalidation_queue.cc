@@ -12,9 +12,32 @@
 namespace dmalab::vtd
 {
 
+bool InvalidationQueue::wide() const
+{
+    return s_.config.sm && (s_.reg(reg("IQA")) & IQA_DW);
+}
+
+// 2^QS pages of 128-bit descriptors, or of 256-bit ones with IQA.DW.
 uint32_t InvalidationQueue::entries() const
 {
-    return 256u << IQA_QS.get(s_.reg(reg("IQA")));
+    return (256u << IQA_QS.get(s_.reg(reg("IQA")))) >> wide();
+}
+
+// IQH and IQT hold the descriptor's offset in the queue (bits 18:4): with 256-bit
+// descriptors the index is bits 18:5, and IQT bit 4 set is an error (10.4.22).
+uint32_t InvalidationQueue::head() const
+{
+    return static_cast<uint32_t>(IQ_INDEX.get(s_.reg(reg("IQH")))) >> wide();
+}
+
+uint32_t InvalidationQueue::tail() const
+{
+    return static_cast<uint32_t>(IQ_INDEX.get(s_.reg(reg("IQT")))) >> wide();
+}
+
+void InvalidationQueue::set_head(uint32_t h)
+{
+    s_.set(reg("IQH"), IQ_INDEX.put(uint64_t{h} << wide()));
 }
 
 void InvalidationQueue::enable()
@@ -47,6 +70,12 @@ void InvalidationQueue::write_iqt()
         error({});
         return;
     }
+    if (wide() && (IQ_INDEX.get(s_.reg(reg("IQT"))) & 1)) {
+        logf(s_.host.log, LogKind::GuestError,
+             "vtd: IQT bit 4 set with 256-bit descriptors (IQA.DW)");
+        error({});
+        return;
+    }
     kick();
 }
 
@@ -67,10 +96,12 @@ bool InvalidationQueue::fetch(InvDesc& d)
     // IQA bits at and above the host address width are ignored (VT-d 10.4.23), so the base
     // is below 2^aw_bits and base + head * 16 (head < 2^15) cannot pass 2^64.
     uint64_t base = s_.reg(reg("IQA")) & IQA_BASE.mask() & (pow2(s_.config.aw_bits) - 1);
-    uint64_t addr = base + uint64_t{head()} * InvDesc::kSize;
-    uint8_t raw[InvDesc::kSize] = {};
-    DmaResult r = s_.call_out([&] { return s_.host.memory.read(addr, raw, sizeof raw, {}); });
-    d = InvDesc::from(raw);
+    const bool w = wide();
+    const size_t size = w ? InvDesc::kWideSize : InvDesc::kSize;
+    uint64_t addr = base + uint64_t{head()} * size;
+    uint8_t raw[InvDesc::kWideSize] = {};
+    DmaResult r = s_.call_out([&] { return s_.host.memory.read(addr, raw, size, {}); });
+    d = InvDesc::from(raw, w);
     return r.ok();
 }
 
@@ -127,6 +158,10 @@ void InvalidationQueue::perform(uint64_t now)
         inv_.iec(*ie);
     else if (const auto* dt = std::get_if<DevTlbInv>(&d); dt && !dropped)
         inv_.devtlb(*dt);
+    else if (const auto* pc = std::get_if<PcInv>(&d); pc && !dropped)
+        inv_.pasid_cache(*pc);
+    else if (const auto* pi = std::get_if<PiotlbInv>(&d); pi && !dropped)
+        inv_.piotlb(*pi);
     else if (const auto* w = std::get_if<WaitInv>(&d))
         wait_done(*w, now);
 }
@@ -142,6 +177,11 @@ InvRequest InvalidationQueue::request_of(const Decoded& d, const InvDesc& raw)
         return {InvKind::Iec, ie->global ? Gran::Global : Gran::Selective, ie->index, ie->im};
     if (const auto* dt = std::get_if<DevTlbInv>(&d))
         return {InvKind::DevTlb, Gran::Selective, dt->addr, dt->pages_log2};
+    if (const auto* pc = std::get_if<PcInv>(&d))
+        return {InvKind::PasidCache, static_cast<Gran>(pc->g)};
+    if (const auto* pi = std::get_if<PiotlbInv>(&d)) // costed as the IOTLB invalidation it is
+        return {InvKind::Iotlb, pi->page ? Gran::Selective : Gran::Domain,
+                pi->addr & IVA_ADDR.mask(), pi->am};
     return {InvKind::Wait, Gran::Reserved, raw.hi & IVA_ADDR.mask(), 0};
 }
 
@@ -191,7 +231,7 @@ void InvalidationQueue::time_out()
     busy_ = false;
     timeout_ = false;
     end_ = due_;
-    s_.set(reg("IQH"), IQ_INDEX.put(t));
+    set_head(t);
     s_.counters.queue_timeouts++;
     if (s_.host.observer)
         s_.host.observer->queue_timeout(h, dt ? dt->sid : 0, dropped ? dropped : n);
@@ -221,7 +261,7 @@ bool InvalidationQueue::finish(uint64_t now, unsigned& budget)
     if (!s_.queue_on())
         return false; // the status write or the event turned the queue off
     uint32_t h = (head() + 1) % entries();
-    s_.set(reg("IQH"), IQ_INDEX.put(h));
+    set_head(h);
     if (--budget == 0) {
         if (h != tail())
             s_.host.timers.arm(static_cast<unsigned>(Timer::Queue), sat_add(now, 1));
@@ -290,6 +330,8 @@ void InvalidationQueue::save(StateWriter& w) const
     w.boolean(busy_);
     w.u64(desc_.lo);
     w.u64(desc_.hi);
+    w.u64(desc_.up[0]);
+    w.u64(desc_.up[1]);
     w.u64(due_);
     w.u64(submitted_);
     w.boolean(drop_);
@@ -300,7 +342,10 @@ void InvalidationQueue::save(StateWriter& w) const
 bool InvalidationQueue::load(StateReader& r)
 {
     busy_ = r.boolean();
-    desc_ = {r.u64(), r.u64()};
+    desc_.lo = r.u64();
+    desc_.hi = r.u64();
+    desc_.up[0] = r.u64();
+    desc_.up[1] = r.u64();
     due_ = r.u64();
     submitted_ = r.u64();
     drop_ = r.boolean();

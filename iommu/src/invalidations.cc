@@ -22,7 +22,7 @@ uint64_t Invalidations::cost(const InvRequest& r) const
     uint64_t ns = c.inv_desc_ns;
     if (r.kind == InvKind::Iotlb) {
         uint64_t pages;
-        if (r.g == Gran::Selective)
+        if (r.g == Gran::Selective) // IOTLB or PASID-based page-selective
             pages = pow2(std::min(r.am, kMamv));
         else
             pages = t_.caches().iotlb.valid(); // entries a wider invalidation may drop
@@ -43,11 +43,12 @@ bool Invalidations::inject(const InvRequest& r, uint64_t& due)
     if (r.kind != InvKind::Wait)
         o.kinds |= 1u << static_cast<unsigned>(Kind::DropInvalidation);
     o.unit = ~0u;
-    o.op = r.kind == InvKind::Context  ? kFaultOpContext
-           : r.kind == InvKind::Iotlb  ? kFaultOpIotlb
-           : r.kind == InvKind::Iec    ? kFaultOpIec
-           : r.kind == InvKind::DevTlb ? kFaultOpDevTlb
-                                       : kFaultOpWait;
+    o.op = r.kind == InvKind::Context      ? kFaultOpContext
+           : r.kind == InvKind::Iotlb      ? kFaultOpIotlb
+           : r.kind == InvKind::Iec        ? kFaultOpIec
+           : r.kind == InvKind::DevTlb     ? kFaultOpDevTlb
+           : r.kind == InvKind::PasidCache ? kFaultOpPasidCache
+                                           : kFaultOpWait;
     o.key = r.addr;
     if (r.kind == InvKind::Iotlb && r.g == Gran::Selective) {
         uint64_t size = pow2(12 + std::min(r.am, kMamv));
@@ -118,10 +119,12 @@ uint64_t Invalidations::iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, 
         uint64_t probes = 0;
         for (unsigned shift : kShifts)
             probes += (last >> shift) - (first >> shift) + 1;
-        if (probes <= tlb.group_size(did)) {
+        // In scalable mode the entries of every PASID in the domain go, whose tags differ:
+        // the list it is.
+        if (probes <= tlb.group_size(did) && !t_.scalable()) {
             for (unsigned shift : kShifts)
                 for (uint64_t vpn = first >> shift; vpn <= last >> shift; vpn++) {
-                    uint64_t tag = Caches::iotlb_tag(did, vpn, shift);
+                    uint64_t tag = Caches::iotlb_tag(did, 0, vpn, shift);
                     n += tlb.drop(caches.iotlb_set(tag), tag);
                 }
         } else {
@@ -140,6 +143,61 @@ uint64_t Invalidations::iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, 
         bool range = g == Gran::Selective && size != 0; // size 0: am reaches 2^64
         s_.host.observer->unmapped(false, 0, range ? first : 0,
                                    range ? first + (size - 1) : UINT64_MAX);
+    }
+    return n;
+}
+
+// The PASID cache is the context cache (ContextInfo holds RID_PASID's PASID entry): its
+// invalidation drops the requesters whose entry it names.
+uint64_t Invalidations::pasid_cache(const PcInv& inv)
+{
+    t_.forget();
+    auto& cc = t_.caches().context;
+    uint64_t n = 0;
+    if (inv.g == PcGran::Global)
+        n = cc.drop_all();
+    else if (inv.g == PcGran::Domain)
+        n = cc.drop_group_if(inv.did, [](const ContextInfo&) { return true; });
+    else
+        n = cc.drop_group_if(inv.did, [&](const ContextInfo& c) { return c.pasid == inv.pasid; });
+    s_.counters.pc_inv[static_cast<unsigned>(inv.g)]++;
+    s_.counters.inv_queued++;
+    if (s_.host.observer) {
+        s_.host.observer->invalidated(InvKind::PasidCache, static_cast<Gran>(inv.g), inv.did,
+                                      inv.pasid, 0, n, true);
+        s_.host.observer->unmapped(false, 0, 0, UINT64_MAX);
+    }
+    return n;
+}
+
+// PASID-based IOTLB invalidation (6.5.2.4): the domain's entries of that PASID, all of them
+// or those overlapping the pages named. The domain's list is walked (its entries of other
+// PASIDs stay).
+uint64_t Invalidations::piotlb(const PiotlbInv& inv)
+{
+    uint64_t size = pow2(12 + inv.am);
+    uint64_t first = Translator::in48(inv.addr) & ~(size - 1);
+    uint64_t last = first + (size - 1);
+    t_.forget();
+    uint64_t n = t_.caches().iotlb.drop_group_if(inv.did, [&](const TlbEntry& e) {
+        if (e.pasid != inv.pasid)
+            return false;
+        if (!inv.page)
+            return true;
+        uint64_t lo = e.vpn << e.shift;
+        uint64_t hi = lo + (pow2(e.shift) - 1);
+        return lo <= last && first <= hi;
+    });
+    Counters& c = s_.counters;
+    c.piotlb_inv[inv.page]++;
+    c.iotlb_dropped += n;
+    c.inv_queued++;
+    if (s_.host.observer) {
+        Gran g = inv.page ? Gran::Selective : Gran::Domain;
+        s_.host.observer->invalidated(InvKind::Iotlb, g, inv.did, first, inv.am, n, true);
+        bool range = inv.page && size != 0;
+        s_.host.observer->unmapped(false, 0, range ? inv.addr & ~(size - 1) : 0,
+                                   range ? (inv.addr & ~(size - 1)) + (size - 1) : UINT64_MAX);
     }
     return n;
 }

@@ -50,7 +50,7 @@ struct Shared {
     void set(unsigned index, uint64_t v) { regs->set(index, v); }
     bool queue_on() const { return reg(vtd::reg("GSTS")) & G_QIE; }
     // What decides whether a queued descriptor is valid (what the unit advertises).
-    DecodeLimits limits() const { return {kMamv, config.ir, kMhmv, config.dt}; }
+    DecodeLimits limits() const { return {kMamv, config.ir, kMhmv, config.dt, config.sm}; }
     // A call out of the model (guest memory, an interrupt message): while it runs, the unit
     // refuses register accesses that come back to it (its own DMA or message aimed at it).
     template <class F> auto call_out(F&& f)
@@ -105,21 +105,29 @@ class FaultRecording
     unsigned next_record_ = 0; // the fault-recording register the next fault goes to
 };
 
+// What the context cache holds for a requester. In scalable mode that is its context entry
+// together with the PASID entry of its RID_PASID (the unit's context cache is also its
+// PASID cache): the domain, the stage and the table are the PASID entry's.
 struct ContextInfo {
     uint16_t sid = 0;
     uint16_t did = 0;
-    TT tt = TT::Untranslated;
-    uint8_t aw = 0; // 1: 39-bit 3-level, 2: 48-bit 4-level
+    TT tt = TT::Untranslated; // scalable mode: Untranslated, or Passthrough (PGTT 100)
+    uint8_t aw = 0;           // 1: 39-bit 3-level, 2: 48-bit 4-level (first stage: always 2)
     bool fpd = false;
-    uint64_t slptptr = 0;
+    uint64_t slptptr = 0; // the tables' root (first stage: FLPTR)
+    bool sm = false;      // from scalable-mode tables
+    bool fs = false;      // first-stage tables (PGTT 001)
+    bool nxe = false;     // first stage: XD is a field (PASID entry NXE), else reserved
+    uint32_t pasid = 0;   // RID_PASID (scalable mode)
 };
 
 struct TlbEntry {
     uint16_t did;
     uint8_t shift;
     bool r, w;
-    uint64_t vpn;  // iova >> shift
+    uint64_t vpn;  // iova >> shift (first stage: of the address's low 48 bits)
     uint64_t page; // output address
+    uint32_t pasid = 0;
 };
 
 class Caches
@@ -131,10 +139,15 @@ class Caches
     {
     }
     static uint64_t context_tag(uint16_t sid) { return uint64_t{1} << 63 | sid; }
-    // vpn < 2^36 (input addresses below 2^48), did 16 bits, the page size in 2 bits.
-    static uint64_t iotlb_tag(uint16_t did, uint64_t vpn, unsigned shift)
+    // vpn < 2^36 (input addresses below 2^48) in bits 55:20, did below kDomainIds in bits
+    // 11:4, the page size in bits 1:0, and the PASID's bits 14:0 in bits 19:12 and 62:56.
+    // Entries of PASIDs that share those bits share tags: a lookup compares the entry's
+    // PASID (iotlb_find) and a fill replaces what holds its tag.
+    static uint64_t iotlb_tag(uint16_t did, uint32_t pasid, uint64_t vpn, unsigned shift)
     {
-        return uint64_t{1} << 63 | vpn << 20 | uint64_t{did} << 4 | (shift - 12) / 9;
+        static_assert(kDomainIds <= 256);
+        return uint64_t{1} << 63 | uint64_t{(pasid >> 8) & 0x7f} << 56 | vpn << 20 |
+               uint64_t{pasid & 0xff} << 12 | uint64_t{did} << 4 | (shift - 12) / 9;
     }
     unsigned context_set(uint16_t sid) const { return context.set_of(sid); }
     unsigned iotlb_set(uint64_t tag) const { return iotlb.set_of(tag); }
@@ -161,11 +174,16 @@ class Translator
     bool enabled() const { return te_; }
     void set_enabled(bool on) { te_ = on; }
     bool has_root() const { return root_valid_; }
-    // SRTP latched RTADDR: a usable root table, or none (DMA then faults).
-    void set_root(bool valid, uint64_t root)
+    bool scalable() const { return sm_; }
+    // An address's low 48 bits: what the IOTLB tags (first-stage input is canonical).
+    static uint64_t in48(uint64_t iova) { return iova & (pow2(48) - 1); }
+    // SRTP latched RTADDR: a usable root table (legacy or scalable-mode), or none (DMA then
+    // faults).
+    void set_root(bool valid, uint64_t root, bool sm)
     {
         root_valid_ = valid;
         root_ = root;
+        sm_ = sm;
     }
     Caches& caches() { return caches_; }
     // Drops the shortcuts into the caches (after any change to them).
@@ -186,7 +204,22 @@ class Translator
     };
     // The context entry for sid, from the cache or the tables; None when it is usable.
     FaultReason context_for(uint16_t sid, ContextInfo& out);
+    // context_for's misses: the legacy tables, or the scalable-mode ones down to the PASID
+    // entry of RID_PASID.
+    FaultReason context_legacy(uint16_t sid, ContextInfo& out, uint64_t haw_mask);
+    FaultReason context_sm(uint16_t sid, ContextInfo& out, uint64_t haw_mask);
+    FaultReason pasid_entry(const SmContextEntry& ce, ContextInfo& out, uint64_t haw_mask);
     FaultReason walk(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out, bool count);
+    // A second-stage walk (9.8), with the legacy reasons.
+    FaultReason walk_ss(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out,
+                        bool count);
+    // A first-stage walk (9.7): the request is a user one; sets A, and D for a write, in the
+    // entries it uses unless perm is 0 (a query or the audit).
+    FaultReason walk_fs(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out,
+                        bool count);
+    // The check of the request's address against the context's input width: None, or the
+    // fault.
+    static FaultReason check_input(const ContextInfo& ctx, uint64_t iova);
     // One paging entry, from memory or (inside translate_run) from what the run has read.
     DmaResult read_entry(uint64_t table, uint64_t idx, unsigned level, SlPte& pte);
     template <class E> DmaResult read_entry128(uint64_t addr, E& out);
@@ -196,6 +229,8 @@ class Translator
     // would not take, changing nothing for it.
     uint64_t extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint64_t max_pages,
                         uint64_t out, bool r0, bool w0);
+    // Whether `why` is a walk's refusal for a not-present entry.
+    static bool not_present(const ContextInfo& ctx, FaultReason why);
     // With translation off, or for a pass-through context: the address itself, read and write.
     static Translation identity(uint64_t iova);
     // The translation fault the fault plan injects into this request, or None.
@@ -210,7 +245,15 @@ class Translator
                      TlbEntry& e, TlbEntry*& slot);
     // translate()'s last step: the answer for a page the IOTLB holds in `slot`.
     Translation answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift, uint64_t page,
-                       bool r, bool w, bool fpd, TlbEntry* slot);
+                       bool r, bool w, const ContextInfo& ctx, TlbEntry* slot);
+    // Which tables an entry came from, for the reason a refusal of a cached page gives.
+    enum class Stage : uint8_t { Legacy, SmSecond, First };
+    static Stage stage_of(const ContextInfo& c)
+    {
+        return c.fs ? Stage::First : c.sm ? Stage::SmSecond : Stage::Legacy;
+    }
+    // The fault for a request that needs perm of a page allowing r and w, or None.
+    static FaultReason denied(Stage stage, unsigned perm, bool r, bool w);
     Translation refuse(uint16_t sid, uint64_t iova, unsigned perm, FaultReason reason, bool record);
     void audit(uint16_t sid, const ContextInfo& ctx, uint64_t iova, uint64_t cached, bool r,
                bool w);
@@ -223,6 +266,7 @@ class Translator
     bool te_ = false; // GSTS.TES
     bool root_valid_ = false;
     uint64_t root_ = 0;
+    bool sm_ = false; // the latched root table is a scalable-mode one (TTM 01)
 
     // The IOTLB entry the latest translation used, with what its context said: checked
     // first, so a run of hits on one page costs no set lookup. Every invalidation,
@@ -233,6 +277,7 @@ class Translator
         uint64_t base = 0, mask = 0, page = 0;
         bool r = false, w = false, fpd = false;
         TlbEntry* entry = nullptr;
+        Stage stage = Stage::Legacy;
     };
     Front front_;
     ContextInfo* last_context_ = nullptr; // the context-cache entry used last
@@ -329,6 +374,8 @@ class Invalidations
     // Takes effect now: the entries it names leave the caches. How many did.
     uint64_t context(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued);
     uint64_t iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued);
+    uint64_t pasid_cache(const PcInv& inv);
+    uint64_t piotlb(const PiotlbInv& inv);
     uint64_t iec(const IecInv& inv);
     // Forwarded to the device, which caches nothing the unit can see: counted and traced.
     void devtlb(const DevTlbInv& inv);
@@ -359,9 +406,11 @@ class InvalidationQueue
     bool load(StateReader& r);
 
   private:
+    bool wide() const; // 256-bit descriptors (IQA.DW, scalable mode)
     uint32_t entries() const;
-    uint32_t head() const { return static_cast<uint32_t>(IQ_INDEX.get(s_.reg(reg("IQH")))); }
-    uint32_t tail() const { return static_cast<uint32_t>(IQ_INDEX.get(s_.reg(reg("IQT")))); }
+    uint32_t head() const;
+    uint32_t tail() const;
+    void set_head(uint32_t h);
     bool fetch(InvDesc& d);
     void error(const InvDesc& d);
     static InvRequest request_of(const Decoded& d, const InvDesc& raw);

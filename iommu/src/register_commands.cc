@@ -25,13 +25,15 @@ void RegisterCommands::write_gcmd(uint64_t written, uint64_t bytes)
     if (cmd & G_SRTP) {
         uint64_t rta = s_.reg(reg("RTADDR"));
         uint64_t ttm = RTADDR_TTM.get(rta);
-        if (ttm != 0) {
+        // TTM 0 is legacy mode; 1 scalable mode, with ECAP.SMTS; 2 and 3 are reserved.
+        bool sm = ttm == 1 && s_.config.sm;
+        if (ttm != 0 && !sm) {
             logf(s_.host.log, LogKind::GuestError,
-                 "vtd: RTADDR.TTM=%u: only legacy mode (0) is supported; DMA is blocked",
-                 static_cast<unsigned>(ttm));
-            t_.set_root(false, 0);
+                 "vtd: RTADDR.TTM=%u: not a mode the unit offers (ECAP.SMTS=%u); DMA is blocked",
+                 static_cast<unsigned>(ttm), static_cast<unsigned>(s_.config.sm));
+            t_.set_root(false, 0, false);
         } else {
-            t_.set_root(true, rta & RTADDR_RTA.mask());
+            t_.set_root(true, rta & RTADDR_RTA.mask(), sm);
         }
         sts |= G_SRTP; // RTPS
     }

@@ -28,6 +28,7 @@ void Translator::reset()
         c = {};
     root_valid_ = false;
     root_ = 0;
+    sm_ = false;
 }
 
 void Translator::save(StateWriter& w) const
@@ -35,6 +36,7 @@ void Translator::save(StateWriter& w) const
     w.boolean(root_valid_);
     w.u64(root_);
     w.u64(prng_.state());
+    w.boolean(sm_);
 }
 
 bool Translator::load(StateReader& r)
@@ -42,8 +44,10 @@ bool Translator::load(StateReader& r)
     root_valid_ = r.boolean();
     root_ = r.u64() & RTADDR_RTA.mask();
     prng_.set_state(r.u64());
+    sm_ = r.boolean();
     te_ = s_.reg(reg("GSTS")) & G_TE;
-    return r.ok();
+    // A stream cannot give a unit without scalable mode a scalable-mode root table.
+    return r.ok() && !(sm_ && !s_.config.sm);
 }
 
 // The 128-bit entry (root or context, 9.1 and 9.3) at addr; zeros where the read failed.
@@ -73,6 +77,20 @@ FaultReason Translator::context_for(uint16_t sid, ContextInfo& out)
     s_.counters.context_misses++;
     charge(sid, 2 * s_.config.walk_read_ns); // the root and the context entry
     uint64_t haw_mask = ~(pow2(s_.config.aw_bits) - 1);
+    FaultReason why = sm_ ? context_sm(sid, out, haw_mask) : context_legacy(sid, out, haw_mask);
+    if (why != FaultReason::None)
+        return why;
+    auto [where, evicted] = caches_.context.insert(set, Caches::context_tag(sid), out.did, out);
+    if (evicted) {
+        s_.counters.context_evictions++;
+        forget();
+    }
+    last_context_ = where;
+    return FaultReason::None;
+}
+
+FaultReason Translator::context_legacy(uint16_t sid, ContextInfo& out, uint64_t haw_mask)
+{
     if (!root_valid_ || (root_ & haw_mask))
         return FaultReason::RootTable;
     RootEntry re;
@@ -101,17 +119,205 @@ FaultReason Translator::context_for(uint16_t sid, ContextInfo& out)
     bool tables = out.tt == TT::Untranslated || (out.tt == TT::All && s_.config.dt);
     if (!(tables && aw_ok) && !(out.tt == TT::Passthrough && s_.config.pt))
         return FaultReason::ContextInvalid;
-    auto [where, evicted] = caches_.context.insert(set, Caches::context_tag(sid), out.did, out);
-    if (evicted) {
-        s_.counters.context_evictions++;
-        forget();
-    }
-    last_context_ = where;
     return FaultReason::None;
+}
+
+// Scalable mode (9.2, 9.4): the root entry's half for the devfn, the 256-bit context
+// entry, then RID_PASID's PASID directory and table entries. Any FPD on the way holds.
+FaultReason Translator::context_sm(uint16_t sid, ContextInfo& out, uint64_t haw_mask)
+{
+    if (!root_valid_ || (root_ & haw_mask))
+        return sm(SmFault::RootTableAddress);
+    const bool upper = sid & 0x80;
+    SmRootEntry re;
+    if (!read_entry128(root_ + (sid >> 8) * SmRootEntry::kSize, re).ok())
+        return sm(SmFault::RootAccess);
+    if (!re.present(upper))
+        return sm(SmFault::RootNotPresent);
+    if (re.reserved_set(upper, haw_mask))
+        return sm(SmFault::RootReserved);
+    SmContextEntry ce;
+    uint64_t at = re.context_table_pointer(upper) + (sid & 0x7fu) * SmContextEntry::kSize;
+    if (!read_entry128(at, ce).ok())
+        return sm(SmFault::ContextAccess);
+    if (!ce.present())
+        return sm(SmFault::ContextNotPresent);
+    out.fpd = ce.fault_processing_disable();
+    // DTE needs ECAP.DT; page requests (PRE, ECAP.PRS) and PASID-tagged requests (PASIDE,
+    // ECAP.PASID) are not offered, so those bits are reserved too.
+    if (ce.reserved_set(haw_mask) || (ce.device_tlb() && !s_.config.dt) || ce.page_requests() ||
+        ce.pasid_enable())
+        return sm(SmFault::ContextReserved);
+    out.sid = sid;
+    out.sm = true;
+    return pasid_entry(ce, out, haw_mask);
+}
+
+FaultReason Translator::pasid_entry(const SmContextEntry& ce, ContextInfo& out, uint64_t haw_mask)
+{
+    const uint32_t pasid = ce.rid_pasid();
+    if ((pasid >> 6) >= ce.dir_entries())
+        return sm(SmFault::RidPasid);
+    charge(out.sid, 2 * s_.config.walk_read_ns); // the directory and the PASID entry
+    uint8_t raw[PasidEntry::kSize] = {};
+    uint64_t dir_at = ce.dir_pointer() + uint64_t{pasid >> 6} * PasidDirEntry::kSize;
+    if (!s_.call_out([&] {
+               return s_.host.memory.read(dir_at, raw, PasidDirEntry::kSize, {});
+           }).ok())
+        return sm(SmFault::DirAccess);
+    PasidDirEntry de = PasidDirEntry::from(raw);
+    if (!de.present())
+        return sm(SmFault::DirNotPresent);
+    out.fpd = out.fpd || de.fault_processing_disable();
+    if (de.reserved_set(haw_mask))
+        return sm(SmFault::DirReserved);
+    uint64_t pe_at = de.table_pointer() + uint64_t{pasid & 63} * PasidEntry::kSize;
+    if (!s_.call_out([&] { return s_.host.memory.read(pe_at, raw, sizeof raw, {}); }).ok())
+        return sm(SmFault::PasidAccess);
+    PasidEntry pe = PasidEntry::from(raw);
+    if (!pe.present())
+        return sm(SmFault::PasidNotPresent);
+    out.fpd = out.fpd || pe.fault_processing_disable();
+    if (pe.reserved_set() || pe.domain_id() >= kDomainIds)
+        return sm(SmFault::PasidReserved);
+    out.pasid = pasid;
+    out.did = static_cast<uint16_t>(pe.domain_id());
+    out.tt = TT::Untranslated;
+    switch (pe.pgtt()) {
+    case Pgtt::FirstStage:
+        // 4-level tables only (FLPM 0): CAP.FL5LP is not advertised.
+        if (!s_.config.fs || pe.flpm() != 0)
+            return sm(SmFault::PasidInvalid);
+        out.fs = true;
+        out.nxe = pe.nxe();
+        out.aw = 2;
+        out.slptptr = pe.flptr();
+        return FaultReason::None;
+    case Pgtt::SecondStage:
+        out.aw = pe.address_width();
+        if (!(out.aw == 1 || (out.aw == 2 && s_.config.aw_bits >= 48)))
+            return sm(SmFault::PasidInvalid);
+        out.slptptr = pe.slptptr();
+        return FaultReason::None;
+    case Pgtt::PassThrough:
+        if (!s_.config.pt)
+            return sm(SmFault::PasidInvalid);
+        out.tt = TT::Passthrough;
+        return FaultReason::None;
+    default: // nested (not advertised) and the reserved encodings
+        return sm(SmFault::PasidInvalid);
+    }
+}
+
+// The reason a second-stage walk gives in scalable mode, for the legacy one (7.1.3).
+static FaultReason second_stage_sm(FaultReason legacy)
+{
+    switch (legacy) {
+    case FaultReason::PageTable:
+        return sm(SmFault::SsAccess);
+    case FaultReason::PageReserved:
+        return sm(SmFault::SsReserved);
+    case FaultReason::Read:
+        return sm(SmFault::Read);
+    case FaultReason::Write:
+        return sm(SmFault::Write);
+    default:
+        return legacy;
+    }
+}
+
+FaultReason Translator::check_input(const ContextInfo& ctx, uint64_t iova)
+{
+    if (ctx.fs) {
+        // 4-level first-stage input: bits 63:48 copy bit 47 (canonical).
+        auto high = static_cast<int64_t>(iova) >> 47;
+        return high == 0 || high == -1 ? FaultReason::None : sm(SmFault::NonCanonical);
+    }
+    unsigned agaw = ctx.aw == 1 ? 39 : 48;
+    if (iova >> agaw)
+        return ctx.sm ? sm(SmFault::AddressBeyondAw) : FaultReason::AddressBeyondAw;
+    return FaultReason::None;
+}
+
+// First-stage tables (9.7), 4-level: every entry on the way must be present and, the
+// request being a user one (requests without a PASID; RID_PRIV is not offered), allow user
+// access; a write needs RW at every level. The unit sets A in each entry it uses and D in
+// the leaf for a write, as the CPU's paging does; a failed update is an access error.
+FaultReason Translator::walk_fs(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out,
+                                bool count)
+{
+    const uint64_t haw_mask = ~(pow2(s_.config.aw_bits) - 1) & ((uint64_t{1} << 52) - 1);
+    uint64_t table = ctx.slptptr;
+    if (table & haw_mask)
+        return sm(SmFault::FsPointer);
+    if (count)
+        s_.counters.page_walks++;
+    const bool write = perm & Unit::kWrite;
+    bool w = true;
+    for (unsigned level = 4; level >= 1; level--) {
+        const unsigned shift = 12 + 9 * (level - 1);
+        const uint64_t at = table + ((iova >> shift) & 511) * FlPte::kSize;
+        uint8_t raw[FlPte::kSize] = {};
+        DmaResult res = s_.call_out([&] { return s_.host.memory.read(at, raw, sizeof raw, {}); });
+        if (count)
+            s_.counters.walk_reads++;
+        if (!res.ok())
+            return sm(SmFault::FsAccess);
+        FlPte pte{load_le(raw, 8)};
+        if (!pte.present())
+            return sm(SmFault::FsNotPresent);
+        const bool large = pte.page_size() && (level == 2 || level == 3);
+        const bool leaf = level == 1 || large;
+        // PS is reserved at level 4, and at level 3 without CAP.FL1GP (advertised); a large
+        // page's address bits below its size, other than PAT (bit 12), are reserved too.
+        bool reserved = (pte.address() & haw_mask) || (level == 4 && pte.page_size()) ||
+                        (pte.execute_disable() && !ctx.nxe) ||
+                        (large && (pte.address() & (pow2(shift) - 1) & ~uint64_t{0x1000}));
+        if (reserved)
+            return sm(SmFault::FsReserved);
+        if (!pte.user())
+            return sm(SmFault::UserSupervisor);
+        w = w && pte.writable();
+        if (write && !w)
+            return sm(SmFault::Write);
+        uint64_t set = 0;
+        if (perm && !pte.accessed())
+            set |= field_mask(flpte::F, "A");
+        if (leaf && write && !pte.dirty())
+            set |= field_mask(flpte::F, "D");
+        if (set) {
+            store_le(raw, pte.v | set, 8);
+            if (!s_.call_out([&] { return s_.host.memory.write(at, raw, sizeof raw, {}); }).ok())
+                return sm(SmFault::FsAccess);
+            s_.counters.fs_ad_updates++;
+        }
+        if (leaf) {
+            out.page = pte.address() & ~(pow2(shift) - 1);
+            out.shift = shift;
+            out.r = true;
+            out.w = w;
+            return FaultReason::None;
+        }
+        table = pte.address();
+    }
+    return sm(SmFault::FsAccess); // not reached: level 1 is always a leaf
 }
 
 FaultReason Translator::walk(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out,
                              bool count)
+{
+    if (ctx.fs)
+        return walk_fs(ctx, iova, perm, out, count);
+    if (ctx.sm) {
+        if (ctx.slptptr & ~(pow2(s_.config.aw_bits) - 1))
+            return sm(SmFault::SsPointer);
+        return second_stage_sm(walk_ss(ctx, iova, perm, out, count));
+    }
+    return walk_ss(ctx, iova, perm, out, count);
+}
+
+FaultReason Translator::walk_ss(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out,
+                                bool count)
 {
     unsigned levels = ctx.aw == 1 ? 3 : 4;
     uint64_t haw_mask = ~(pow2(s_.config.aw_bits) - 1) & ((uint64_t{1} << 52) - 1);
@@ -202,7 +408,7 @@ void Translator::audit(uint16_t sid, const ContextInfo& ctx, uint64_t iova, uint
     FaultReason why = walk(ctx, iova, 0, now, false);
     bool ok = why == FaultReason::None;
     // A negative entry (caching mode) is right while the page is still not present.
-    if (!r && !w && (why == FaultReason::Read || why == FaultReason::Write))
+    if (!r && !w && not_present(ctx, why))
         return;
     uint64_t now_addr = ok ? now.page + (iova & (pow2(now.shift) - 1) & ~uint64_t{0xfff}) : 0;
     if (ok && now_addr == cached && now.r == r && now.w == w)
@@ -210,6 +416,17 @@ void Translator::audit(uint16_t sid, const ContextInfo& ctx, uint64_t iova, uint
     s_.counters.audit_stale++;
     if (s_.host.observer)
         s_.host.observer->stale(sid, iova, cached, now_addr, why);
+}
+
+bool Translator::not_present(const ContextInfo& ctx, FaultReason why)
+{
+    // A second-stage entry with neither R nor W is not present (3.6): walk() refuses the
+    // request for its read or write.
+    if (ctx.fs)
+        return why == sm(SmFault::FsNotPresent);
+    if (ctx.sm)
+        return why == sm(SmFault::Read) || why == sm(SmFault::Write);
+    return why == FaultReason::Read || why == FaultReason::Write;
 }
 
 Translation Translator::identity(uint64_t iova)
@@ -245,10 +462,8 @@ Translation Translator::from_front(uint16_t sid, uint64_t iova, unsigned perm)
     s_.counters.context_hits++;
     s_.counters.iotlb_hits++;
     caches_.iotlb.touch(front_.entry);
-    if ((perm & Unit::kWrite) && !front_.w)
-        return refuse(sid, iova, perm, FaultReason::Write, !front_.fpd);
-    if ((perm & Unit::kRead) && !front_.r)
-        return refuse(sid, iova, perm, FaultReason::Read, !front_.fpd);
+    if (FaultReason why = denied(front_.stage, perm, front_.r, front_.w); why != FaultReason::None)
+        return refuse(sid, iova, perm, why, !front_.fpd);
     Translation t;
     t.ok = true;
     t.translated = true;
@@ -266,8 +481,9 @@ TlbEntry* Translator::iotlb_find(const ContextInfo& ctx, uint64_t iova)
         // No entry of this page size is cached anywhere: the lookup would miss.
         if (caches_.iotlb.kind_size((shift - 12) / 9) == 0)
             continue;
-        uint64_t tag = Caches::iotlb_tag(ctx.did, iova >> shift, shift);
-        if (TlbEntry* hit = caches_.iotlb.find(caches_.iotlb_set(tag), tag))
+        uint64_t tag = Caches::iotlb_tag(ctx.did, ctx.pasid, in48(iova) >> shift, shift);
+        TlbEntry* hit = caches_.iotlb.find(caches_.iotlb_set(tag), tag);
+        if (hit && hit->pasid == ctx.pasid)
             return hit;
     }
     return nullptr;
@@ -281,19 +497,22 @@ FaultReason Translator::fill(uint16_t sid, const ContextInfo& ctx, uint64_t iova
     uint64_t reads = s_.counters.walk_reads;
     FaultReason why = walk(ctx, iova, perm, w, true);
     charge(sid, (s_.counters.walk_reads - reads) * s_.config.walk_read_ns);
-    // walk() refuses with Read or Write only where an entry is not present: in caching
-    // mode that is cached too, as a 4 KiB entry that allows nothing.
-    bool negative = s_.config.cm && (why == FaultReason::Read || why == FaultReason::Write);
+    // In caching mode a not-present second-stage entry is cached too, as a 4 KiB entry that
+    // allows nothing. Caching mode does not apply to first-stage tables (6.1): software does
+    // not invalidate when it maps there, and the unit caches no not-present entry of them.
+    bool negative = s_.config.cm && !ctx.fs && not_present(ctx, why);
     if (why != FaultReason::None && !negative)
         return why;
     if (negative) {
         w = {};
         s_.counters.iotlb_negative++;
     }
-    e = {ctx.did, static_cast<uint8_t>(w.shift), w.r, w.w, iova >> w.shift, w.page};
-    uint64_t tag = Caches::iotlb_tag(ctx.did, e.vpn, w.shift);
-    auto [where, evicted] =
-        caches_.iotlb.insert(caches_.iotlb_set(tag), tag, ctx.did, e, (w.shift - 12) / 9);
+    e = {ctx.did,  static_cast<uint8_t>(w.shift), w.r, w.w, in48(iova) >> w.shift, w.page,
+         ctx.pasid};
+    uint64_t tag = Caches::iotlb_tag(ctx.did, ctx.pasid, e.vpn, w.shift);
+    unsigned set = caches_.iotlb_set(tag);
+    caches_.iotlb.drop(set, tag); // another PASID's entry under the same tag
+    auto [where, evicted] = caches_.iotlb.insert(set, tag, ctx.did, e, (w.shift - 12) / 9);
     slot = where;
     // An eviction can only have replaced the front entry, which answer() sets again; the
     // context cache is untouched.
@@ -317,9 +536,8 @@ Translation Translator::translate(uint16_t sid, uint64_t iova, unsigned perm)
         return refuse(sid, iova, perm, why, !ctx.fpd);
     if (ctx.tt == TT::Passthrough)
         return identity(iova);
-    unsigned agaw = ctx.aw == 1 ? 39 : 48;
-    if (iova >> agaw)
-        return refuse(sid, iova, perm, FaultReason::AddressBeyondAw, !ctx.fpd);
+    if (FaultReason why = check_input(ctx, iova); why != FaultReason::None)
+        return refuse(sid, iova, perm, why, !ctx.fpd);
 
     TlbEntry e;
     TlbEntry* slot = iotlb_find(ctx, iova);
@@ -332,17 +550,33 @@ Translation Translator::translate(uint16_t sid, uint64_t iova, unsigned perm)
     } else if (FaultReason why = fill(sid, ctx, iova, perm, e, slot); why != FaultReason::None) {
         return refuse(sid, iova, perm, why, !ctx.fpd);
     }
-    return answer(sid, iova, perm, e.shift, e.page, e.r, e.w, ctx.fpd, slot);
+    return answer(sid, iova, perm, e.shift, e.page, e.r, e.w, ctx, slot);
+}
+
+FaultReason Translator::denied(Stage stage, unsigned perm, bool r, bool w)
+{
+    const bool need_w = perm & Unit::kWrite, need_r = perm & Unit::kRead;
+    if (!(need_w && !w) && !(need_r && !r))
+        return FaultReason::None;
+    switch (stage) {
+    case Stage::First: // a negative entry (caching mode), or a read-only page written
+        return !r ? sm(SmFault::FsNotPresent) : sm(SmFault::Write);
+    case Stage::SmSecond:
+        return need_w && !w ? sm(SmFault::Write) : sm(SmFault::Read);
+    default:
+        return need_w && !w ? FaultReason::Write : FaultReason::Read;
+    }
 }
 
 Translation Translator::answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift,
-                               uint64_t page, bool r, bool w, bool fpd, TlbEntry* slot)
+                               uint64_t page, bool r, bool w, const ContextInfo& ctx,
+                               TlbEntry* slot)
 {
-    front_ = {true, sid, iova & ~(pow2(shift) - 1), pow2(shift) - 1, page, r, w, fpd, slot};
-    if ((perm & Unit::kWrite) && !w)
-        return refuse(sid, iova, perm, FaultReason::Write, !fpd);
-    if ((perm & Unit::kRead) && !r)
-        return refuse(sid, iova, perm, FaultReason::Read, !fpd);
+    const Stage stage = stage_of(ctx);
+    front_ = {true, sid,  iova & ~(pow2(shift) - 1), pow2(shift) - 1, page, r, w, ctx.fpd,
+              slot, stage};
+    if (FaultReason why = denied(stage, perm, r, w); why != FaultReason::None)
+        return refuse(sid, iova, perm, why, !ctx.fpd);
     Translation t;
     t.ok = true;
     t.translated = true;

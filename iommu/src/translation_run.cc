@@ -85,9 +85,9 @@ uint64_t Translator::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint
     // previous page's front entry, cached large pages (each a lookup of its own), another
     // requester, and a page outside the leaf table this call read whole.
     if (s_.injector || s_.config.audit || !te_ || !ctx || ctx->sid != sid ||
-        ctx->tt == TT::Passthrough || !m.have_upper || !m.have_leaf || m.leaf != m.upper_table ||
-        m.upper_root != ctx->slptptr || m.upper_levels != (ctx->aw == 1 ? 3u : 4u) ||
-        m.upper_region != iova >> 21 ||
+        ctx->tt == TT::Passthrough || ctx->fs || !m.have_upper || !m.have_leaf ||
+        m.leaf != m.upper_table || m.upper_root != ctx->slptptr ||
+        m.upper_levels != (ctx->aw == 1 ? 3u : 4u) || m.upper_region != iova >> 21 ||
         (front_.valid && front_.sid == sid && (iova & ~front_.mask) == front_.base) ||
         caches_.iotlb.kind_size(1) || caches_.iotlb.kind_size(2))
         return 0;
@@ -100,7 +100,7 @@ uint64_t Translator::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint
     uint64_t vpn = first, walked = 0;
     TlbEntry* slot = nullptr;
     for (; vpn < last; vpn++, out += 0x1000) {
-        const uint64_t tag = Caches::iotlb_tag(ctx->did, vpn, 12);
+        const uint64_t tag = Caches::iotlb_tag(ctx->did, ctx->pasid, vpn, 12);
         const unsigned set = caches_.iotlb_set(tag);
         auto p = caches_.iotlb.probe(set, tag); // changes nothing yet
         uint64_t page;
@@ -145,7 +145,7 @@ uint64_t Translator::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint
     s_.counters.walk_reads += walked * m.upper_levels;
     charge(sid, walked * m.upper_levels * s_.config.walk_read_ns);
     const uint64_t base = (vpn - 1) << 12;
-    front_ = {true, sid, base, 0xfff, out - 0x1000, r0, w0, ctx->fpd, slot};
+    front_ = {true, sid, base, 0xfff, out - 0x1000, r0, w0, ctx->fpd, slot, stage_of(*ctx)};
     return vpn - first;
 }
 

@@ -68,7 +68,7 @@ constexpr auto kTable = bank_table<Parts, kRegCount>(kRegisters, kHooks);
 static_assert(well_formed(kTable, kRegWindow));
 
 constexpr uint32_t kStateMagic = 0x56544431; // "VTD1"
-constexpr uint16_t kStateVersion = 2;        // 2: the interrupt remapping part
+constexpr uint16_t kStateVersion = 3;        // 2: the interrupt remapping part; 3: scalable mode
 
 uint64_t cap_value(const Config& c)
 {
@@ -81,6 +81,7 @@ uint64_t cap_value(const Config& c)
     cap |= field(fields::CAP, "PSI").put(1);
     cap |= field(fields::CAP, "NFR").put(kFaultRecords - 1);
     cap |= field(fields::CAP, "MAMV").put(kMamv);
+    cap |= field(fields::CAP, "FL1GP").put(c.sm && c.fs); // 1 GiB first-stage pages
     return cap;
 }
 
@@ -94,6 +95,11 @@ uint64_t ecap_value(const Config& c)
     ecap |= field(fields::ECAP, "IR").put(c.ir);
     ecap |= field(fields::ECAP, "EIM").put(c.ir && c.eim);
     ecap |= field(fields::ECAP, "MHMV").put(c.ir ? kMhmv : 0);
+    // Scalable mode: second stage always, first stage if fs; page walks are coherent.
+    ecap |= field(fields::ECAP, "SMTS").put(c.sm);
+    ecap |= field(fields::ECAP, "SLTS").put(c.sm);
+    ecap |= field(fields::ECAP, "FLTS").put(c.sm && c.fs);
+    ecap |= field(fields::ECAP, "SMPWCS").put(c.sm);
     return ecap;
 }
 
@@ -132,6 +138,13 @@ const char* check(const Config& c)
     // ECAP.IR needs ECAP.QI: the interrupt entry cache is invalidated only through the queue.
     if (c.ir && !c.qi)
         return "interrupt remapping needs queued invalidation (qi=on)";
+    // Scalable mode's PASID cache is invalidated only by a queued descriptor (6.5.2.2).
+    if (c.sm && !c.qi)
+        return "scalable mode needs queued invalidation (qi=on)";
+    // First-stage tables are 4-level (48-bit); software wants an address width that both
+    // stages offer (CAP.SAGAW's 48-bit one).
+    if (c.sm && c.fs && c.aw_bits != 48)
+        return "first-stage tables need aw-bits=48 (or first-stage=off)";
     // A device-TLB is invalidated only by a queued descriptor (6.5.2.5).
     if (c.dt && !c.qi)
         return "device-iotlb needs queued invalidation (qi=on)";

@@ -45,6 +45,8 @@ typedef struct DmalabVtdConfig {
     bool dt;               /* device-TLBs (ECAP.DT): TT=01 and device-TLB descriptors */
     bool cm;               /* caching mode (CAP.CM): not-present pages cached */
     uint64_t devtlb_timeout_ns; /* a device-TLB invalidation times out (ITE) after; 0 never */
+    bool sm; /* scalable mode (ECAP.SMTS): PASID tables; needs qi */
+    bool fs; /* with sm: first-stage tables offered (ECAP.FLTS) */
 } DmalabVtdConfig;
 
 /*
@@ -58,8 +60,10 @@ void dmalab_vtd_trace_mmio(void* opaque, bool write, uint32_t offset, unsigned s
                            uint64_t value);
 void dmalab_vtd_trace_fault(void* opaque, uint16_t sid, uint64_t iova, bool write, uint8_t reason,
                             bool recorded);
-/* kind: 'c' context cache, 'i' IOTLB, 'd' a device-TLB (did is then the requester's
- * source-id, am the log2 of the pages); gran 1 global, 2 domain, 3 selective */
+/* kind: 'c' context cache, 'i' IOTLB (also PASID-based), 'd' a device-TLB (did is then the
+ * requester's source-id, am the log2 of the pages), 'p' the PASID cache (addr the PASID);
+ * gran 1 global, 2 domain, 3 selective; for 'p' the descriptor's G: 0 domain, 1 PASID,
+ * 3 global */
 void dmalab_vtd_trace_invalidated(void* opaque, char kind, uint8_t gran, uint16_t did,
                                   uint64_t addr, unsigned am, uint64_t dropped, bool queued);
 /* Not only a trace point: what an invalidation took away (vtd/unit.h, Observer::unmapped),

@@ -54,6 +54,127 @@ struct ContextEntry {
 };
 static_assert(sizeof(ContextEntry) == ContextEntry::kSize);
 
+// Scalable-mode root entry (9.2): the context tables of devfn 0-127 (lower) and 128-255
+// (upper) of one bus.
+struct SmRootEntry {
+    static constexpr size_t kSize = 16;
+    uint64_t lo = 0, hi = 0;
+
+    static SmRootEntry from(const uint8_t* p) { return {load_le(p, 8), load_le(p + 8, 8)}; }
+    // The half devfn is in: present, its table, and its reserved bits.
+    bool present(bool upper) const
+    {
+        return upper ? field(smroot::HI, "UP").get(hi) : field(smroot::LO, "LP").get(lo);
+    }
+    uint64_t context_table_pointer(bool upper) const
+    {
+        return upper ? hi & field_mask(smroot::HI, "UCTP") : lo & field_mask(smroot::LO, "LCTP");
+    }
+    bool reserved_set(bool upper, uint64_t haw_mask) const
+    {
+        uint64_t q = upper ? hi : lo;
+        uint64_t defined = upper ? defined_bits(smroot::HI) : defined_bits(smroot::LO);
+        return (q & ~defined) || (q & haw_mask);
+    }
+};
+static_assert(sizeof(SmRootEntry) == SmRootEntry::kSize);
+
+// Scalable-mode context entry (9.4), 256 bits.
+struct SmContextEntry {
+    static constexpr size_t kSize = 32;
+    uint64_t q[4] = {};
+
+    static SmContextEntry from(const uint8_t* p)
+    {
+        return {{load_le(p, 8), load_le(p + 8, 8), load_le(p + 16, 8), load_le(p + 24, 8)}};
+    }
+    bool present() const { return field(smctx::Q0, "P").get(q[0]); }
+    bool fault_processing_disable() const { return field(smctx::Q0, "FPD").get(q[0]); }
+    bool device_tlb() const { return field(smctx::Q0, "DTE").get(q[0]); }
+    bool pasid_enable() const { return field(smctx::Q0, "PASIDE").get(q[0]); }
+    bool page_requests() const { return field(smctx::Q0, "PRE").get(q[0]); }
+    // The PASID directory's entries: 2^(PDTS+7).
+    uint32_t dir_entries() const { return uint32_t{1} << (field(smctx::Q0, "PDTS").get(q[0]) + 7); }
+    uint64_t dir_pointer() const { return q[0] & field_mask(smctx::Q0, "PASIDDIRPTR"); }
+    uint32_t rid_pasid() const
+    {
+        return static_cast<uint32_t>(field(smctx::Q1, "RID_PASID").get(q[1]));
+    }
+    bool reserved_set(uint64_t haw_mask) const
+    {
+        return (q[0] & ~defined_bits(smctx::Q0)) || (q[0] & haw_mask) ||
+               (q[1] & ~defined_bits(smctx::Q1)) || q[2] || q[3];
+    }
+};
+static_assert(sizeof(SmContextEntry) == SmContextEntry::kSize);
+
+// PASID directory entry (9.5): where the table of 64 PASIDs is.
+struct PasidDirEntry {
+    static constexpr size_t kSize = 8;
+    uint64_t v = 0;
+
+    static PasidDirEntry from(const uint8_t* p) { return {load_le(p, 8)}; }
+    bool present() const { return field(pasiddir::F, "P").get(v); }
+    bool fault_processing_disable() const { return field(pasiddir::F, "FPD").get(v); }
+    uint64_t table_pointer() const { return v & field_mask(pasiddir::F, "PTP"); }
+    bool reserved_set(uint64_t haw_mask) const
+    {
+        return (v & ~defined_bits(pasiddir::F)) || (v & haw_mask);
+    }
+};
+static_assert(sizeof(PasidDirEntry) == PasidDirEntry::kSize);
+
+// PASID table entry (9.6), 512 bits.
+struct PasidEntry {
+    static constexpr size_t kSize = 64;
+    uint64_t q[8] = {};
+
+    static PasidEntry from(const uint8_t* p)
+    {
+        PasidEntry e;
+        for (unsigned i = 0; i < 8; i++)
+            e.q[i] = load_le(p + 8 * i, 8);
+        return e;
+    }
+    bool present() const { return field(pasid::Q0, "P").get(q[0]); }
+    bool fault_processing_disable() const { return field(pasid::Q0, "FPD").get(q[0]); }
+    uint8_t address_width() const { return static_cast<uint8_t>(field(pasid::Q0, "AW").get(q[0])); }
+    Pgtt pgtt() const { return static_cast<Pgtt>(field(pasid::Q0, "PGTT").get(q[0])); }
+    uint64_t slptptr() const { return q[0] & field_mask(pasid::Q0, "SLPTPTR"); }
+    uint32_t domain_id() const { return static_cast<uint32_t>(field(pasid::Q1, "DID").get(q[1])); }
+    unsigned flpm() const { return static_cast<unsigned>(field(pasid::Q2, "FLPM").get(q[2])); }
+    bool nxe() const { return field(pasid::Q2, "NXE").get(q[2]); }
+    uint64_t flptr() const { return q[2] & field_mask(pasid::Q2, "FLPTR"); }
+    // Bits no field defines (pointer bits beyond the host width are checked by the walk,
+    // which has its own fault reasons for them).
+    bool reserved_set() const
+    {
+        if ((q[0] & ~defined_bits(pasid::Q0)) || (q[1] & ~defined_bits(pasid::Q1)) ||
+            (q[2] & ~defined_bits(pasid::Q2)))
+            return true;
+        for (unsigned i = 3; i < 8; i++)
+            if (q[i])
+                return true;
+        return false;
+    }
+};
+static_assert(sizeof(PasidEntry) == PasidEntry::kSize);
+
+// First-stage paging entry (9.7), at any level.
+struct FlPte {
+    static constexpr size_t kSize = 8;
+    uint64_t v = 0;
+
+    bool present() const { return field(flpte::F, "P").get(v); }
+    bool writable() const { return field(flpte::F, "RW").get(v); }
+    bool user() const { return field(flpte::F, "US").get(v); }
+    bool accessed() const { return field(flpte::F, "A").get(v); }
+    bool dirty() const { return field(flpte::F, "D").get(v); }
+    bool page_size() const { return field(flpte::F, "PS").get(v); }
+    bool execute_disable() const { return field(flpte::F, "XD").get(v); }
+    uint64_t address() const { return v & field_mask(flpte::F, "ADDR"); }
+};
+
 // Second-level paging entry (9.8), at any level: a table pointer or, with PS (or at the
 // last level), a page.
 struct SlPte {
@@ -142,16 +263,31 @@ struct Irte {
 };
 static_assert(sizeof(Irte) == Irte::kSize);
 
-// An invalidation descriptor (6.5.2), legacy 128-bit form, as fetched from the queue.
-// decode() turns it into one of the typed descriptors below, or says why it is invalid.
+// An invalidation descriptor (6.5.2) as fetched from the queue: 128 bits, or 256 where the
+// queue holds 256-bit descriptors (IQA.DW, scalable mode), whose upper half (up) no type
+// the unit supports defines. decode() turns it into one of the typed descriptors below, or
+// says why it is invalid.
 struct InvDesc {
-    static constexpr size_t kSize = 16;
+    static constexpr size_t kSize = 16;     // 128-bit descriptors
+    static constexpr size_t kWideSize = 32; // 256-bit descriptors
     uint64_t lo = 0, hi = 0;
+    uint64_t up[2] = {};
 
-    static InvDesc from(const uint8_t* p) { return {load_le(p, 8), load_le(p + 8, 8)}; }
-    DescType type() const { return static_cast<DescType>(qi::TYPE.get(lo)); }
+    static InvDesc from(const uint8_t* p, bool wide = false)
+    {
+        InvDesc d{load_le(p, 8), load_le(p + 8, 8)};
+        if (wide) {
+            d.up[0] = load_le(p + 16, 8);
+            d.up[1] = load_le(p + 24, 8);
+        }
+        return d;
+    }
+    // Type bits 3:0, and 6:4 from bits 11:9.
+    DescType type() const
+    {
+        return static_cast<DescType>(qi::TYPE.get(lo) | qi::TYPE_HI.get(lo) << 4);
+    }
 };
-static_assert(sizeof(InvDesc) == InvDesc::kSize);
 
 // Context-cache invalidation (6.5.2.1).
 struct CcInv {
@@ -169,11 +305,32 @@ struct IotlbInv {
 };
 // Device-TLB invalidation (6.5.2.5): 2^pages_log2 pages from addr (aligned down to that
 // many) in the device-TLB of requester sid. PFSID and MIP are fields, not reserved bits, but
-// nothing the unit models uses them.
+// nothing the unit models uses them. The PASID-based form (6.5.2.6) names one PASID's
+// entries, or with all_pasids every PASID's.
 struct DevTlbInv {
     uint16_t sid;
     uint64_t addr;
     unsigned pages_log2;
+    bool pasid_based = false;
+    uint32_t pasid = 0;
+    bool all_pasids = false;
+};
+// PASID-cache invalidation (6.5.2.2).
+enum class PcGran : uint8_t { Domain = 0, Pasid = 1, Global = 3 };
+struct PcInv {
+    PcGran g;
+    uint16_t did;
+    uint32_t pasid;
+};
+// PASID-based IOTLB invalidation (6.5.2.4): all of a PASID's entries in a domain, or the
+// 2^am pages from addr (aligned down to that many).
+struct PiotlbInv {
+    bool page;
+    uint16_t did;
+    uint32_t pasid;
+    uint64_t addr;
+    unsigned am;
+    bool ih;
 };
 // Interrupt entry cache invalidation (6.5.2.7): all entries, or the 2^im from `index`
 // (aligned down to 2^im).
@@ -194,7 +351,8 @@ struct DescError {
     const char* why;
     uint64_t lo_bits = 0, hi_bits = 0;
 };
-using Decoded = std::variant<CcInv, IotlbInv, DevTlbInv, IecInv, WaitInv, DescError>;
+using Decoded =
+    std::variant<CcInv, IotlbInv, DevTlbInv, IecInv, WaitInv, PcInv, PiotlbInv, DescError>;
 
 // What the unit advertises that decides whether a descriptor is valid: CAP.MAMV, whether
 // it remaps interrupts (ECAP.IR: interrupt entry cache descriptors) with ECAP.MHMV, and
@@ -204,6 +362,7 @@ struct DecodeLimits {
     bool iec = false;
     unsigned mhmv = kMhmv;
     bool dt = false;
+    bool sm = false; // ECAP.SMTS: the PASID-based descriptors (types 6 to 8)
 };
 
 // The pages a device-TLB invalidation names (PCIe ATS 10.3.1, the size bit S): without S
@@ -214,6 +373,15 @@ inline unsigned devtlb_pages_log2(uint64_t hi)
     if (!field(qi::DEVTLB_HI, "S").get(hi))
         return 0;
     auto n = static_cast<unsigned>(std::countr_one(field(qi::DEVTLB_HI, "ADDR").get(hi)));
+    return n >= 52 ? 52 : n + 1;
+}
+
+// The pages of a PASID-based device-TLB invalidation: as devtlb_pages_log2, with S at bit 11.
+inline unsigned pasid_devtlb_pages_log2(uint64_t hi)
+{
+    if (!field(qi::PDEVTLB_HI, "S").get(hi))
+        return 0;
+    auto n = static_cast<unsigned>(std::countr_one(field(qi::PDEVTLB_HI, "ADDR").get(hi)));
     return n >= 52 ? 52 : n + 1;
 }
 
@@ -229,6 +397,9 @@ inline Decoded decode(const InvDesc& d, const DecodeLimits& lim)
     auto reserved = [&](uint64_t lo_defined, uint64_t hi_defined) {
         return DescError{"reserved bits set", d.lo & ~lo_defined, d.hi & ~hi_defined};
     };
+    // No type the unit supports defines bits 255:128 of a 256-bit descriptor.
+    if (d.up[0] || d.up[1])
+        return DescError{"reserved bits set in bits 255:128"};
     switch (d.type()) {
     case DescType::Context: {
         if (DescError e = reserved(defined_bits(qi::CC_LO), 0); e.lo_bits || e.hi_bits)
@@ -294,6 +465,51 @@ inline Decoded decode(const InvDesc& d, const DecodeLimits& lim)
                        field(qi::WAIT_LO, "PD").get(d.lo) != 0,
                        static_cast<uint32_t>(field(qi::WAIT_LO, "SDATA").get(d.lo)),
                        d.hi & field_mask(qi::WAIT_HI, "SADDR")};
+    case DescType::PasidIotlb: {
+        if (!lim.sm)
+            return DescError{"type not supported"};
+        if (DescError e = reserved(defined_bits(qi::PIOTLB_LO), defined_bits(qi::PIOTLB_HI));
+            e.lo_bits || e.hi_bits)
+            return e;
+        unsigned g = static_cast<unsigned>(field(qi::PIOTLB_LO, "G").get(d.lo));
+        if (g < 2)
+            return DescError{"reserved granularity"};
+        PiotlbInv t{g == 3,
+                    static_cast<uint16_t>(field(qi::PIOTLB_LO, "DID").get(d.lo)),
+                    static_cast<uint32_t>(field(qi::PIOTLB_LO, "PASID").get(d.lo)),
+                    d.hi & field_mask(qi::PIOTLB_HI, "ADDR"),
+                    static_cast<unsigned>(field(qi::PIOTLB_HI, "AM").get(d.hi)),
+                    field(qi::PIOTLB_HI, "IH").get(d.hi) != 0};
+        if (t.page && t.am > mamv)
+            return DescError{"address mask beyond CAP.MAMV"};
+        return t;
+    }
+    case DescType::PasidCache: {
+        if (!lim.sm)
+            return DescError{"type not supported"};
+        if (DescError e = reserved(defined_bits(qi::PC_LO), 0); e.lo_bits || e.hi_bits)
+            return e;
+        auto g = static_cast<PcGran>(field(qi::PC_LO, "G").get(d.lo));
+        if (g != PcGran::Domain && g != PcGran::Pasid && g != PcGran::Global)
+            return DescError{"reserved granularity"};
+        return PcInv{g, static_cast<uint16_t>(field(qi::PC_LO, "DID").get(d.lo)),
+                     static_cast<uint32_t>(field(qi::PC_LO, "PASID").get(d.lo))};
+    }
+    case DescType::PasidDevIotlb: {
+        if (!lim.sm || !lim.dt)
+            return DescError{"type not supported"};
+        if (DescError e = reserved(defined_bits(qi::PDEVTLB_LO), defined_bits(qi::PDEVTLB_HI));
+            e.lo_bits || e.hi_bits)
+            return e;
+        unsigned log2 = pasid_devtlb_pages_log2(d.hi);
+        uint64_t addr = d.hi & field_mask(qi::PDEVTLB_HI, "ADDR");
+        addr = log2 < 52 ? addr & ~((uint64_t{1} << (12 + log2)) - 1) : 0;
+        DevTlbInv t{static_cast<uint16_t>(field(qi::PDEVTLB_LO, "SID").get(d.lo)), addr, log2};
+        t.pasid_based = true;
+        t.pasid = static_cast<uint32_t>(field(qi::PDEVTLB_LO, "PASID").get(d.lo));
+        t.all_pasids = field(qi::PDEVTLB_HI, "G").get(d.hi) != 0;
+        return t;
+    }
     default:
         return DescError{"type not supported"};
     }

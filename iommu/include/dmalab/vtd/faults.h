@@ -10,13 +10,14 @@ namespace dmalab::vtd
 
 // The "op" values of dmalab-vtd's occasions.
 enum : uint8_t {
-    kFaultOpContext, // a context-cache invalidation (CCMD or descriptor)
-    kFaultOpIotlb,   // an IOTLB invalidation
-    kFaultOpWait,    // an invalidation wait descriptor
-    kFaultOpRead,    // a translation for a read
-    kFaultOpWrite,   // a translation for a write
-    kFaultOpIec,     // an interrupt entry cache invalidation (descriptor)
-    kFaultOpDevTlb,  // a device-TLB invalidation (descriptor)
+    kFaultOpContext,    // a context-cache invalidation (CCMD or descriptor)
+    kFaultOpIotlb,      // an IOTLB invalidation
+    kFaultOpWait,       // an invalidation wait descriptor
+    kFaultOpRead,       // a translation for a read
+    kFaultOpWrite,      // a translation for a write
+    kFaultOpIec,        // an interrupt entry cache invalidation (descriptor)
+    kFaultOpDevTlb,     // a device-TLB invalidation (descriptor)
+    kFaultOpPasidCache, // a PASID-cache invalidation (descriptor, scalable mode)
 };
 
 // The largest delay a plan may add to an invalidation: Linux waits 10 s for a register

@@ -64,7 +64,8 @@ inline constexpr Field DATA32[] = {{"DATA", 0, 32, A::RW}};
 inline constexpr Field ADDR[] = {{"MA", 2, 30, A::RW}};
 inline constexpr Field IQH[] = {{"QH", 4, 15, A::RO}};
 inline constexpr Field IQT[] = {{"QT", 4, 15, A::RW}};
-inline constexpr Field IQA[] = {{"QS", 0, 3, A::RW}, {"IQA", 12, 52, A::RW}};
+// IQA.DW (256-bit descriptors) exists only with ECAP.SMTS; the unit ignores it otherwise.
+inline constexpr Field IQA[] = {{"QS", 0, 3, A::RW}, {"DW", 11, 1, A::RW}, {"IQA", 12, 52, A::RW}};
 inline constexpr Field ICS[] = {{"IWC", 0, 1, A::W1C}};
 inline constexpr Field IVA[] = {{"AM", 0, 6, A::RW}, {"IH", 6, 1, A::RW}, {"ADDR", 12, 52, A::RW}};
 inline constexpr Field IOTLB[] = {{"DID", 32, 16, A::RW}, {"DW", 48, 1, A::RW},
@@ -146,7 +147,8 @@ inline constexpr uint32_t G_IRE = field_mask(fields::GCMD, "IRE");
 inline constexpr uint32_t G_SIRTP = field_mask(fields::GCMD, "SIRTP");
 inline constexpr uint32_t G_CFI = field_mask(fields::GCMD, "CFI");
 
-// RTADDR (10.4.6). TTM 0 is legacy mode.
+// RTADDR (10.4.6). TTM 0 is legacy mode, 1 scalable mode (with ECAP.SMTS); 2 and 3 are
+// reserved.
 inline constexpr Field RTADDR_RTA = field(fields::RTADDR, "RTA");
 inline constexpr Field RTADDR_TTM = field(fields::RTADDR, "TTM");
 
@@ -183,7 +185,7 @@ inline constexpr uint64_t FRCD_T_READ = field_mask(fields::FRCD_HI, "T");
 inline constexpr Field IQ_INDEX = field(fields::IQH, "QH");
 inline constexpr Field IQA_BASE = field(fields::IQA, "IQA");
 inline constexpr Field IQA_QS = field(fields::IQA, "QS");
-inline constexpr uint64_t IQA_DW = uint64_t{1} << 11;
+inline constexpr uint64_t IQA_DW = field_mask(fields::IQA, "DW");
 
 // Interrupt remapping table address (10.4.29).
 inline constexpr Field IRTA_BASE = field(fields::IRTA, "IRTA");
@@ -195,11 +197,22 @@ inline constexpr uint64_t IRTA_EIME = field_mask(fields::IRTA, "EIME");
 
 // Invalidation descriptors (6.5.2), legacy 128-bit form: each type's lower and upper qword.
 // Bits 11:9 (the type's upper bits in the 256-bit form) are reserved here.
-enum class DescType : uint8_t { Context = 0x1, Iotlb = 0x2, DevIotlb = 0x3, Iec = 0x4, Wait = 0x5 };
+// Scalable mode adds types 6 to 8, whose type field also has bits 11:9 (type bits 6:4).
+enum class DescType : uint8_t {
+    Context = 0x1,
+    Iotlb = 0x2,
+    DevIotlb = 0x3,
+    Iec = 0x4,
+    Wait = 0x5,
+    PasidIotlb = 0x6,
+    PasidCache = 0x7,
+    PasidDevIotlb = 0x8,
+};
 namespace qi
 {
 using A = FieldAccess;
 inline constexpr Field TYPE = {"TYPE", 0, 4, A::RO};
+inline constexpr Field TYPE_HI = {"TYPE_HI", 9, 3, A::RO}; // 256-bit form (and types 6-8)
 inline constexpr Field CC_LO[] = {{"TYPE", 0, 4, A::RO},
                                   {"G", 4, 2, A::RO},
                                   {"DID", 16, 16, A::RO},
@@ -230,6 +243,30 @@ inline constexpr Field DEVTLB_HI[] = {{"S", 0, 1, A::RO}, {"ADDR", 12, 52, A::RO
 // entries from IIDX); its upper qword is all reserved.
 inline constexpr Field IEC_LO[] = {
     {"TYPE", 0, 4, A::RO}, {"G", 4, 1, A::RO}, {"IM", 27, 5, A::RO}, {"IIDX", 32, 16, A::RO}};
+// PASID-based IOTLB invalidation (6.5.2.4): G 2 is every non-global entry of PASID in
+// domain DID, G 3 the 2^AM pages from ADDR of it; 0 and 1 are reserved.
+inline constexpr Field PIOTLB_LO[] = {{"TYPE", 0, 4, A::RO},
+                                      {"G", 4, 2, A::RO},
+                                      {"TYPE_HI", 9, 3, A::RO},
+                                      {"DID", 16, 16, A::RO},
+                                      {"PASID", 32, 20, A::RO}};
+inline constexpr Field PIOTLB_HI[] = {
+    {"AM", 0, 6, A::RO}, {"IH", 6, 1, A::RO}, {"ADDR", 12, 52, A::RO}};
+// PASID-cache invalidation (6.5.2.2): G 0 is domain-selective, 1 PASID-selective, 3
+// global; 2 is reserved. Its upper qword is all reserved.
+inline constexpr Field PC_LO[] = {{"TYPE", 0, 4, A::RO},
+                                  {"G", 4, 2, A::RO},
+                                  {"TYPE_HI", 9, 3, A::RO},
+                                  {"DID", 16, 16, A::RO},
+                                  {"PASID", 32, 20, A::RO}};
+// PASID-based device-TLB invalidation (6.5.2.6): like type 3, with the PASID; G (in the
+// upper qword) names every PASID's entries, S the ATS size encoding.
+inline constexpr Field PDEVTLB_LO[] = {{"TYPE", 0, 4, A::RO},      {"MIP", 4, 5, A::RO},
+                                       {"TYPE_HI", 9, 3, A::RO},   {"PFSID_LO", 12, 4, A::RO},
+                                       {"SID", 16, 16, A::RO},     {"PASID", 32, 20, A::RO},
+                                       {"PFSID_HI", 52, 12, A::RO}};
+inline constexpr Field PDEVTLB_HI[] = {
+    {"G", 0, 1, A::RO}, {"S", 11, 1, A::RO}, {"ADDR", 12, 52, A::RO}};
 } // namespace qi
 
 // Root entry, legacy mode (9.1): its upper qword is all reserved.
@@ -248,6 +285,75 @@ inline constexpr Field LO[] = {
 inline constexpr Field HI[] = {{"AW", 0, 3, A::RO}, {"AVAIL", 3, 4, A::RO}, {"DID", 8, 16, A::RO}};
 } // namespace ctx
 enum class TT : uint8_t { Untranslated = 0, All = 1, Passthrough = 2, Reserved = 3 };
+
+// Scalable mode (9.2, 9.4, 9.5, 9.6): the root entry points at two context tables, one for
+// devfn 0-127 (lower) and one for 128-255 (upper), of 256-bit context entries. A context
+// entry points at a PASID directory of 2^(PDTS+7) 64-bit entries, each at a table of 64
+// PASID entries of 512 bits. Requests without a PASID use the entry of RID_PASID.
+namespace smroot
+{
+using A = FieldAccess;
+inline constexpr Field LO[] = {{"LP", 0, 1, A::RO}, {"LCTP", 12, 52, A::RO}};
+inline constexpr Field HI[] = {{"UP", 0, 1, A::RO}, {"UCTP", 12, 52, A::RO}};
+} // namespace smroot
+namespace smctx
+{
+using A = FieldAccess;
+// Bits 127:85 and the upper 128 bits are reserved; RID_PRIV (84) needs ECAP.RPRIVS, which
+// the unit does not advertise, so it is reserved too.
+inline constexpr Field Q0[] = {{"P", 0, 1, A::RO},
+                               {"FPD", 1, 1, A::RO},
+                               {"DTE", 2, 1, A::RO},
+                               {"PASIDE", 3, 1, A::RO},
+                               {"PRE", 4, 1, A::RO},
+                               {"PDTS", 9, 3, A::RO},
+                               {"PASIDDIRPTR", 12, 52, A::RO}};
+inline constexpr Field Q1[] = {{"RID_PASID", 0, 20, A::RO}};
+} // namespace smctx
+namespace pasiddir
+{
+using A = FieldAccess;
+inline constexpr Field F[] = {{"P", 0, 1, A::RO}, {"FPD", 1, 1, A::RO}, {"PTP", 12, 52, A::RO}};
+} // namespace pasiddir
+// PASID table entry (9.6): the fields this unit uses or lets software set. Q0: the
+// second stage; Q1: the domain and memory-type hints; Q2: the first stage. SLEE, SLADE,
+// ERE, EAFE and SRE need capabilities the unit does not advertise (ECAP.ERS, SLADS, EAFS,
+// SRS) and are reserved here; Q3-Q7 are for nested translation (not advertised) and must
+// be 0.
+namespace pasid
+{
+using A = FieldAccess;
+inline constexpr Field Q0[] = {{"P", 0, 1, A::RO},
+                               {"FPD", 1, 1, A::RO},
+                               {"AW", 2, 3, A::RO},
+                               {"PGTT", 6, 3, A::RO},
+                               {"SLPTPTR", 12, 52, A::RO}};
+// DID, then the snoop and cache hints (PWSNP 23, PGSNP 24, CD 25, EMTE 26, EMT 29:27, PWT
+// 30, PCD 31, PAT 63:32), which a coherent model honours by ignoring.
+inline constexpr Field Q1[] = {
+    {"DID", 0, 16, A::RO}, {"PWSNP", 23, 1, A::RO}, {"PGSNP", 24, 1, A::RO},
+    {"CD", 25, 1, A::RO},  {"EMTE", 26, 1, A::RO},  {"EMT", 27, 3, A::RO},
+    {"PWT", 30, 1, A::RO}, {"PCD", 31, 1, A::RO},   {"PAT", 32, 32, A::RO}};
+// FLPM 0: 4-level first-stage tables (5-level needs CAP.FL5LP, not advertised). WPE
+// matters to supervisor requests only, which the unit never sees. NXE makes XD in the
+// first-stage entries a field (Linux 6.1 sets both); without it XD is reserved.
+inline constexpr Field Q2[] = {
+    {"FLPM", 2, 2, A::RO}, {"WPE", 4, 1, A::RO}, {"NXE", 5, 1, A::RO}, {"FLPTR", 12, 52, A::RO}};
+} // namespace pasid
+// PGTT (9.6): what a PASID entry translates with.
+enum class Pgtt : uint8_t { FirstStage = 1, SecondStage = 2, Nested = 3, PassThrough = 4 };
+
+// First-stage paging entry (9.7), x86 4-level format: bit 0 present, 1 writable, 2 user, 5
+// accessed, 6 dirty (leaf), 7 page size (levels 2 and 3), 63 execute-disable. Bits 11:8 and
+// 62:52 are ignored (software's; G is a leaf's and ignored), as are PWT and PCD (the unit is
+// coherent) and PAT (bit 12 of a large page).
+namespace flpte
+{
+using A = FieldAccess;
+inline constexpr Field F[] = {{"P", 0, 1, A::RO},      {"RW", 1, 1, A::RO}, {"US", 2, 1, A::RO},
+                              {"A", 5, 1, A::RO},      {"D", 6, 1, A::RO},  {"PS", 7, 1, A::RO},
+                              {"ADDR", 12, 40, A::RO}, {"XD", 63, 1, A::RO}};
+} // namespace flpte
 
 // Second-level paging entry (9.8). Bits 6:2, 10:8, 61:52 and 63 are ignored, not reserved;
 // SNP needs ECAP.SC, which the unit does not advertise, and TM ECAP.DT, which it advertises
@@ -327,6 +433,43 @@ enum class FaultReason : uint8_t {
     IrSourceId = 0x26,        // the requester failed the entry's SID, SQ, SVT check
     IrPostedError = 0x27,     // a posted-interrupt descriptor access failed (never: no PI)
 };
+// Scalable mode (7.1.3, table 31): the reasons of the structures and walks of scalable
+// mode. Requests without a PASID are user requests (no RID_PRIV).
+enum class SmFault : uint8_t {
+    RootTableAddress = 0x30, // RTADDR unusable
+    RootAccess = 0x38,
+    RootNotPresent = 0x39,
+    RootReserved = 0x3a,
+    ContextAccess = 0x40,
+    ContextNotPresent = 0x41,
+    ContextReserved = 0x42,
+    ContextInvalid = 0x43,
+    RidPasid = 0x48, // RID_PASID beyond the PASID directory
+    DirAccess = 0x50,
+    DirNotPresent = 0x51,
+    DirReserved = 0x52,
+    PasidAccess = 0x58,
+    PasidNotPresent = 0x59,
+    PasidReserved = 0x5a,
+    PasidInvalid = 0x5b, // PGTT, AW or FLPM the unit does not offer
+    FsAccess = 0x70,
+    FsNotPresent = 0x71,
+    FsReserved = 0x72,
+    FsPointer = 0x73, // FLPTR beyond the host address width
+    SsAccess = 0x78,
+    SsReserved = 0x7a,
+    SsPointer = 0x7b, // SLPTPTR beyond the host address width
+    NonCanonical = 0x80,
+    UserSupervisor = 0x81, // a user request met an entry with U/S clear
+    AddressBeyondAw = 0x83,
+    Write = 0x85,
+    Read = 0x86,
+};
+constexpr FaultReason sm(SmFault f)
+{
+    return static_cast<FaultReason>(f);
+}
+
 // True for an interrupt remapping reason.
 constexpr bool is_interrupt_fault(FaultReason r)
 {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// A VT-d DMA-remapping unit in legacy (root/context table) mode: registers, second-level
+// A VT-d DMA-remapping unit in legacy (root/context table) or scalable mode (PASID tables,
+// first- and second-stage tables): registers, second-level
 // translation through a context cache and a set-associative IOTLB, interrupt remapping
 // through an interrupt entry cache (when configured), register-based and queued
 // invalidation that take modelled virtual time, fault recording and its events. Reaches the
@@ -76,6 +77,13 @@ struct Config {
     // unit does: a translation refused because a paging entry is not present leaves a
     // negative 4 KiB IOTLB entry that refuses the page until an invalidation drops it.
     bool cm = false;
+    // Scalable mode (ECAP.SMTS, chapter 9.2-9.7): RTADDR.TTM=01 root tables, PASID
+    // directories and tables, 256-bit queued descriptors, PASID-cache and PASID-based IOTLB
+    // invalidation; second-stage and pass-through PASID entries (ECAP.SLTS, with PT), and
+    // first-stage ones (ECAP.FLTS) when fs is on. Needs queued invalidation. Requests
+    // carry no PASID: each uses its context entry's RID_PASID.
+    bool sm = false;
+    bool fs = true;
 };
 
 // The largest per-operation cost the model accepts: Linux gives up (panics) on a register
@@ -119,6 +127,12 @@ struct Counters {
     uint64_t devtlb_inv = 0, devtlb_pages = 0;
     // Caching mode: negative IOTLB entries filled (not-present pages cached).
     uint64_t iotlb_negative = 0;
+    // Scalable mode: PASID-cache invalidations by granularity (domain 0, PASID 1, global
+    // 3), PASID-based IOTLB invalidations (all of a PASID 0, pages 1), and first-stage
+    // accessed/dirty bits the unit set in paging entries.
+    uint64_t pc_inv[4] = {};
+    uint64_t piotlb_inv[2] = {};
+    uint64_t fs_ad_updates = 0;
 };
 
 // The outcome of one translation request.
@@ -153,12 +167,14 @@ struct InterruptRequest {
 
 // The invalidations the unit performs (6.5): of the context cache, of the IOTLB, of the
 // interrupt entry cache, of a device's TLB, and the queue's invalidation wait.
-enum class InvKind : uint8_t { Context, Iotlb, Wait, Iec, DevTlb };
+// Scalable mode adds the PASID cache; its PASID-based IOTLB and device-TLB invalidations
+// are IOTLB and DevTlb ones.
+enum class InvKind : uint8_t { Context, Iotlb, Wait, Iec, DevTlb, PasidCache };
 
-// The letter a trace shows for a kind: 'c', 'i', 'w', 'e', 'd' (in InvKind's order).
+// The letter a trace shows for a kind: 'c', 'i', 'w', 'e', 'd', 'p' (in InvKind's order).
 inline char inv_letter(InvKind k)
 {
-    constexpr char kLetters[] = "ciwed";
+    constexpr char kLetters[] = "ciwedp";
     auto i = static_cast<unsigned>(k);
     return i < sizeof kLetters - 1 ? kLetters[i] : '?';
 }

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Scalable mode (VT-d 9.2-9.7, 6.5.2.2, 6.5.2.4): the tables from RTADDR.TTM=01 down to the
+// PASID entry of RID_PASID, first-stage, second-stage and pass-through translation, their
+// fault reasons, the 256-bit invalidation queue, and the PASID-cache and PASID-based IOTLB
+// invalidations. Tables are built the way Linux 6.1 and 6.12 build them
+// (drivers/iommu/intel/pasid.c): PASID 0, a one-page directory (PDTS 2), and first-stage
+// entries with U/S, A and D already set.
+
+#include "rig.h"
+
+namespace dmalab::vtd::testing
+{
+namespace
+{
+
+constexpr uint64_t ECAP_SMTS = field_mask(fields::ECAP, "SMTS");
+constexpr uint64_t ECAP_SLTS = field_mask(fields::ECAP, "SLTS");
+constexpr uint64_t ECAP_FLTS = field_mask(fields::ECAP, "FLTS");
+constexpr uint64_t ECAP_SMPWCS = field_mask(fields::ECAP, "SMPWCS");
+constexpr uint64_t CAP_FL1GP = field_mask(fields::CAP, "FL1GP");
+static_assert(ECAP_SMTS == uint64_t{1} << 43 && ECAP_FLTS == uint64_t{1} << 47);
+
+constexpr uint64_t SRE_LP = field_mask(smroot::LO, "LP");
+constexpr uint64_t SRE_UP = field_mask(smroot::HI, "UP");
+constexpr uint64_t SCE_P = field_mask(smctx::Q0, "P");
+constexpr uint64_t SCE_PASIDE = field_mask(smctx::Q0, "PASIDE");
+constexpr unsigned SCE_PDTS_SHIFT = field_lsb(smctx::Q0, "PDTS");
+constexpr uint64_t PDE_P = field_mask(pasiddir::F, "P");
+constexpr uint64_t PE_P = field_mask(pasid::Q0, "P");
+constexpr uint64_t PE_FPD = field_mask(pasid::Q0, "FPD");
+constexpr unsigned PE_AW_SHIFT = field_lsb(pasid::Q0, "AW");
+constexpr unsigned PE_PGTT_SHIFT = field_lsb(pasid::Q0, "PGTT");
+constexpr uint64_t PE_NXE = field_mask(pasid::Q2, "NXE");
+constexpr uint64_t FL_P = field_mask(flpte::F, "P");
+constexpr uint64_t FL_RW = field_mask(flpte::F, "RW");
+constexpr uint64_t FL_US = field_mask(flpte::F, "US");
+constexpr uint64_t FL_A = field_mask(flpte::F, "A");
+constexpr uint64_t FL_D = field_mask(flpte::F, "D");
+constexpr uint64_t FL_PS = field_mask(flpte::F, "PS");
+constexpr uint64_t FL_XD = field_mask(flpte::F, "XD");
+constexpr uint64_t QI_PC = static_cast<uint8_t>(DescType::PasidCache);
+constexpr uint64_t QI_PIOTLB = static_cast<uint8_t>(DescType::PasidIotlb);
+constexpr unsigned QI_PASID_SHIFT = field_lsb(qi::PC_LO, "PASID");
+static_assert(field_lsb(qi::PIOTLB_LO, "PASID") == QI_PASID_SHIFT);
+
+FaultReason SM(SmFault f)
+{
+    return sm(f);
+}
+
+Config sm_config(bool fs = true)
+{
+    Config c = costs(0, 0, 0);
+    c.sm = true;
+    c.fs = fs;
+    return c;
+}
+
+// A unit in scalable mode, with Linux's layout: per device a context entry whose PASID
+// directory (one page, PDTS 2) points at a table holding RID_PASID's entry.
+class SmRig : public Rig
+{
+  public:
+    explicit SmRig(Config c = sm_config()) : Rig(c) {}
+
+    void set_sm_root()
+    {
+        root = alloc();
+        w64(RTADDR, root | uint64_t{1} << RTADDR_TTM_SHIFT);
+        command(G_SRTP);
+    }
+    // The context entry of `sid` and its PASID directory (2^(pdts+7) entries); the PASID
+    // table entry's address.
+    uint64_t device(uint16_t sid, uint32_t rid_pasid = 0, unsigned pdts = 2)
+    {
+        bool upper = sid & 0x80;
+        uint64_t re_at = root + (sid >> 8) * 16 + (upper ? 8 : 0);
+        uint64_t re = mem.get<uint64_t>(re_at);
+        if (!(re & (upper ? SRE_UP : SRE_LP))) {
+            re = alloc() | (upper ? SRE_UP : SRE_LP);
+            mem.put<uint64_t>(re_at, re);
+        }
+        uint64_t ce = (re & ~uint64_t{0xfff}) + (sid & 0x7f) * 32;
+        uint64_t dir = alloc();
+        for (unsigned i = 1; pdts > 2 && i < (1u << (pdts - 2)); i++)
+            alloc();
+        mem.put<uint64_t>(ce, dir | uint64_t{pdts} << SCE_PDTS_SHIFT | SCE_P);
+        mem.put<uint64_t>(ce + 8, rid_pasid);
+        uint64_t table = alloc();
+        mem.put<uint64_t>(dir + (rid_pasid >> 6) * 8, table | PDE_P);
+        return table + (rid_pasid & 63) * 64;
+    }
+    void pasid_entry(uint64_t at, Pgtt pgtt, uint16_t did, uint64_t pgd, uint64_t extra0 = 0,
+                     uint64_t extra2 = 0)
+    {
+        for (unsigned i = 0; i < 8; i++)
+            mem.put<uint64_t>(at + 8 * i, 0);
+        uint64_t q0 = uint64_t{static_cast<uint8_t>(pgtt)} << PE_PGTT_SHIFT | extra0 | PE_P;
+        if (pgtt == Pgtt::SecondStage)
+            q0 |= pgd | uint64_t{2} << PE_AW_SHIFT;
+        else if (pgtt == Pgtt::PassThrough)
+            q0 |= uint64_t{2} << PE_AW_SHIFT;
+        mem.put<uint64_t>(at, q0);
+        mem.put<uint64_t>(at + 8, did);
+        mem.put<uint64_t>(at + 16, (pgtt == Pgtt::FirstStage ? pgd : 0) | extra2);
+    }
+    // One device on first-stage tables: TE on; the table's root.
+    uint64_t fs_device(uint16_t sid = 0x0010, uint16_t did = 2, uint32_t rid_pasid = 0)
+    {
+        if (!root)
+            set_sm_root();
+        uint64_t pgd = alloc();
+        pasid_entry(device(sid, rid_pasid), Pgtt::FirstStage, did, pgd);
+        command(G_TE);
+        return pgd;
+    }
+    // A first-stage mapping as Linux makes it: U/S and A everywhere, D where writable.
+    uint64_t fs_map(uint64_t pgd, uint64_t iova, uint64_t pa, bool w = true,
+                    unsigned leaf_level = 1, uint64_t leaf_flags = FL_US | FL_A, uint64_t up = 0)
+    {
+        uint64_t table = pgd;
+        for (unsigned level = 4; level > leaf_level; level--) {
+            uint64_t at = table + ((iova >> (12 + 9 * (level - 1))) & 511) * 8;
+            uint64_t pte = mem.get<uint64_t>(at);
+            if (!(pte & FL_P)) {
+                pte = alloc() | FL_P | FL_RW | FL_US | FL_A | up;
+                mem.put<uint64_t>(at, pte);
+            }
+            table = pte & ~uint64_t{0xfff} & ((uint64_t{1} << 52) - 1);
+        }
+        uint64_t at = table + ((iova >> (12 + 9 * (leaf_level - 1))) & 511) * 8;
+        mem.put<uint64_t>(at, pa | FL_P | leaf_flags | (w ? FL_RW | FL_D : 0) |
+                                  (leaf_level > 1 ? FL_PS : 0));
+        return at;
+    }
+    // Linux's queue in scalable mode: IQA.DW and QS 1, 256-bit descriptors.
+    void qi_enable_wide()
+    {
+        iq = alloc();
+        alloc();
+        w64(IQA, iq | IQA_DW | 1);
+        w64(IQT, 0);
+        command(G_QIE);
+        tail = 0;
+    }
+    void submit_wide(std::initializer_list<std::pair<uint64_t, uint64_t>> descs, uint64_t upper = 0)
+    {
+        for (auto [lo, hi] : descs) {
+            mem.put<uint64_t>(iq + tail * 32, lo);
+            mem.put<uint64_t>(iq + tail * 32 + 8, hi);
+            mem.put<uint64_t>(iq + tail * 32 + 16, upper);
+            mem.put<uint64_t>(iq + tail * 32 + 24, 0);
+            tail = (tail + 1) % 256;
+        }
+        w64(IQT, uint64_t{tail} << 5);
+    }
+    static std::pair<uint64_t, uint64_t> pc(unsigned g, uint16_t did, uint32_t pasid = 0)
+    {
+        return {uint64_t{pasid} << QI_PASID_SHIFT | uint64_t{did} << QI_DID_SHIFT |
+                    uint64_t{g} << QI_G_SHIFT | QI_PC,
+                0};
+    }
+    static std::pair<uint64_t, uint64_t> piotlb(uint16_t did, uint32_t pasid, uint64_t addr = 0,
+                                                unsigned am = 0, bool page = true)
+    {
+        return {uint64_t{pasid} << QI_PASID_SHIFT | uint64_t{did} << QI_DID_SHIFT |
+                    uint64_t{page ? 3u : 2u} << QI_G_SHIFT | QI_PIOTLB,
+                page ? addr | am : 0};
+    }
+    FaultReason recorded(unsigned i = 0) { return record_reason(r64(FRCD + 16 * i + 8)); }
+};
+
+TEST(ScalableMode, CapabilitiesFollowTheConfiguration)
+{
+    Rig legacy(costs(0, 0, 0));
+    EXPECT_EQ(legacy.r64(ECAP) & (ECAP_SMTS | ECAP_SLTS | ECAP_FLTS | ECAP_SMPWCS), 0u);
+    EXPECT_EQ(legacy.r64(CAP) & CAP_FL1GP, 0u);
+    SmRig both;
+    EXPECT_EQ(both.r64(ECAP) & (ECAP_SMTS | ECAP_SLTS | ECAP_FLTS | ECAP_SMPWCS),
+              ECAP_SMTS | ECAP_SLTS | ECAP_FLTS | ECAP_SMPWCS);
+    EXPECT_TRUE(both.r64(CAP) & CAP_FL1GP);
+    SmRig second(sm_config(false));
+    EXPECT_EQ(second.r64(ECAP) & (ECAP_SLTS | ECAP_FLTS), ECAP_SLTS);
+    EXPECT_EQ(second.r64(CAP) & CAP_FL1GP, 0u);
+
+    Config c = sm_config();
+    c.qi = false;
+    EXPECT_NE(check(c), nullptr);
+    c = sm_config();
+    c.aw_bits = 39;
+    EXPECT_NE(check(c), nullptr); // first stage is 4-level only
+    c.fs = false;
+    EXPECT_EQ(check(c), nullptr);
+}
+
+TEST(ScalableMode, TtmOneWithoutScalableModeBlocksDma)
+{
+    Rig r(costs(0, 0, 0));
+    r.w64(RTADDR, r.alloc() | uint64_t{1} << RTADDR_TTM_SHIFT);
+    r.command(G_SRTP);
+    r.command(G_TE);
+    EXPECT_EQ(r.read(0x1000).fault_reason, FR_ROOT_TABLE);
+    EXPECT_FALSE(r.log.guest_errors.empty());
+}
+
+TEST(ScalableMode, FirstStageTranslates)
+{
+    SmRig r;
+    uint64_t pgd = r.fs_device();
+    r.fs_map(pgd, 0x1000, 0x9000);
+    r.fs_map(pgd, 0x2000, 0xa000, false);
+    Translation t = r.write(0x1234);
+    ASSERT_TRUE(t.ok);
+    EXPECT_EQ(t.addr, 0x9000u);
+    EXPECT_TRUE(t.read && t.write);
+    t = r.read(0x2000);
+    ASSERT_TRUE(t.ok);
+    EXPECT_FALSE(t.write);
+    EXPECT_EQ(r.write(0x2000).fault_reason, SM(SmFault::Write));
+    EXPECT_EQ(r.read(0x3000).fault_reason, SM(SmFault::FsNotPresent));
+    EXPECT_EQ(r.recorded(0), SM(SmFault::Write));
+    EXPECT_EQ(r.recorded(1), SM(SmFault::FsNotPresent));
+    EXPECT_EQ(r.unit.counters().fs_ad_updates, 0u); // Linux sets A and D itself
+}
+
+TEST(ScalableMode, FirstStageLargePages)
+{
+    SmRig r;
+    uint64_t pgd = r.fs_device();
+    r.fs_map(pgd, 0x40000000, 0x80000000, true, 3); // 1 GiB (CAP.FL1GP)
+    r.fs_map(pgd, 0x200000, 0x600000, true, 2);     // 2 MiB
+    Translation t = r.read(0x40123000);
+    ASSERT_TRUE(t.ok);
+    EXPECT_EQ(t.mask, (uint64_t{1} << 30) - 1);
+    EXPECT_EQ(t.addr, 0x80000000u);
+    t = r.read(0x3ff000);
+    ASSERT_TRUE(t.ok);
+    EXPECT_EQ(t.mask, (uint64_t{1} << 21) - 1);
+    // A 2 MiB page whose address has bits below 2 MiB set (other than PAT) is reserved.
+    SmRig bad;
+    uint64_t pgd2 = bad.fs_device();
+    bad.fs_map(pgd2, 0x200000, 0x602000, true, 2);
+    EXPECT_EQ(bad.read(0x200000).fault_reason, SM(SmFault::FsReserved));
+}
+
+TEST(ScalableMode, FirstStageChecksUserAndCanonicalAndXd)
+{
+    SmRig r;
+    uint64_t pgd = r.fs_device();
+    r.fs_map(pgd, 0x1000, 0x9000, true, 1, FL_A); // U/S clear: supervisor only
+    EXPECT_EQ(r.read(0x1000).fault_reason, SM(SmFault::UserSupervisor));
+    EXPECT_EQ(r.read(0x0000800000000000).fault_reason, SM(SmFault::NonCanonical));
+    // Canonical upper half: translated through PML4 entry 256 like any other address.
+    r.fs_map(pgd, 0xffff800000001000, 0xb000);
+    Translation t = r.read(0xffff800000001000);
+    ASSERT_TRUE(t.ok);
+    EXPECT_EQ(t.addr, 0xb000u);
+    // XD (Linux 6.1 sets it with NXE in the PASID entry) is reserved without NXE.
+    r.fs_map(pgd, 0x5000, 0xc000, true, 1, FL_US | FL_A | FL_XD);
+    EXPECT_EQ(r.read(0x5000).fault_reason, SM(SmFault::FsReserved));
+
+    SmRig n;
+    n.set_sm_root();
+    uint64_t pgd2 = n.alloc();
+    n.pasid_entry(n.device(0x0010), Pgtt::FirstStage, 2, pgd2, 0, PE_NXE);
+    n.command(G_TE);
+    n.fs_map(pgd2, 0x5000, 0xc000, true, 1, FL_US | FL_A | FL_XD, FL_XD);
+    EXPECT_TRUE(n.read(0x5000).ok);
+}
+
+TEST(ScalableMode, FirstStageSetsAccessedAndDirty)
+{
+    SmRig r;
+    uint64_t pgd = r.fs_device();
+    uint64_t leaf = r.fs_map(pgd, 0x1000, 0x9000, true, 1, FL_US); // no A, no D
+    r.mem.put<uint64_t>(leaf, r.mem.get<uint64_t>(leaf) & ~FL_D);
+    ASSERT_TRUE(r.read(0x1000).ok);
+    EXPECT_TRUE(r.mem.get<uint64_t>(leaf) & FL_A);
+    EXPECT_FALSE(r.mem.get<uint64_t>(leaf) & FL_D); // a read leaves D alone
+    EXPECT_EQ(r.unit.counters().fs_ad_updates, 1u);
+    // The IOTLB entry was filled by a read: a write walks again (D) only after it is gone.
+    r.qi_enable_wide();
+    r.submit_wide({SmRig::piotlb(2, 0, 0x1000)});
+    r.run_all();
+    ASSERT_TRUE(r.write(0x1000).ok);
+    EXPECT_TRUE(r.mem.get<uint64_t>(leaf) & FL_D);
+    EXPECT_EQ(r.unit.counters().fs_ad_updates, 2u);
+    // A query (perm 0) changes nothing.
+    uint64_t leaf2 = r.fs_map(pgd, 0x2000, 0xa000, true, 1, FL_US);
+    r.mem.put<uint64_t>(leaf2, r.mem.get<uint64_t>(leaf2) & ~FL_D);
+    EXPECT_TRUE(r.unit.translate(0x0010, 0x2000, 0).ok);
+    EXPECT_FALSE(r.mem.get<uint64_t>(leaf2) & (FL_A | FL_D));
+}
+
+TEST(ScalableMode, SecondStageAndPassThrough)
+{
+    SmRig r;
+    r.set_sm_root();
+    uint64_t pgd = r.alloc();
+    r.pasid_entry(r.device(0x0010), Pgtt::SecondStage, 3, pgd);
+    r.pasid_entry(r.device(0x0090), Pgtt::PassThrough, 1, 0); // upper half of the bus
+    r.command(G_TE);
+    r.map(pgd, 0x1000, 0x9000, true, false);
+    Translation t = r.read(0x1000);
+    ASSERT_TRUE(t.ok);
+    EXPECT_EQ(t.addr, 0x9000u);
+    EXPECT_EQ(r.write(0x1000).fault_reason, SM(SmFault::Write));
+    EXPECT_EQ(r.read(0x2000).fault_reason, SM(SmFault::Read));
+    EXPECT_EQ(r.read(uint64_t{1} << 48).fault_reason, SM(SmFault::AddressBeyondAw));
+    t = r.read(0x123000, 0x0090);
+    ASSERT_TRUE(t.ok);
+    EXPECT_FALSE(t.translated);
+    EXPECT_EQ(t.addr, 0x123000u);
+}
+
+TEST(ScalableMode, FirstStageNotOfferedIsAnInvalidPasidEntry)
+{
+    SmRig r(sm_config(false));
+    r.fs_device();
+    EXPECT_EQ(r.read(0x1000).fault_reason, SM(SmFault::PasidInvalid));
+    EXPECT_EQ(r.recorded(), SM(SmFault::PasidInvalid));
+}
+
+TEST(ScalableMode, TableFaultsHaveScalableModeReasons)
+{
+    struct Case {
+        const char* what;
+        void (*breakit)(SmRig&, uint64_t pe);
+        FaultReason want;
+    };
+    const Case cases[] = {
+        {"context entry not present",
+         [](SmRig& r, uint64_t) {
+             uint64_t ce = (r.mem.get<uint64_t>(r.root) & ~uint64_t{0xfff}) + 0x10 * 32;
+             r.mem.put<uint64_t>(ce, 0);
+         },
+         SM(SmFault::ContextNotPresent)},
+        {"PASIDE without ECAP.PASID",
+         [](SmRig& r, uint64_t) {
+             uint64_t ce = (r.mem.get<uint64_t>(r.root) & ~uint64_t{0xfff}) + 0x10 * 32;
+             r.mem.put<uint64_t>(ce, r.mem.get<uint64_t>(ce) | SCE_PASIDE);
+         },
+         SM(SmFault::ContextReserved)},
+        {"RID_PASID beyond the directory",
+         [](SmRig& r, uint64_t) {
+             uint64_t ce = (r.mem.get<uint64_t>(r.root) & ~uint64_t{0xfff}) + 0x10 * 32;
+             r.mem.put<uint64_t>(ce + 8, 512 * 64);
+         },
+         SM(SmFault::RidPasid)},
+        {"directory entry not present",
+         [](SmRig& r, uint64_t) {
+             uint64_t ce = (r.mem.get<uint64_t>(r.root) & ~uint64_t{0xfff}) + 0x10 * 32;
+             r.mem.put<uint64_t>(r.mem.get<uint64_t>(ce) & ~uint64_t{0xfff}, 0);
+         },
+         SM(SmFault::DirNotPresent)},
+        {"PASID entry not present", [](SmRig& r, uint64_t pe) { r.mem.put<uint64_t>(pe, 0); },
+         SM(SmFault::PasidNotPresent)},
+        {"nested PGTT (not offered)",
+         [](SmRig& r, uint64_t pe) { r.pasid_entry(pe, Pgtt::Nested, 2, r.alloc()); },
+         SM(SmFault::PasidInvalid)},
+        {"domain id beyond CAP.ND",
+         [](SmRig& r, uint64_t pe) { r.pasid_entry(pe, Pgtt::FirstStage, 300, r.alloc()); },
+         SM(SmFault::PasidReserved)},
+        {"a nested-only qword set", [](SmRig& r, uint64_t pe) { r.mem.put<uint64_t>(pe + 24, 1); },
+         SM(SmFault::PasidReserved)},
+        {"PASID table in a hole",
+         [](SmRig& r, uint64_t) {
+             uint64_t ce = (r.mem.get<uint64_t>(r.root) & ~uint64_t{0xfff}) + 0x10 * 32;
+             uint64_t dir = r.mem.get<uint64_t>(ce) & ~uint64_t{0xfff};
+             r.mem.put<uint64_t>(dir, (Rig::kMem + 0x1000) | PDE_P);
+         },
+         SM(SmFault::PasidAccess)},
+        {"FLPTR beyond the host address width",
+         [](SmRig& r, uint64_t pe) { r.pasid_entry(pe, Pgtt::FirstStage, 2, uint64_t{1} << 50); },
+         SM(SmFault::FsPointer)},
+    };
+    for (const Case& c : cases) {
+        SmRig r;
+        r.set_sm_root();
+        uint64_t pgd = r.alloc();
+        uint64_t pe = r.device(0x0010);
+        r.pasid_entry(pe, Pgtt::FirstStage, 2, pgd);
+        r.command(G_TE);
+        r.fs_map(pgd, 0x1000, 0x9000);
+        c.breakit(r, pe);
+        EXPECT_EQ(r.read(0x1000).fault_reason, c.want) << c.what;
+        EXPECT_EQ(r.recorded(), c.want) << c.what;
+    }
+}
+
+TEST(ScalableMode, PasidEntryFpdSuppressesRecording)
+{
+    SmRig r;
+    r.set_sm_root();
+    r.pasid_entry(r.device(0x0010), Pgtt::FirstStage, 2, r.alloc(), PE_FPD);
+    r.command(G_TE);
+    EXPECT_EQ(r.read(0x1000).fault_reason, SM(SmFault::FsNotPresent));
+    EXPECT_EQ(r.unit.counters().faults_recorded, 0u);
+}
+
+TEST(ScalableMode, WideQueueRunsLinuxsDescriptors)
+{
+    SmRig r;
+    r.fs_device();
+    r.qi_enable_wide();
+    uint64_t status = r.alloc();
+    r.submit_wide({SmRig::pc(3, 0), Rig::cc_global(), Rig::iotlb_global(),
+                   SmRig::piotlb(2, 0, 0, 0, false), Rig::wait(status, 2)});
+    r.run_all();
+    EXPECT_EQ(r.mem.get<uint32_t>(status), 2u);
+    EXPECT_EQ(r.r64(IQH), r.r64(IQT));
+    EXPECT_EQ(r.r64(IQH), uint64_t{5} << 5);
+    EXPECT_EQ(r.r32(FSTS) & FSTS_IQE, 0u);
+    const Counters& c = r.unit.counters();
+    EXPECT_EQ(c.pc_inv[3], 1u);
+    EXPECT_EQ(c.piotlb_inv[0], 1u);
+    EXPECT_EQ(c.waits, 1u);
+}
+
+TEST(ScalableMode, WideQueueRefusesWhatIsNotAWideDescriptor)
+{
+    { // bits 255:128 set
+        SmRig r;
+        r.qi_enable_wide();
+        r.submit_wide({Rig::cc_global()}, 1);
+        r.run_all();
+        EXPECT_TRUE(r.r32(FSTS) & FSTS_IQE);
+        EXPECT_EQ(r.r64(IQH), 0u);
+    }
+    { // IQT not on a 32-byte boundary
+        SmRig r;
+        r.qi_enable_wide();
+        r.w64(IQT, 0x10);
+        EXPECT_TRUE(r.r32(FSTS) & FSTS_IQE);
+    }
+    { // a 256-bit descriptor on a 128-bit queue: its upper half is a descriptor of type 0
+        SmRig r;
+        r.qi_enable();
+        r.mem.put<uint64_t>(r.iq, Rig::cc_global().first);
+        r.w64(IQT, 2 << 4);
+        r.run_all();
+        EXPECT_TRUE(r.r32(FSTS) & FSTS_IQE);
+        EXPECT_EQ(r.r64(IQH), 1u << 4);
+    }
+    { // PASID-based descriptors without scalable mode
+        Rig r(costs(0, 0, 0));
+        r.qi_enable();
+        r.submit({SmRig::pc(3, 0)});
+        r.run_all();
+        EXPECT_TRUE(r.r32(FSTS) & FSTS_IQE);
+    }
+    { // reserved granularities
+        SmRig r;
+        r.qi_enable_wide();
+        r.submit_wide({SmRig::pc(2, 0)});
+        r.run_all();
+        EXPECT_TRUE(r.r32(FSTS) & FSTS_IQE);
+    }
+}
+
+TEST(ScalableMode, PasidEntryStaysCachedUntilPasidCacheInvalidation)
+{
+    for (unsigned g : {0u, 1u, 3u}) {
+        SmRig r;
+        r.set_sm_root();
+        uint64_t pgd = r.alloc(), pgd2 = r.alloc();
+        uint64_t pe = r.device(0x0010);
+        r.pasid_entry(pe, Pgtt::FirstStage, 2, pgd);
+        r.command(G_TE);
+        r.fs_map(pgd, 0x1000, 0x9000);
+        r.fs_map(pgd2, 0x1000, 0xa000);
+        r.qi_enable_wide();
+        ASSERT_EQ(r.read(0x1000).addr, 0x9000u);
+        // The entry moves to other tables; the IOTLB entry goes, the PASID entry stays.
+        r.pasid_entry(pe, Pgtt::FirstStage, 2, pgd2);
+        r.submit_wide({SmRig::piotlb(2, 0, 0, 0, false)});
+        r.run_all();
+        EXPECT_EQ(r.read(0x1000).addr, 0x9000u) << g;
+        r.submit_wide({SmRig::pc(g, 2, 0), SmRig::piotlb(2, 0, 0, 0, false)});
+        r.run_all();
+        EXPECT_EQ(r.read(0x1000).addr, 0xa000u) << g;
+        // A PASID-selective invalidation of another PASID, or of another domain, keeps it.
+        r.pasid_entry(pe, Pgtt::FirstStage, 2, pgd);
+        r.submit_wide({SmRig::pc(1, 2, 5), SmRig::pc(0, 7), SmRig::piotlb(2, 0, 0, 0, false)});
+        r.run_all();
+        EXPECT_EQ(r.read(0x1000).addr, 0xa000u) << g;
+    }
+}
+
+TEST(ScalableMode, PasidIotlbInvalidationDropsOnlyItsPasidAndPages)
+{
+    SmRig r;
+    r.set_sm_root();
+    uint64_t pgd = r.alloc();
+    // Two requesters in domain 2 on the same tables, under PASIDs whose low 15 bits match
+    // (the IOTLB tags hold those): their entries share tags but never answer each other.
+    r.pasid_entry(r.device(0x0010, 0), Pgtt::FirstStage, 2, pgd);
+    r.pasid_entry(r.device(0x0018, 0x8000, 3), Pgtt::FirstStage, 2, pgd);
+    r.command(G_TE);
+    r.fs_map(pgd, 0x1000, 0x9000);
+    r.fs_map(pgd, 0x2000, 0xa000);
+    r.qi_enable_wide();
+    for (uint16_t sid : {0x0010, 0x0018})
+        for (uint64_t a : {0x1000, 0x2000})
+            ASSERT_TRUE(r.read(a, sid).ok);
+    uint64_t hits = r.unit.counters().iotlb_hits;
+    // Both map 0x1000 elsewhere now; only PASID 0x8000's page 0x1000 is invalidated.
+    r.fs_map(pgd, 0x1000, 0xb000);
+    r.submit_wide({SmRig::piotlb(2, 0x8000, 0x1000)});
+    r.run_all();
+    EXPECT_EQ(r.read(0x1000, 0x0018).addr, 0xb000u);
+    EXPECT_EQ(r.read(0x2000, 0x0018).addr, 0xa000u);
+    // PASID 0's entry for 0x1000 was replaced by 0x8000's fill (same tag): it walks again.
+    EXPECT_EQ(r.read(0x1000, 0x0010).addr, 0xb000u);
+    EXPECT_EQ(r.unit.counters().iotlb_hits, hits + 1);
+    EXPECT_EQ(r.unit.counters().piotlb_inv[1], 1u);
+}
+
+TEST(ScalableMode, IotlbInvalidationInScalableModeDropsEveryPasidOfTheDomain)
+{
+    SmRig r;
+    r.set_sm_root();
+    uint64_t pgd = r.alloc();
+    r.pasid_entry(r.device(0x0010, 0), Pgtt::SecondStage, 3, pgd);
+    r.pasid_entry(r.device(0x0018, 7), Pgtt::SecondStage, 3, pgd);
+    r.command(G_TE);
+    r.map(pgd, 0x1000, 0x9000);
+    r.qi_enable_wide();
+    ASSERT_TRUE(r.read(0x1000, 0x0010).ok);
+    ASSERT_TRUE(r.read(0x1000, 0x0018).ok);
+    r.submit_wide({Rig::iotlb_page(3, 0x1000)});
+    r.run_all();
+    EXPECT_EQ(r.unit.counters().iotlb_dropped, 2u);
+}
+
+TEST(ScalableMode, CachingModeCachesNoNotPresentFirstStageEntry)
+{
+    Config c = sm_config();
+    c.cm = true;
+    SmRig r(c);
+    uint64_t pgd = r.fs_device();
+    r.fs_map(pgd, 0x1000, 0x9000);
+    EXPECT_EQ(r.read(0x2000).fault_reason, SM(SmFault::FsNotPresent));
+    r.fs_map(pgd, 0x2000, 0xa000); // Linux invalidates nothing when it maps first-stage
+    EXPECT_TRUE(r.read(0x2000).ok);
+    EXPECT_EQ(r.unit.counters().iotlb_negative, 0u);
+}
+
+TEST(ScalableMode, MigrationKeepsTheScalableModeRoot)
+{
+    SmRig a;
+    uint64_t pgd = a.fs_device();
+    a.fs_map(pgd, 0x1000, 0x9000);
+    ASSERT_TRUE(a.read(0x1000).ok);
+    SmRig b;
+    ASSERT_TRUE(b.take_state_of(a));
+    Translation t = b.read(0x1000);
+    ASSERT_TRUE(t.ok);
+    EXPECT_EQ(t.addr, 0x9000u);
+    // A unit without scalable mode refuses the stream.
+    Rig legacy(costs(0, 0, 0));
+    EXPECT_FALSE(legacy.take_state_of(a));
+}
+
+} // namespace
+} // namespace dmalab::vtd::testing
