@@ -39,7 +39,13 @@ KERNELS = ("6.1", "6.12")
 # (harness/expect.py), the rest runner.py's arguments.
 FIELDS = {"doc", "kernels", "suite", "meson_timeout", "needs", "program",
           "devices", "kernel_args", "mode", "params", "iterations", "timeout",
-          "expect", "allow", "qemu_args", "runner"}
+          "expect", "allow", "qemu_args", "runner", "scalable"}
+# What a "scalable" variant may change: the fields of an entry that decide what the
+# guest runs and what is expected of it (expect merges kind by kind), and "vtd", the
+# dmalab-vtd options added after mode=scalable.
+SCALABLE_FIELDS = {"doc", "devices", "kernel_args", "mode", "params", "iterations",
+                   "expect", "allow", "qemu_args", "runner", "vtd"}
+SCALABLE_SUFFIX = "-sm"
 NEEDS = {"race_plugin", "profile_plugin", "ioatdma_patched"}
 BENCH_FIELDS = {"doc", "program", "args", "needs", "meson_timeout", "suite"}
 
@@ -63,11 +69,46 @@ def load_benches(path=REGISTRY):
     return benches
 
 
+def scalable_variant(name, entry):
+    """The entry NAME-sm stands for: NAME with dmalab-vtd in scalable mode
+    (mode=scalable, then the variant's "vtd" options) and the variant's changes
+    ("scalable": true is none)."""
+    changes = entry["scalable"] if isinstance(entry["scalable"], dict) else {}
+    bad = set(changes) - SCALABLE_FIELDS
+    if bad:
+        raise RegistryError("scenario %s: scalable: unknown %s" % (
+            name, ", ".join(sorted(bad))))
+    v = {k: val for k, val in entry.items() if k != "scalable"}
+    for key, val in changes.items():
+        if key == "expect":
+            v["expect"] = dict(entry.get("expect", {}), **val)
+        elif key != "vtd":
+            v[key] = val
+    options = ",mode=scalable" + changes.get("vtd", "")
+    devices = v.get("devices", [])
+    if not any(d.split(",")[0] == "dmalab-vtd" for d in devices):
+        raise RegistryError("scenario %s: scalable without dmalab-vtd" % name)
+    # right after the device's name: a fault-plan path, which runs to the end, stays last
+    v["devices"] = ["dmalab-vtd" + options + d[len("dmalab-vtd"):]
+                    if d.split(",")[0] == "dmalab-vtd" else d for d in devices]
+    v["doc"] = "%s (In scalable mode: dmalab-vtd%s.%s)" % (
+        entry.get("doc", name), options,
+        " " + changes["doc"] if "doc" in changes else "")
+    return v
+
+
 def load(path=REGISTRY):
     """{name: entry}, checked: unknown fields, kernels and needs are errors, and so
-    is an expectation that cannot be judged."""
+    is an expectation that cannot be judged. An entry with "scalable" also stands
+    for NAME-sm, its scalable-mode variant (scalable_variant)."""
     with open(path) as f:
         scenarios = json.load(f)["scenarios"]
+    for name in [n for n, e in scenarios.items() if "scalable" in e]:
+        variant = name + SCALABLE_SUFFIX
+        if variant in scenarios:
+            raise RegistryError("%s: scenario %s: also a variant's name" % (
+                path, variant))
+        scenarios[variant] = scalable_variant(name, scenarios[name])
     for name, e in scenarios.items():
         bad = set(e) - FIELDS
         bad |= {"kernels:" + k for k in set(e.get("kernels", [])) - set(KERNELS)}

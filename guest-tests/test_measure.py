@@ -213,7 +213,7 @@ class IommuFlushWiringTests(unittest.TestCase):
         self.assertEqual(rates["no-iommu"], ("1000,2000,5000,10000,0", True))
         self.assertEqual(rates["no-iommu [seed=2]"], ("1000", False))
         self.assertEqual(rates["vtd-strict [build=b]"], ("1000", False))
-        self.assertEqual(len(argvs), 3 * 6)
+        self.assertEqual(len(argvs), 3 * 8)  # 8 configurations, 3 boots each
 
     def test_shift_5_says_32_ns(self):
         rc, _, out = self.run_main(["--quick", "--icount", "5"])

@@ -71,6 +71,38 @@ class RegistryTests(unittest.TestCase):
             with self.assertRaisesRegex(scenarios.RegistryError, "expect.min_opps"):
                 scenarios.load(f.name)
 
+    def test_a_scalable_entry_stands_for_its_scalable_mode_variant(self):
+        import scenarios
+        entry = {"doc": "d", "kernels": ["6.1", "6.12"],
+                 "devices": ["dmalab-vtd,audit=on,fault-plan=/p.json", "dmalab-ioat"],
+                 "expect": {"min_ops": 5, "vtd": ["iotlb-inv-page>=1"]},
+                 "scalable": {"vtd": ",first-stage=off", "doc": "s",
+                              "expect": {"vtd": ["piotlb-inv-page>=1"]}}}
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"scenarios": {"x": entry}}, f)
+            f.flush()
+            reg = scenarios.load(f.name)
+        v = reg["x-sm"]
+        self.assertEqual(v["devices"], [
+            "dmalab-vtd,mode=scalable,first-stage=off,audit=on,fault-plan=/p.json",
+            "dmalab-ioat"])
+        self.assertEqual(v["expect"], {"min_ops": 5, "vtd": ["piotlb-inv-page>=1"]})
+        self.assertEqual(reg["x"]["devices"][0], "dmalab-vtd,audit=on,fault-plan=/p.json")
+        self.assertIn("scalable mode", v["doc"])
+        self.assertEqual([t[0] for t in scenarios.tests(reg)],
+                         ["x", "x-6.12", "x-sm", "x-sm-6.12"])
+        for bad in ({"kernels": ["6.1"]}, {"vtdd": ","}):
+            with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+                json.dump({"scenarios": {"x": dict(entry, scalable=bad)}}, f)
+                f.flush()
+                with self.assertRaisesRegex(scenarios.RegistryError, "scalable: unknown"):
+                    scenarios.load(f.name)
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"scenarios": {"x": {"doc": "d", "scalable": True}}}, f)
+            f.flush()
+            with self.assertRaisesRegex(scenarios.RegistryError, "without dmalab-vtd"):
+                scenarios.load(f.name)
+
     def test_every_bench_names_a_program_that_takes_its_arguments(self):
         import importlib
         import scenarios
@@ -341,7 +373,9 @@ class MeasureTests(unittest.TestCase):
         import measure
         copy = dict(measure.STUDIES["iommu-flush"].configs())
         self.assertEqual(list(copy), ["no-iommu", "vtd-pt", "vtd-lazy", "vtd-strict",
-                                      "intel-lazy", "intel-strict"])
+                                      "vtd-sm-lazy", "vtd-sm-strict", "intel-lazy",
+                                      "intel-strict"])
+        self.assertIn("dmalab-vtd,mode=scalable", copy["vtd-sm-strict"])
         self.assertIn("intel-iommu", copy["intel-strict"])
         self.assertIn("dmalab-ioat," + measure.COPY_ENGINE, copy["vtd-strict"])
         self.assertIn("dmalab-ioat", dict(measure.STUDIES["dma-api"].configs())["vtd-pt"])

@@ -454,6 +454,105 @@ class VtdTest(MachineCase):
         self.assertLessEqual(reads, 4 * walks)
         self.assertTrue(io.qt.responsive())
 
+    # Scalable mode (docs/vtd.rst, Scalable mode) -----------------------------------------
+    def sm_tables(self, io, v, dir_ptr=None, table_ptr=None, flptr=None):
+        """Scalable-mode tables as Linux builds them for the ioat: a TTM=01 root table,
+        its 256-bit context entry (PDTS 2), RID_PASID 0's directory and PASID entries,
+        first stage from `flptr`; any pointer may be given (a hostile one). TE on."""
+        root, ctx = v.mem.alloc(4096, fill=0), v.mem.alloc(4096, fill=0)
+        bus, devfn = io.bdf >> 8, io.bdf & 0xFF
+        self.assertLess(devfn, 0x80)
+        dir_ = v.mem.alloc(4096, fill=0) if dir_ptr is None else dir_ptr
+        table = v.mem.alloc(4096, fill=0) if table_ptr is None else table_ptr
+        pgd = v.mem.alloc(4096, fill=0) if flptr is None else flptr
+        v.qt.memwrite(root + 16 * bus, struct.pack("<QQ", ctx | 1, 0))
+        v.qt.memwrite(ctx + 32 * devfn, struct.pack("<QQQQ", dir_ | 2 << 9 | 1, 0, 0, 0))
+        if dir_ptr is None:
+            v.qt.memwrite(dir_, struct.pack("<Q", table | 1))
+        if table_ptr is None:   # PGTT 001 (first stage), domain 2
+            v.qt.memwrite(table, struct.pack("<8Q", 1 << 6 | 1, 2, pgd, 0, 0, 0, 0, 0))
+        v.w64(RTADDR, root | 1 << 10)
+        v.command(SRTP)
+        v.command(TE)
+
+    def test_scalable_mode_is_advertised_only_when_asked(self):
+        smts, slts, flts = 1 << 43, 1 << 46, 1 << 47
+        self.assertFalse(self.unit().r64(ECAP) & (smts | slts | flts))
+        v = self.unit(",mode=scalable")
+        self.assertEqual(v.r64(ECAP) & (smts | slts | flts), smts | slts | flts)
+        self.assertEqual(v.qt.qmp("qom-get", path=QOM, property="mode"), "scalable")
+        v = self.unit(",mode=scalable,first-stage=off")
+        self.assertEqual(v.r64(ECAP) & (smts | slts | flts), smts | slts)
+
+    def test_scalable_mode_copy_through_first_stage_tables(self):
+        io, v = self.ioat_behind(",mode=scalable")
+        pgd = v.mem.alloc(4096, fill=0)
+        self.sm_tables(io, v, flptr=pgd)
+        # The first stage maps the whole of the ioat's buffers' first GiB 1:1, as 4 KiB
+        # pages under one table of each level, with U/S, R/W, A and D set (Linux's bits).
+        l3, l2 = v.mem.alloc(4096, fill=0), v.mem.alloc(4096, fill=0)
+        bits = 1 | 2 | 4 | 1 << 5
+        v.qt.writeq(pgd, l3 | bits)
+        v.qt.writeq(l3, l2 | bits)
+        for i in range(512):    # 2 MiB pages (PS), D set
+            v.qt.writeq(l2 + 8 * i, i << 21 | bits | 1 << 6 | 1 << 7)
+        io.setup(0)
+        (src, data), (dst, _) = io.buffer(8192), io.buffer(8192, seed=9)
+        self.assertLess(max(src, dst), 1 << 30)
+        first = io.chain([(8192, CTL_COMPL_WRITE, src, dst)])[0]
+        io.start(0, first, 1)
+        io.settle()
+        self.assertEqual(io.qt.memread(dst, 8192), data)
+        self.assertGreater(v.counter("translations"), 0)
+        self.assertEqual(v.counter("faults"), 0)
+        self.assertEqual(v.counter("fs-ad-updates"), 0)
+
+    def test_scalable_tables_in_mmio_fault_without_touching_them(self):
+        """A PASID directory, a PASID table or first-stage tables aimed at the unit's
+        own registers: the walk cannot read them (its own DMA is refused), the copy
+        faults with the structure's access error, and the registers are unchanged."""
+        for what, kw, reason in (("directory", {"dir_ptr": BASE}, 0x50),
+                                 ("PASID table", {"table_ptr": BASE}, 0x58),
+                                 ("first stage", {"flptr": BASE}, 0x70)):
+            with self.subTest(what):
+                io, v = self.ioat_behind(",mode=scalable")
+                self.sm_tables(io, v, **kw)
+                self.copy_fails(io)
+                self.assertEqual(v.r64(FRCD + 8) >> 32 & 0xFF, reason)
+                self.assertEqual(v.r32(VER), 0x10)
+                self.assertTrue(io.qt.responsive())
+
+    def test_scalable_wide_queue(self):
+        """IQA.DW: 256-bit descriptors, the wait on the virtual clock (a PASID-cache
+        and a PASID-based IOTLB invalidation, 200 ns each, then the wait's 500); a
+        descriptor with bits 255:128 set is an IQE, as is IQT bit 4."""
+        v = self.unit(",mode=scalable")
+        status = v.mem.alloc(64, fill=0)
+        iq = v.mem.alloc(8192, fill=0)
+        v.w64(IQA, iq | 1 << 11 | 1)
+        v.w64(IQT, 0)
+        v.command(QIE)
+        wait = wait_desc(status, 9)
+        for i, d in enumerate((struct.pack("<QQ", 3 << 4 | 7, 0),
+                               struct.pack("<QQ", 2 << 16 | 2 << 4 | 6, 0), wait)):
+            v.qt.memwrite(iq + 32 * i, d + bytes(16))
+        v.w64(IQT, 3 << 5)
+        self.assertLandsAt(v.qt, status, 900, 9)
+        self.assertEqual(v.r64(IQH), 3 << 5)
+        self.assertEqual(v.counter("pc-inv-global"), 1)
+        self.assertEqual(v.counter("piotlb-inv-pasid"), 1)
+        v.qt.memwrite(iq + 96, struct.pack("<QQQQ", 1 << 4 | 1, 0, 1, 0))
+        v.w64(IQT, 4 << 5)
+        v.qt.clock_step(1000)
+        self.assertTrue(v.r32(FSTS) & FSTS_IQE)
+        self.assertEqual(v.r64(IQH), 3 << 5)
+        w = self.unit(",mode=scalable")
+        w.w64(IQA, v.mem.alloc(8192, fill=0) | 1 << 11 | 1)
+        w.w64(IQT, 0)
+        w.command(QIE)
+        w.w64(IQT, 0x10)
+        self.assertTrue(w.r32(FSTS) & FSTS_IQE)
+
     def test_tail_beyond_the_queue(self):
         v = self.unit()
         v.qi_enable()

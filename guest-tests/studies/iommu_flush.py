@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """iommu-flush: the guest CPU a mapped copy through dmalab-ioat and a pktgen packet between
 two e1000e and between two igb cost, at offered rates up to back to back, without an IOMMU
-and behind dmalab-vtd (pass-through, lazy, strict) and intel-iommu (lazy, strict), on a
+and behind dmalab-vtd (pass-through, lazy, strict; lazy and strict in scalable mode) and
+intel-iommu (lazy, strict), on a
 modelled CPU of 1 ns per guest instruction; and how many invalidation waits a
 scatter-gather unmap costs. measure.py's docstring and docs/measure.rst say more."""
 
 import measure_checks as checks
 from measure_tables import Table, aligned, median
-from studies.common import Study
+from studies.common import Study, configs
 
 
 # The copy study's engine: every copy completes latency-ns after its data
@@ -202,6 +203,21 @@ def sg_row(label, f, modelled):
     return []
 
 
+def matrix(mode, ioat):
+    """configs()'s, with dmalab-vtd in scalable mode (mode=scalable: first-stage tables
+    and PASID-based invalidation, docs/vtd.rst) lazy and strict after its legacy ones,
+    as configurations of their own (vtd-sm-lazy, vtd-sm-strict)."""
+    out = []
+    for label, args in configs(mode, True, ioat):
+        out.append((label, args))
+        if label == "vtd-strict":
+            for m in ("lazy", "strict"):
+                legacy = dict(out)["vtd-" + m]
+                out.append(("vtd-sm-" + m, [a + ",mode=scalable" if a == "dmalab-vtd" else a
+                                            for a in legacy]))
+    return out
+
+
 STUDY = Study("copycost", True, COPY_ENGINE, [
     Table("bench-copy", ("size", "rate"), "busy_ns_per_copy",
           ["per_s", "util_ppm", "slept", "pacing_ns_per_copy", "net_ns_per_copy"],
@@ -219,7 +235,7 @@ STUDY = Study("copycost", True, COPY_ENGINE, [
     smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab_exercise.copycost_sizes":
                   "4096,65536", "dmalab_exercise.copycost_sg_count": 50,
                   "dmalab.pktgen_count": 300, "dmalab.pktgen": "64,1500"},
-    icount=ICOUNT, extra=NIC + COPIES, quick_extra=NIC_QUICK)
+    icount=ICOUNT, extra=NIC + COPIES, quick_extra=NIC_QUICK, matrix=matrix)
 # --quick: the three configurations --expect-order compares, twice each, in under 2 minutes
 STUDY.quick_labels = ("no-iommu", "vtd-lazy", "vtd-strict")
 # The full run's offered rates, copies and packets per second, up to back to back (0)

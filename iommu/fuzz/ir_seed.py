@@ -14,8 +14,14 @@ descriptors through the queue (one page, 2^3 pages, and one with a reserved bit:
 A third, translate-cm, offers caching mode, sets up a root, context and 4-level page table
 and has three reads translated: a walk, a not-present page (a negative entry), its hit.
 
-Usage: ir_seed.py CORPUS_DIR  (writes CORPUS_DIR/ir-enable, devtlb, devtlb-ite and
-translate-cm)"""
+A fourth, scalable, offers scalable mode with first-stage tables (bit 7 of the remapping
+byte, an even seed): a scalable-mode root table, the context entry of 00:01.0, its PASID
+directory and RID_PASID's first-stage PASID entry, a 4-level first-stage table that maps
+IOVA 0x1000 only, the 256-bit queue with a PASID-cache, a PASID-based IOTLB and a wait
+descriptor, and reads of 0x1000 (a walk, a hit) and 0x2000 (not present).
+
+Usage: ir_seed.py CORPUS_DIR  (writes CORPUS_DIR/ir-enable, devtlb, devtlb-ite,
+translate-cm and scalable)"""
 
 import os
 import struct
@@ -127,6 +133,54 @@ def translate_seed():
     return bytes(b)
 
 
+def scalable_seed():
+    b = bytearray([1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0x80, 0])
+    b.append(0)  # no fault plan
+
+    def reg(off, value, shift):  # case 2
+        b.extend(struct.pack("<BHHB", 2, off, value, shift))
+
+    def reg64(off, value):  # case 0: an 8-byte write of any value
+        b.extend(struct.pack("<BHBQ", 0, off, 3, value))
+
+    def raw(addr, value):  # case 4: 8 bytes at addr (a multiple of 4)
+        b.extend(struct.pack("<BHQ", 4, addr // 4, value))
+
+    def read(devfn, page):  # case 6
+        b.extend(struct.pack("<BBBHBBB", 6, 0, devfn, page, 12, 1, 1))
+
+    raw(0x30000, 0x31001)                    # root entry, bus 0: LP, lower context table
+    raw(0x31000 + 8 * 32, 0x36000 | 2 << 9 | 1)  # 00:01.0: PASID directory, PDTS 2, P
+    raw(0x36000, 0x37001)                    # directory entry 0
+    raw(0x37000, 1 << 6 | 1)                 # PASID 0: PGTT first stage, P
+    raw(0x37008, 2)                          # domain 2
+    raw(0x37010, 0x32000)                    # FLPTR
+    for at, nxt in [(0x32000, 0x33007), (0x33000, 0x34007), (0x34000, 0x35007),
+                    (0x35008, 0x9067)]:      # P, RW, US (and A, D in the leaf)
+        raw(at, nxt)
+    raw(0x20000, 3 << 4 | 7)                 # PASID-cache, global
+    raw(0x20020, 2 << 16 | 2 << 4 | 6)       # PASID-based IOTLB, domain 2 PASID 0
+    raw(0x20040, 1 << 32 | 1 << 5 | 5)       # wait: status 1
+    raw(0x20048, 0x3e000)
+    reg64(0x20, 0x30000 | 1 << 10)           # RTADDR, TTM 01
+    reg(0x18, 0x4000, 16)                    # GCMD: SRTP
+    b.extend([8, 7])
+    reg64(0x90, 0x20000 | 1 << 11 | 1)       # IQA: DW, QS 1
+    reg(0x18, 0x400, 16)                     # GCMD: QIE
+    b.extend([8, 7])
+    reg(0x18, 0x8400, 16)                    # GCMD: TE, QIE
+    b.extend([8, 7])
+    read(8, 1)
+    read(8, 1)
+    read(8, 2)
+    reg(0x88, 0x60, 0)                       # IQT: three 256-bit descriptors
+    b.extend([8, 7])
+    b.extend(struct.pack("<BH", 9, 5000))
+    b.extend([8, 7])
+    read(8, 1)
+    return bytes(b)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -140,6 +194,8 @@ def main():
         f.write(devtlb_seed(ite=True))
     with open(os.path.join(sys.argv[1], "translate-cm"), "wb") as f:
         f.write(translate_seed())
+    with open(os.path.join(sys.argv[1], "scalable"), "wb") as f:
+        f.write(scalable_seed())
     return 0
 
 

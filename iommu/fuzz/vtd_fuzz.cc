@@ -5,12 +5,13 @@
 // descriptors, interrupt remapping table entries, all at small plausible addresses),
 // translation requests, interrupt requests, timer expiries, resets and save/load round trips,
 // half of them under a fault plan that delays and drops invalidations and fails translations;
-// half the units remap interrupts. Invariants: no timer beyond the time limit, a busy step
-// never re-arms for the same instant, queued work drains in bounded steps, a saved state
-// reloads to the same bytes, a delivered interrupt is a message to 0xFEEx_xxxx and a blocked
-// one has an interrupt remapping reason.
-// Build: CXX=clang++ meson setup build-fuzz -Dfuzz=enabled -Dqemu=disabled
-// Run:   build-fuzz/iommu/fuzz/vtd-fuzz -max_len=2048 -max_total_time=60
+// half the units remap interrupts, and half of those with queued invalidation run in
+// scalable mode (PASID entries and PASID-based descriptors among the memory contents). Invariants:
+// no timer beyond the time limit, a busy step never re-arms for the same instant, queued work
+// drains in bounded steps, a saved state reloads to the same bytes, a delivered interrupt is a
+// message to 0xFEEx_xxxx and a blocked one has an interrupt remapping reason. Build: CXX=clang++
+// meson setup build-fuzz -Dfuzz=enabled -Dqemu=disabled Run:   build-fuzz/iommu/fuzz/vtd-fuzz
+// -max_len=2048 -max_total_time=60
 
 #include <cstdio>
 #include <cstdlib>
@@ -99,6 +100,9 @@ class Program
         c.iec_inv_ns = byte() % 4 * 100;
         // device-TLB invalidations the plan delays past this time out (ITE)
         c.devtlb_timeout_ns = ir & 0x40 ? 1 + byte() % 4 * 1000 : 0;
+        // scalable mode; first-stage tables unless the seed is odd (they need 48 bits)
+        c.sm = c.qi && (ir & 0x80);
+        c.fs = c.aw_bits == 48 && !(c.seed & 1);
         return c;
     }
 
@@ -212,6 +216,10 @@ class Program
         case 13: { // memory: a device-TLB or interrupt cache descriptor, or an IRTE
             size_t at = u16() * 16u % (mem.ram.size() - 16);
             uint8_t what = byte();
+            if (what & 8) {
+                scalable(mem, at, what);
+                break;
+            }
             uint64_t index = u16();
             uint64_t bits = byte();
             uint64_t low = byte();
@@ -224,6 +232,33 @@ class Program
             break;
         }
         }
+    }
+
+    // Scalable mode's structures at `at`: a PASID entry (a table, a stage, an address
+    // width, a domain, a first-stage pointer and its flags) or, in 32 bytes, a PASID-cache,
+    // PASID-based IOTLB or PASID-based device-TLB descriptor with its granularity, domain
+    // and PASID (and an upper half that is mostly 0).
+    void scalable(testing::FakeMemory& mem, size_t at, uint8_t what)
+    {
+        uint64_t page = u16() % 64u, page2 = u16() % 64u;
+        uint64_t bits = byte();
+        uint64_t did = byte();
+        uint64_t pasid = u16();
+        uint64_t hi = u64();
+        at &= ~size_t{31};
+        if (what & 16) {
+            at = at / 64 * 64 % (mem.ram.size() - 64);
+            mem.put<uint64_t>(at, page << 12 | (bits & 7) << 6 | (bits >> 3 & 7) << 2 | 1);
+            mem.put<uint64_t>(at + 8, did);
+            mem.put<uint64_t>(at + 16, page2 << 12 | (bits >> 6) << 2);
+            return;
+        }
+        static constexpr uint64_t kTypes[] = {6, 7, 1u << 9}; // type 8: 0 with TYPE_HI 1
+        uint64_t lo = pasid << 32 | did << 16 | (bits & 3) << 4 | kTypes[(bits >> 2) % 3];
+        mem.put<uint64_t>(at, lo);
+        mem.put<uint64_t>(at + 8, what & 2 ? hi : 0);
+        mem.put<uint64_t>(at + 16, what & 32 ? hi : 0);
+        mem.put<uint64_t>(at + 24, 0);
     }
 
     // A translation request, or a DMA engine's run.
