@@ -46,6 +46,10 @@ FIELDS = {"doc", "kernels", "suite", "meson_timeout", "needs", "program",
 SCALABLE_FIELDS = {"doc", "devices", "kernel_args", "mode", "params", "iterations",
                    "expect", "allow", "qemu_args", "runner", "vtd"}
 SCALABLE_SUFFIX = "-sm"
+# The unit's registers as Linux prints them, with ECAP bit 43 (SMTS) set: the hex digit of
+# bits 43:40 is 8 or above.
+SCALABLE_ECAP_LINE = (r"^DMAR: dmar0: reg_base_addr [0-9a-f]+ ver \d+:\d+ cap [0-9a-f]+ "
+                      r"ecap [0-9a-f]*[89a-f][0-9a-f]{10}$")
 NEEDS = {"race_plugin", "profile_plugin", "ioatdma_patched"}
 BENCH_FIELDS = {"doc", "program", "args", "needs", "meson_timeout", "suite"}
 
@@ -84,6 +88,13 @@ def scalable_variant(name, entry):
             v["expect"] = dict(entry.get("expect", {}), **val)
         elif key != "vtd":
             v[key] = val
+    # Every variant checks that Linux found scalable mode offered (ECAP.SMTS, bit 43, in
+    # the registers it prints) and ran it: only in scalable mode does it send the
+    # PASID-cache invalidation that follows setting the root table. No line of Linux's
+    # says "scalable mode".
+    expect = v["expect"] = dict(v.get("expect", {}))  # the entry's own stays as it is
+    expect["lines"] = list(expect.get("lines", [])) + [SCALABLE_ECAP_LINE]
+    expect["vtd"] = list(expect.get("vtd", [])) + ["pc-inv-global>=1"]
     options = ",mode=scalable" + changes.get("vtd", "")
     devices = v.get("devices", [])
     if not any(d.split(",")[0] == "dmalab-vtd" for d in devices):

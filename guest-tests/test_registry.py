@@ -86,8 +86,23 @@ class RegistryTests(unittest.TestCase):
         self.assertEqual(v["devices"], [
             "dmalab-vtd,mode=scalable,first-stage=off,audit=on,fault-plan=/p.json",
             "dmalab-ioat"])
-        self.assertEqual(v["expect"], {"min_ops": 5, "vtd": ["piotlb-inv-page>=1"]})
+        self.assertEqual(v["expect"], {"min_ops": 5, "vtd": ["piotlb-inv-page>=1",
+                                                             "pc-inv-global>=1"],
+                                       "lines": [scenarios.SCALABLE_ECAP_LINE]})
+        self.assertEqual(entry["expect"]["vtd"], ["iotlb-inv-page>=1"])  # unchanged
+        ecap = "DMAR: dmar0: reg_base_addr fed90000 ver 1:0 cap 112078c222f0602 ecap %s"
+        self.assertRegex(ecap % "1c80000002043", scenarios.SCALABLE_ECAP_LINE)
+        self.assertRegex(ecap % "80000000000", scenarios.SCALABLE_ECAP_LINE)
+        self.assertNotRegex(ecap % "2043", scenarios.SCALABLE_ECAP_LINE)
+        self.assertNotRegex(ecap % "1070000002043", scenarios.SCALABLE_ECAP_LINE)
         self.assertEqual(reg["x"]["devices"][0], "dmalab-vtd,audit=on,fault-plan=/p.json")
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"scenarios": {"y": dict(entry, scalable=True)}}, f)
+            f.flush()
+            plain = scenarios.load(f.name)
+        self.assertEqual(plain["y"]["expect"], entry["expect"])
+        self.assertEqual(plain["y-sm"]["expect"]["vtd"],
+                         ["iotlb-inv-page>=1", "pc-inv-global>=1"])
         self.assertIn("scalable mode", v["doc"])
         self.assertEqual([t[0] for t in scenarios.tests(reg)],
                          ["x", "x-6.12", "x-sm", "x-sm-6.12"])

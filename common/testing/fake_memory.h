@@ -95,6 +95,8 @@ class FakeMemory : public DmaMemory
 
     Mapping map(uint64_t addr, size_t len, Access, const MemAttrs&) override
     {
+        if (before_map)
+            before_map(addr); // what a vCPU does meanwhile
         cost += cost_per_map;
         if (!mappable || window_at(addr, 1) || !accessible(addr, 1))
             return {};
@@ -136,7 +138,8 @@ class FakeMemory : public DmaMemory
     std::vector<Hole> holes;
     std::vector<Window> windows;
     bool mappable = true;
-    size_t map_limit = SIZE_MAX; // longest contiguous mapping handed out
+    size_t map_limit = SIZE_MAX;                   // longest contiguous mapping handed out
+    std::function<void(uint64_t addr)> before_map; // called as map() starts
     unsigned reads = 0, writes = 0, maps = 0;
     int outstanding = 0;       // maps not yet unmapped
     uint64_t cost = 0;         // what take_cost() reports next (as an IOMMU's walks)

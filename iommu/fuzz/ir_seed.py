@@ -182,7 +182,7 @@ def scalable_seed():
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):  # not a directory "--help"
         print(__doc__, file=sys.stderr)
         return 2
     os.makedirs(sys.argv[1], exist_ok=True)

@@ -217,6 +217,8 @@ class Translator
     // entries it uses unless perm is 0 (a query or the audit).
     FaultReason walk_fs(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out,
                         bool count);
+    enum class AdUpdate : uint8_t { Done, Changed, Failed };
+    AdUpdate update_ad(uint64_t at, uint64_t expected, uint64_t desired);
     // The check of the request's address against the context's input width: None, or the
     // fault.
     static FaultReason check_input(const ContextInfo& ctx, uint64_t iova);

@@ -4,6 +4,7 @@
 // engine are in translation_run.cc.
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "dmalab/vtd/faults.h"
@@ -239,6 +240,33 @@ FaultReason Translator::check_input(const ContextInfo& ctx, uint64_t iova)
     return FaultReason::None;
 }
 
+// The 8-byte entry at `at`, `expected` in guest memory, becomes `desired`, atomically on
+// the host (a mapping of guest RAM): Done; Changed when it no longer held `expected`;
+// Failed when it is not RAM that can be mapped.
+Translator::AdUpdate Translator::update_ad(uint64_t at, uint64_t expected, uint64_t desired)
+{
+    auto le = [](uint64_t v) {
+        return std::endian::native == std::endian::little ? v : __builtin_bswap64(v);
+    };
+    DmaMemory::Mapping m =
+        s_.call_out([&] { return s_.host.memory.map(at, FlPte::kSize, Access::Write, {}); });
+    if (!m)
+        return AdUpdate::Failed;
+    AdUpdate u = AdUpdate::Failed;
+    if (m.len >= FlPte::kSize && reinterpret_cast<uintptr_t>(m.host) % alignof(uint64_t) == 0) {
+        uint64_t old = le(expected);
+        bool swapped =
+            __atomic_compare_exchange_n(static_cast<uint64_t*>(m.host), &old, le(desired), false,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        u = swapped ? AdUpdate::Done : AdUpdate::Changed;
+    }
+    s_.call_out([&] {
+        s_.host.memory.unmap(m, Access::Write, u == AdUpdate::Done ? FlPte::kSize : 0);
+        return 0;
+    });
+    return u;
+}
+
 // First-stage tables (9.7), 4-level: every entry on the way must be present and, the
 // request being a user one (requests without a PASID; RID_PRIV is not offered), allow user
 // access; a write needs RW at every level. The unit sets A in each entry it uses and D in
@@ -257,40 +285,53 @@ FaultReason Translator::walk_fs(const ContextInfo& ctx, uint64_t iova, unsigned 
     for (unsigned level = 4; level >= 1; level--) {
         const unsigned shift = 12 + 9 * (level - 1);
         const uint64_t at = table + ((iova >> shift) & 511) * FlPte::kSize;
-        uint8_t raw[FlPte::kSize] = {};
-        DmaResult res = s_.call_out([&] { return s_.host.memory.read(at, raw, sizeof raw, {}); });
-        if (count)
-            s_.counters.walk_reads++;
-        if (!res.ok())
-            return sm(SmFault::FsAccess);
-        FlPte pte{load_le(raw, 8)};
-        if (!pte.present())
-            return sm(SmFault::FsNotPresent);
-        const bool large = pte.page_size() && (level == 2 || level == 3);
-        const bool leaf = level == 1 || large;
-        // PS is reserved at level 4, and at level 3 without CAP.FL1GP (advertised); a large
-        // page's address bits below its size, other than PAT (bit 12), are reserved too.
-        bool reserved = (pte.address() & haw_mask) || (level == 4 && pte.page_size()) ||
-                        (pte.execute_disable() && !ctx.nxe) ||
-                        (large && (pte.address() & (pow2(shift) - 1) & ~uint64_t{0x1000}));
-        if (reserved)
-            return sm(SmFault::FsReserved);
-        if (!pte.user())
-            return sm(SmFault::UserSupervisor);
-        w = w && pte.writable();
-        if (write && !w)
-            return sm(SmFault::Write);
-        uint64_t set = 0;
-        if (perm && !pte.accessed())
-            set |= field_mask(flpte::F, "A");
-        if (leaf && write && !pte.dirty())
-            set |= field_mask(flpte::F, "D");
-        if (set) {
-            store_le(raw, pte.v | set, 8);
-            if (!s_.call_out([&] { return s_.host.memory.write(at, raw, sizeof raw, {}); }).ok())
+        FlPte pte;
+        bool leaf = false;
+        // The entry, checked; and A (and D) set in it if they are not. The update is a
+        // compare-and-exchange, as the CPU's is: an entry software changed since it was read
+        // (a vCPU runs beside the device) is read and checked again, never overwritten.
+        for (unsigned attempt = 0;; attempt++) {
+            uint8_t raw[FlPte::kSize] = {};
+            DmaResult res =
+                s_.call_out([&] { return s_.host.memory.read(at, raw, sizeof raw, {}); });
+            if (count)
+                s_.counters.walk_reads++;
+            if (!res.ok())
                 return sm(SmFault::FsAccess);
-            s_.counters.fs_ad_updates++;
+            pte = FlPte{load_le(raw, 8)};
+            if (!pte.present())
+                return sm(SmFault::FsNotPresent);
+            const bool large = pte.page_size() && (level == 2 || level == 3);
+            leaf = level == 1 || large;
+            // PS is reserved at level 4 (at level 3 it needs CAP.FL1GP, advertised); a
+            // large page's address bits below its size, other than PAT (bit 12), are too.
+            bool reserved = (pte.address() & haw_mask) || (level == 4 && pte.page_size()) ||
+                            (pte.execute_disable() && !ctx.nxe) ||
+                            (large && (pte.address() & (pow2(shift) - 1) & ~uint64_t{0x1000}));
+            if (reserved)
+                return sm(SmFault::FsReserved);
+            if (!pte.user())
+                return sm(SmFault::UserSupervisor);
+            if (write && !(w && pte.writable()))
+                return sm(SmFault::Write);
+            uint64_t set = 0;
+            if (perm && !pte.accessed())
+                set |= field_mask(flpte::F, "A");
+            if (leaf && write && !pte.dirty())
+                set |= field_mask(flpte::F, "D");
+            if (!set)
+                break;
+            AdUpdate u = update_ad(at, pte.v, pte.v | set);
+            if (u == AdUpdate::Done) {
+                s_.counters.fs_ad_updates++;
+                pte.v |= set;
+                break;
+            }
+            // Not RAM (a register, ROM, nothing), or an entry that keeps changing.
+            if (u == AdUpdate::Failed || attempt == 3)
+                return sm(SmFault::FsAccess);
         }
+        w = w && pte.writable();
         if (leaf) {
             out.page = pte.address() & ~(pow2(shift) - 1);
             out.shift = shift;

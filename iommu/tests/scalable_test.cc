@@ -292,6 +292,46 @@ TEST(ScalableMode, FirstStageSetsAccessedAndDirty)
     EXPECT_FALSE(r.mem.get<uint64_t>(leaf2) & (FL_A | FL_D));
 }
 
+TEST(ScalableMode, AccessedBitUpdateNeverOverwritesWhatSoftwareChanged)
+{
+    // Software clears the leaf (an unmap on a vCPU) between the unit's read of it and its
+    // update of A: the compare-and-exchange fails, the unit reads the entry again, finds it
+    // not present and faults; the entry stays clear.
+    SmRig r;
+    uint64_t pgd = r.fs_device();
+    uint64_t leaf = r.fs_map(pgd, 0x1000, 0x9000, true, 1, FL_US); // A clear
+    r.mem.before_map = [&](uint64_t addr) {
+        if (addr == leaf)
+            r.mem.put<uint64_t>(leaf, 0);
+    };
+    EXPECT_EQ(r.read(0x1000).fault_reason, SM(SmFault::FsNotPresent));
+    EXPECT_EQ(r.mem.get<uint64_t>(leaf), 0u);
+    EXPECT_EQ(r.unit.counters().fs_ad_updates, 0u);
+    // Software sets A itself meanwhile: the second read finds nothing to update.
+    uint64_t leaf2 = r.fs_map(pgd, 0x2000, 0xa000, true, 1, FL_US);
+    r.mem.before_map = [&](uint64_t addr) {
+        if (addr == leaf2)
+            r.mem.put<uint64_t>(leaf2, r.mem.get<uint64_t>(leaf2) | FL_A);
+    };
+    ASSERT_TRUE(r.read(0x2000).ok);
+    EXPECT_EQ(r.unit.counters().fs_ad_updates, 0u);
+    // An entry that changes on every attempt: an access error after four, nothing written.
+    uint64_t leaf3 = r.fs_map(pgd, 0x3000, 0xb000, true, 1, FL_US);
+    uint64_t flip = 0;
+    r.mem.before_map = [&](uint64_t addr) {
+        if (addr == leaf3)
+            r.mem.put<uint64_t>(leaf3, (0xb000 | FL_P | FL_RW | FL_US) ^ (++flip & 1 ? FL_RW : 0));
+    };
+    EXPECT_EQ(r.read(0x3000).fault_reason, SM(SmFault::FsAccess));
+    EXPECT_FALSE(r.mem.get<uint64_t>(leaf3) & FL_A);
+    // Tables where nothing can be mapped (not RAM): the update fails, an access error.
+    r.mem.before_map = nullptr;
+    r.mem.mappable = false;
+    r.fs_map(pgd, 0x4000, 0xc000, true, 1, FL_US);
+    EXPECT_EQ(r.read(0x4000).fault_reason, SM(SmFault::FsAccess));
+    EXPECT_EQ(r.mem.outstanding, 0);
+}
+
 TEST(ScalableMode, SecondStageAndPassThrough)
 {
     SmRig r;
