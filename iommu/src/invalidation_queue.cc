@@ -288,6 +288,10 @@ bool InvalidationQueue::start(uint64_t now)
         return false;
     }
     Decoded d = decode(raw, s_.limits());
+    // In scalable mode 128-bit descriptors are invalid (6.5.2): software sets IQA.DW
+    // before it points the unit at a scalable-mode root table.
+    if (s_.sm_root && !wide())
+        d = DescError{"a 128-bit descriptor in scalable mode (IQA.DW clear)"};
     if (const auto* e = std::get_if<DescError>(&d)) {
         logf(s_.host.log, LogKind::GuestError,
              "vtd: invalid invalidation descriptor %u: 0x%016llx 0x%016llx (%s; bits "

@@ -44,6 +44,9 @@ struct Shared {
     faults::Injector* injector = nullptr;
     RegBank<Parts>* regs = nullptr;
     unsigned depth = 0; // nesting of calls out; register accesses inside one are refused
+    // The root table SRTP latched is a scalable-mode one (TTM 01): the unit translates in
+    // scalable mode, and its queue takes only 256-bit descriptors (6.5.2).
+    bool sm_root = false;
 
     uint64_t now() const { return host.timers.now_ns(); }
     uint64_t reg(unsigned index) const { return regs->get(index); }
@@ -174,7 +177,7 @@ class Translator
     bool enabled() const { return te_; }
     void set_enabled(bool on) { te_ = on; }
     bool has_root() const { return root_valid_; }
-    bool scalable() const { return sm_; }
+    bool scalable() const { return s_.sm_root; }
     // An address's low 48 bits: what the IOTLB tags (first-stage input is canonical).
     static uint64_t in48(uint64_t iova) { return iova & (pow2(48) - 1); }
     // SRTP latched RTADDR: a usable root table (legacy or scalable-mode), or none (DMA then
@@ -183,7 +186,7 @@ class Translator
     {
         root_valid_ = valid;
         root_ = root;
-        sm_ = sm;
+        s_.sm_root = sm;
     }
     Caches& caches() { return caches_; }
     // Drops the shortcuts into the caches (after any change to them).
@@ -268,7 +271,6 @@ class Translator
     bool te_ = false; // GSTS.TES
     bool root_valid_ = false;
     uint64_t root_ = 0;
-    bool sm_ = false; // the latched root table is a scalable-mode one (TTM 01)
 
     // The IOTLB entry the latest translation used, with what its context said: checked
     // first, so a run of hits on one page costs no set lookup. Every invalidation,

@@ -29,7 +29,7 @@ void Translator::reset()
         c = {};
     root_valid_ = false;
     root_ = 0;
-    sm_ = false;
+    s_.sm_root = false;
 }
 
 void Translator::save(StateWriter& w) const
@@ -37,7 +37,7 @@ void Translator::save(StateWriter& w) const
     w.boolean(root_valid_);
     w.u64(root_);
     w.u64(prng_.state());
-    w.boolean(sm_);
+    w.boolean(s_.sm_root);
 }
 
 bool Translator::load(StateReader& r)
@@ -45,10 +45,10 @@ bool Translator::load(StateReader& r)
     root_valid_ = r.boolean();
     root_ = r.u64() & RTADDR_RTA.mask();
     prng_.set_state(r.u64());
-    sm_ = r.boolean();
+    s_.sm_root = r.boolean();
     te_ = s_.reg(reg("GSTS")) & G_TE;
     // A stream cannot give a unit without scalable mode a scalable-mode root table.
-    return r.ok() && !(sm_ && !s_.config.sm);
+    return r.ok() && !(s_.sm_root && !s_.config.sm);
 }
 
 // The 128-bit entry (root or context, 9.1 and 9.3) at addr; zeros where the read failed.
@@ -78,7 +78,8 @@ FaultReason Translator::context_for(uint16_t sid, ContextInfo& out)
     s_.counters.context_misses++;
     charge(sid, 2 * s_.config.walk_read_ns); // the root and the context entry
     uint64_t haw_mask = ~(pow2(s_.config.aw_bits) - 1);
-    FaultReason why = sm_ ? context_sm(sid, out, haw_mask) : context_legacy(sid, out, haw_mask);
+    FaultReason why =
+        s_.sm_root ? context_sm(sid, out, haw_mask) : context_legacy(sid, out, haw_mask);
     if (why != FaultReason::None)
         return why;
     auto [where, evicted] = caches_.context.insert(set, Caches::context_tag(sid), out.did, out);

@@ -482,6 +482,19 @@ TEST(ScalableMode, WideQueueRefusesWhatIsNotAWideDescriptor)
         EXPECT_TRUE(r.r32(FSTS) & FSTS_IQE);
         EXPECT_EQ(r.r64(IQH), 1u << 4);
     }
+    { // 128-bit descriptors once the unit runs scalable mode (6.5.2); before, they do
+        SmRig r;
+        r.qi_enable();
+        uint64_t status = r.alloc();
+        r.submit({Rig::wait(status, 3)});
+        r.run_all();
+        EXPECT_EQ(r.mem.get<uint32_t>(status), 3u);
+        r.set_sm_root();
+        r.submit({Rig::wait(status, 4)});
+        r.run_all();
+        EXPECT_TRUE(r.r32(FSTS) & FSTS_IQE);
+        EXPECT_EQ(r.mem.get<uint32_t>(status), 3u);
+    }
     { // PASID-based descriptors without scalable mode
         Rig r(costs(0, 0, 0));
         r.qi_enable();
