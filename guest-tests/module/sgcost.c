@@ -15,7 +15,9 @@
  * invalidation queue's head register (IQH, how far the unit has processed the
  * queue) after every map and unmap, and counts the descriptors the unit
  * processed since the last reading by type, from the queue's memory (IQA says
- * where): invalidation waits (type 5), IOTLB invalidations (type 2), the rest.
+ * where): invalidation waits (type 5), IOTLB invalidations (type 2, and type 6,
+ * the PASID-based ones a unit in scalable mode is sent for first-stage tables),
+ * the rest.
  * Between two readings fewer descriptors than the queue holds must pass (a
  * strict unmap submits two, a lazy flush two); the counts then are exact.
  * One "# bench-sg way=... pages=... unmaps=... busy_ns_per_unmap=...
@@ -96,7 +98,7 @@ static void dlx_queue_read(struct dlx_queue *q)
 
 		q->descs++;
 		q->waits += type == 5;
-		q->iotlb += type == 2;
+		q->iotlb += type == 2 || type == 6;
 	}
 }
 
