@@ -23,8 +23,8 @@ as a driver would, 4, 16 and 64 KiB; pktgen packets of 64, 512 and 1,500 bytes
 between two e1000e and between two igb (init.sh's nic_pktgen); each at offered
 rates up to back to back (--rates, default 1000,2000,5000,10000,0; --rate N one
 rate); and scatter-gather maps and unmaps with the invalidation waits the unit
-processed.  No IOMMU, dmalab-vtd pass-through, lazy and strict, intel-iommu lazy
-and strict.  Per rate and size: the gross guest CPU time (wall minus idle, in
+processed.  No IOMMU, dmalab-vtd pass-through, lazy and strict, dmalab-vtd in
+scalable mode lazy and strict (vtd-sm-*), intel-iommu lazy and strict.  Per rate and size: the gross guest CPU time (wall minus idle, in
 us) per operation, the utilisation, and the ratios strict / lazy /
 pass-through / none beside the 2008 DMAR thread's 2.27 / 1.64 / 1.00; then
 what a copy's figure is made of (instructions, the unit's waits, the engine's
