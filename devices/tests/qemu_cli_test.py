@@ -86,6 +86,12 @@ class PropertyErrors(unittest.TestCase):
                            "interrupt remapping needs queued invalidation")
         self.assertRefused("dmalab-vtd,intremap=on,iec-entries=6",
                            "iec-entries must be a multiple of 4")
+        self.assertRefused("dmalab-vtd,mode=scalable,qi=off",
+                           "scalable mode needs queued invalidation (qi=on)")
+        self.assertRefused("dmalab-vtd,mode=scalable,aw-bits=39",
+                           "first-stage tables need aw-bits=48 (or first-stage=off)")
+        self.assertRefused("dmalab-vtd,mode=pasid",
+                           "Parameter 'mode' does not accept value 'pasid'")
 
     def test_conventional_pci_bus_is_refused_naming_q35(self):
         res = subprocess.run([QEMU, "-M", "pc", "-accel", "tcg", "-nographic", "-nodefaults",
@@ -127,6 +133,17 @@ class Qmp(unittest.TestCase):
         self.assertEqual(replies[0].get("return"), "random", res.stderr)
         self.assertIn("fixed once the unit runs", replies[1]["error"]["desc"])
         self.assertEqual(replies[2].get("return"), "random")
+
+    def test_vtd_mode_is_an_enum_fixed_at_realize(self):
+        path = "/machine/peripheral/u"
+        replies, res = qmp_session(
+            "dmalab-vtd,id=u,mode=scalable,first-stage=off,aw-bits=39",
+            qom_get(path, "mode"),
+            qom_set(path, "mode", "legacy"),
+            qom_get(path, "mode"))
+        self.assertEqual(replies[0].get("return"), "scalable", res.stderr)
+        self.assertIn("fixed once the unit runs", replies[1]["error"]["desc"])
+        self.assertEqual(replies[2].get("return"), "scalable")
 
     def test_timing_is_settable_at_run_time_and_bounded(self):
         path = "/machine/peripheral/ioat0"
