@@ -131,6 +131,9 @@ struct TlbEntry {
     uint64_t vpn;  // iova >> shift (first stage: of the address's low 48 bits)
     uint64_t page; // output address
     uint32_t pasid = 0;
+    // First stage: the leaf's D was set when the entry was filled. A write through an
+    // entry filled clean walks again, to set D in the tables (9.7, as the CPU's TLB).
+    bool d = true;
 };
 
 class Caches
@@ -204,6 +207,7 @@ class Translator
         uint64_t page = 0; // output address of the page
         unsigned shift = 12;
         bool r = false, w = false;
+        bool d = true; // first stage: the leaf's D (a write to a clean page walks again)
     };
     // The context entry for sid, from the cache or the tables; None when it is usable.
     FaultReason context_for(uint16_t sid, ContextInfo& out);
@@ -249,8 +253,8 @@ class Translator
     FaultReason fill(uint16_t sid, const ContextInfo& ctx, uint64_t iova, unsigned perm,
                      TlbEntry& e, TlbEntry*& slot);
     // translate()'s last step: the answer for a page the IOTLB holds in `slot`.
-    Translation answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift, uint64_t page,
-                       bool r, bool w, const ContextInfo& ctx, TlbEntry* slot);
+    Translation answer(uint16_t sid, uint64_t iova, unsigned perm, const TlbEntry& e,
+                       const ContextInfo& ctx, TlbEntry* slot);
     // Which tables an entry came from, for the reason a refusal of a cached page gives.
     enum class Stage : uint8_t { Legacy, SmSecond, First };
     static Stage stage_of(const ContextInfo& c)
@@ -282,6 +286,7 @@ class Translator
         bool r = false, w = false, fpd = false;
         TlbEntry* entry = nullptr;
         Stage stage = Stage::Legacy;
+        bool d = true; // the entry's D (TlbEntry::d)
     };
     Front front_;
     ContextInfo* last_context_ = nullptr; // the context-cache entry used last

@@ -338,6 +338,7 @@ FaultReason Translator::walk_fs(const ContextInfo& ctx, uint64_t iova, unsigned 
             out.shift = shift;
             out.r = true;
             out.w = w;
+            out.d = pte.dirty();
             return FaultReason::None;
         }
         table = pte.address();
@@ -549,8 +550,8 @@ FaultReason Translator::fill(uint16_t sid, const ContextInfo& ctx, uint64_t iova
         w = {};
         s_.counters.iotlb_negative++;
     }
-    e = {ctx.did,  static_cast<uint8_t>(w.shift), w.r, w.w, in48(iova) >> w.shift, w.page,
-         ctx.pasid};
+    e = {ctx.did, static_cast<uint8_t>(w.shift), w.r, w.w, in48(iova) >> w.shift, w.page, ctx.pasid,
+         w.d};
     uint64_t tag = Caches::iotlb_tag(ctx.did, ctx.pasid, e.vpn, w.shift);
     unsigned set = caches_.iotlb_set(tag);
     caches_.iotlb.drop(set, tag); // another PASID's entry under the same tag
@@ -571,7 +572,7 @@ Translation Translator::translate(uint16_t sid, uint64_t iova, unsigned perm)
     if (FaultReason why = injected(sid, iova, perm); why != FaultReason::None)
         return refuse(sid, iova, perm, why, true);
     if (front_.valid && front_.sid == sid && (iova & ~front_.mask) == front_.base &&
-        !s_.config.audit)
+        !s_.config.audit && (front_.d || !(perm & Unit::kWrite)))
         return from_front(sid, iova, perm);
     ContextInfo ctx;
     if (FaultReason why = context_for(sid, ctx); why != FaultReason::None)
@@ -583,6 +584,9 @@ Translation Translator::translate(uint16_t sid, uint64_t iova, unsigned perm)
 
     TlbEntry e;
     TlbEntry* slot = iotlb_find(ctx, iova);
+    // A write through a first-stage entry filled clean walks again (and sets D).
+    if (slot && !slot->d && (perm & Unit::kWrite))
+        slot = nullptr;
     if (slot) {
         s_.counters.iotlb_hits++;
         e = *slot;
@@ -592,7 +596,7 @@ Translation Translator::translate(uint16_t sid, uint64_t iova, unsigned perm)
     } else if (FaultReason why = fill(sid, ctx, iova, perm, e, slot); why != FaultReason::None) {
         return refuse(sid, iova, perm, why, !ctx.fpd);
     }
-    return answer(sid, iova, perm, e.shift, e.page, e.r, e.w, ctx, slot);
+    return answer(sid, iova, perm, e, ctx, slot);
 }
 
 FaultReason Translator::denied(Stage stage, unsigned perm, bool r, bool w)
@@ -610,13 +614,15 @@ FaultReason Translator::denied(Stage stage, unsigned perm, bool r, bool w)
     }
 }
 
-Translation Translator::answer(uint16_t sid, uint64_t iova, unsigned perm, unsigned shift,
-                               uint64_t page, bool r, bool w, const ContextInfo& ctx,
-                               TlbEntry* slot)
+Translation Translator::answer(uint16_t sid, uint64_t iova, unsigned perm, const TlbEntry& e,
+                               const ContextInfo& ctx, TlbEntry* slot)
 {
     const Stage stage = stage_of(ctx);
-    front_ = {true, sid,  iova & ~(pow2(shift) - 1), pow2(shift) - 1, page, r, w, ctx.fpd,
-              slot, stage};
+    const unsigned shift = e.shift;
+    const uint64_t page = e.page;
+    const bool r = e.r, w = e.w;
+    front_ = {true,  sid, iova & ~(pow2(shift) - 1), pow2(shift) - 1, page, r, w, ctx.fpd, slot,
+              stage, e.d};
     if (FaultReason why = denied(stage, perm, r, w); why != FaultReason::None)
         return refuse(sid, iova, perm, why, !ctx.fpd);
     Translation t;

@@ -278,13 +278,16 @@ TEST(ScalableMode, FirstStageSetsAccessedAndDirty)
     EXPECT_TRUE(r.mem.get<uint64_t>(leaf) & FL_A);
     EXPECT_FALSE(r.mem.get<uint64_t>(leaf) & FL_D); // a read leaves D alone
     EXPECT_EQ(r.unit.counters().fs_ad_updates, 1u);
-    // The IOTLB entry was filled by a read: a write walks again (D) only after it is gone.
-    r.qi_enable_wide();
-    r.submit_wide({SmRig::piotlb(2, 0, 0x1000)});
-    r.run_all();
+    // The IOTLB entry was filled by a read with D clear: a write through it walks again
+    // and sets D, as the CPU's TLB does, with no invalidation in between.
+    uint64_t misses = r.unit.counters().iotlb_misses;
     ASSERT_TRUE(r.write(0x1000).ok);
     EXPECT_TRUE(r.mem.get<uint64_t>(leaf) & FL_D);
     EXPECT_EQ(r.unit.counters().fs_ad_updates, 2u);
+    EXPECT_EQ(r.unit.counters().iotlb_misses, misses + 1);
+    // Now dirty in the IOTLB too: the next write hits.
+    ASSERT_TRUE(r.write(0x1000).ok);
+    EXPECT_EQ(r.unit.counters().iotlb_misses, misses + 1);
     // A query (perm 0) changes nothing.
     uint64_t leaf2 = r.fs_map(pgd, 0x2000, 0xa000, true, 1, FL_US);
     r.mem.put<uint64_t>(leaf2, r.mem.get<uint64_t>(leaf2) & ~FL_D);
