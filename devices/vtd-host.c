@@ -83,6 +83,35 @@ static DmalabDmaResult host_dma(uint64_t addr, void *buf, size_t len,
     return r;
 }
 
+/*
+ * A direct mapping of guest RAM (never ROM for a write, never MMIO), for the
+ * first stage's accessed and dirty updates, which the model makes with an
+ * atomic compare-and-exchange on the entry as the CPU does.
+ */
+static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
+                          bool is_write, const DmalabMemAttrs *attrs)
+{
+    hwaddr plen = *len;
+    void *p;
+
+    if (!dmalab_vtd_ram_range(addr, *len, is_write)) {
+        return NULL;
+    }
+    p = address_space_map(&address_space_memory, addr, &plen, is_write,
+                          MEMTXATTRS_UNSPECIFIED);
+    if (p && plen < *len) {
+        address_space_unmap(&address_space_memory, p, plen, is_write, 0);
+        return NULL;
+    }
+    return p;
+}
+
+static void host_dma_unmap(void *opaque, void *host, size_t len,
+                           bool is_write, size_t accessed)
+{
+    address_space_unmap(&address_space_memory, host, len, is_write, accessed);
+}
+
 static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf,
                                      size_t len, const DmalabMemAttrs *attrs)
 {
@@ -439,6 +468,8 @@ void dmalab_vtd_attach(DmalabVtdState *s, PCIBus *bus)
 const DmalabHost dmalab_vtd_host_fns = {
     .dma_read = host_dma_read,
     .dma_write = host_dma_write,
+    .dma_map = host_dma_map,
+    .dma_unmap = host_dma_unmap,
     .send_msi = host_send_msi,
 };
 

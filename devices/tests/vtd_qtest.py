@@ -485,19 +485,32 @@ class VtdTest(MachineCase):
         self.assertEqual(v.r64(ECAP) & (smts | slts | flts), smts | slts)
 
     def test_scalable_mode_copy_through_first_stage_tables(self):
-        io, v = self.ioat_behind(",mode=scalable")
-        pgd = v.mem.alloc(4096, fill=0)
-        self.sm_tables(io, v, flptr=pgd)
-        # The first stage maps the whole of the ioat's buffers' first GiB 1:1, as 4 KiB
-        # pages under one table of each level, with U/S, R/W, A and D set (Linux's bits).
-        l3, l2 = v.mem.alloc(4096, fill=0), v.mem.alloc(4096, fill=0)
-        bits = 1 | 2 | 4 | 1 << 5
-        v.qt.writeq(pgd, l3 | bits)
-        v.qt.writeq(l3, l2 | bits)
-        for i in range(512):    # 2 MiB pages (PS), D set
-            v.qt.writeq(l2 + 8 * i, i << 21 | bits | 1 << 6 | 1 << 7)
-        self.copy_lands(io, v, below=1 << 30)
-        self.assertEqual(v.counter("fs-ad-updates"), 0)
+        """A copy through first-stage tables that map the first GiB 1:1 as 2 MiB pages
+        under one table of each level, with U/S and R/W: with A and D already set (as
+        Linux sets them) the unit writes nothing to the tables; with them clear it sets
+        A in the entries it used and D in the written page's, in guest RAM."""
+        a, d = 1 << 5, 1 << 6
+        for preset in (True, False):
+            with self.subTest(preset=preset):
+                io, v = self.ioat_behind(",mode=scalable")
+                pgd = v.mem.alloc(4096, fill=0)
+                self.sm_tables(io, v, flptr=pgd)
+                l3, l2 = v.mem.alloc(4096, fill=0), v.mem.alloc(4096, fill=0)
+                bits = 1 | 2 | 4 | (a if preset else 0)
+                v.qt.writeq(pgd, l3 | bits)
+                v.qt.writeq(l3, l2 | bits)
+                for i in range(512):    # 2 MiB pages (PS)
+                    v.qt.writeq(l2 + 8 * i, i << 21 | bits | (d if preset else 0) | 1 << 7)
+                src, dst = self.copy_lands(io, v, below=1 << 30)
+                updates = v.counter("fs-ad-updates")
+                if preset:
+                    self.assertEqual(updates, 0)
+                    continue
+                self.assertGreaterEqual(updates, 3)
+                self.assertTrue(v.qt.readq(pgd) & a)
+                self.assertTrue(v.qt.readq(l3) & a)
+                self.assertEqual(v.qt.readq(l2 + 8 * (dst >> 21)) & (a | d), a | d)
+                self.assertTrue(v.qt.readq(l2 + 8 * (src >> 21)) & a)
 
     def test_scalable_tables_in_mmio_fault_without_touching_them(self):
         """A PASID directory, a PASID table or first-stage tables aimed at the unit's
@@ -604,6 +617,7 @@ class VtdTest(MachineCase):
         self.assertEqual(io.qt.memread(dst, 8192), data)
         self.assertGreater(v.counter("translations"), 0)
         self.assertEqual(v.counter("faults"), 0)
+        return src, dst
 
     def test_pass_through_context_lets_the_device_copy(self):
         io, v = self.ioat_behind()
