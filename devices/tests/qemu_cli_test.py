@@ -123,27 +123,24 @@ def qom_set(path, prop, value):
 
 
 class Qmp(unittest.TestCase):
-    def test_vtd_replacement_is_an_enum_fixed_at_realize(self):
+    def assertEnumFixedAtRealize(self, device, prop, value, other):
+        """`prop` reads `value` on the running unit `device` (id u), and setting it to
+        `other` is refused and changes nothing."""
         path = "/machine/peripheral/u"
-        replies, res = qmp_session(
-            "dmalab-vtd,id=u,replacement=random",
-            qom_get(path, "replacement"),
-            qom_set(path, "replacement", "fifo"),
-            qom_get(path, "replacement"))
-        self.assertEqual(replies[0].get("return"), "random", res.stderr)
+        replies, res = qmp_session(device, qom_get(path, prop), qom_set(path, prop, other),
+                                   qom_get(path, prop))
+        self.assertEqual(replies[0].get("return"), value, res.stderr)
         self.assertIn("fixed once the unit runs", replies[1]["error"]["desc"])
-        self.assertEqual(replies[2].get("return"), "random")
+        self.assertEqual(replies[2].get("return"), value)
+
+    def test_vtd_replacement_is_an_enum_fixed_at_realize(self):
+        self.assertEnumFixedAtRealize("dmalab-vtd,id=u,replacement=random", "replacement",
+                                      "random", "fifo")
 
     def test_vtd_mode_is_an_enum_fixed_at_realize(self):
-        path = "/machine/peripheral/u"
-        replies, res = qmp_session(
-            "dmalab-vtd,id=u,mode=scalable,first-stage=off,aw-bits=39",
-            qom_get(path, "mode"),
-            qom_set(path, "mode", "legacy"),
-            qom_get(path, "mode"))
-        self.assertEqual(replies[0].get("return"), "scalable", res.stderr)
-        self.assertIn("fixed once the unit runs", replies[1]["error"]["desc"])
-        self.assertEqual(replies[2].get("return"), "scalable")
+        self.assertEnumFixedAtRealize(
+            "dmalab-vtd,id=u,mode=scalable,first-stage=off,aw-bits=39", "mode", "scalable",
+            "legacy")
 
     def test_timing_is_settable_at_run_time_and_bounded(self):
         path = "/machine/peripheral/ioat0"
