@@ -481,6 +481,102 @@ class OptionTests(unittest.TestCase):
                          ("bench", {"x": "1"}))
 
 
+def met(conditions, ops):
+    """Counters that meet every condition (the guest verified ops copies): per counter
+    the first of 0 and each condition's value and its neighbours that meets them all."""
+    out = {}
+    for name in {c.counter for c in conditions}:
+        these = [c for c in conditions if c.counter == name]
+        tries = sorted({0} | {max(c.want(ops) + d, 0) for c in these for d in (-1, 0, 1)})
+        out[name] = next(v for v in tries if all(c.holds(v, ops) for c in these))
+    return out
+
+
+class RegistryLogTests(unittest.TestCase):
+    """The registry's own entries judged on synthetic serial logs and counters: what a
+    boot that printed these lines and counted so would be told (only the reasons about
+    the lines and counters each test is about are looked at, so that the entries'
+    other expectations may change without these tests)."""
+
+    def judge(self, name, extra, **counts):
+        """analyse() with the entry's expectations: GOOD with lines `extra` (before its
+        end) and counters that meet the entry's conditions but for `counts` (dmalab-vtd's;
+        '_' for '-' in their names). Returns (facts, reasons)."""
+        import scenarios
+        entry = scenarios.load()[name]
+        expect = runner.Expectations.from_entry(entry)
+        ops = 1200      # GOOD's summary
+        vtd = dict(met(expect.counters.vtd, ops),
+                   **{k.replace("_", "-"): v for k, v in counts.items()})
+        ioat = dict(met(expect.counters.ioat, ops), path="/machine/peripheral-anon/device[1]",
+                    type="dmalab-ioat", descriptors=5000, bytes=10 ** 7, errors=0,
+                    interrupts=5000)
+        boot = runner.Boot()
+        boot.lines = with_lines(GOOD, extra).splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        boot.device_stats = [ioat, dict(vtd, path="/machine/peripheral-anon/device[0]",
+                                        type="dmalab-vtd", **{"counter-names": sorted(vtd)})]
+        setup = runner.RunSetup(entry.get("runner", {}).get("scenario", "memcpy"))
+        return runner.analyse(boot, setup, expect)
+
+    def about(self, reasons, *words):
+        return [r for r in reasons if any(w in r for w in words)]
+
+    IOAPIC = ("DMAR: [INTR-REMAP] Request device [ff:00.0] fault index 0x0 [fault reason "
+              "0x25] Blocked a compatibility format interrupt request")
+    IOAT_24 = ("DMAR: [INTR-REMAP] Request device [00:01.0] fault index 0x10 [fault reason "
+               "0x24] Detected reserved fields in the IRTE entry")
+    # the reasons about IOMMU fault lines and the IR fault count
+    IR_WORDS = ("IOMMU interrupt-remapping fault: ", "IOMMU fault: ", "ir-faults is")
+
+    def test_an_ir_entry_passes_only_the_interrupt_faults_it_names(self):
+        status = "DMAR: DRHD: handling fault status reg 2"
+        for name in ("vtd-intremap", "vtd-intremap-smp16", "vtd-irfault", "vfio-ir",
+                     "vtd-intremap-sm", "vfio-ir-sm"):
+            with self.subTest(scenario=name):
+                # dmalab-ioat's own interrupt blocked: one IR fault, within the bound
+                bad = self.IOAT_24 if name != "vtd-irfault" else self.IOAT_24.replace(
+                    "0x24] Detected reserved fields in the IRTE entry",
+                    "0x22] Present field in the IRTE entry is clear")
+                _, reasons = self.judge(name, "%s\n%s" % (status, bad), ir_faults=1)
+                self.assertEqual(self.about(reasons, *self.IR_WORDS),
+                                 ["IOMMU interrupt-remapping fault: " + bad])
+                # but the IOAPIC's compatibility-format request, which they all allow
+                facts, reasons = self.judge(name, "%s\n%s" % (status, self.IOAPIC),
+                                            ir_faults=1)
+                self.assertEqual(self.about(reasons, *self.IR_WORDS), [])
+                self.assertEqual(facts.allowed, [status, self.IOAPIC])
+                # the fault status line allowed is a primary fault's, not a queue error's
+                for reg, ok in (("2", True), ("3", True), ("102", True), ("ff03", True),
+                                ("40", False), ("10", False), ("12", False), ("20", False),
+                                ("1", False)):
+                    line = "DMAR: DRHD: handling fault status reg " + reg
+                    _, reasons = self.judge(name, line)
+                    self.assertEqual(self.about(reasons, *self.IR_WORDS),
+                                     [] if ok else ["IOMMU fault: " + line], reg)
+
+    def test_vtd_irfault_allows_its_own_fault_only(self):
+        facts, reasons = self.judge("vtd-irfault", "DMAR: DRHD: handling fault status reg 2\n"
+                                    + self.IOAT_24, ir_faults=1)
+        self.assertEqual(self.about(reasons, *self.IR_WORDS), [])
+        self.assertIn(self.IOAT_24, facts.allowed)
+
+    def test_vfio_ir_bounds_its_interrupt_faults(self):
+        # the IOAPIC's one request: one IR fault at most, as the other IR entries
+        _, reasons = self.judge("vfio-ir", self.IOAPIC, ir_faults=2)
+        self.assertEqual(self.about(reasons, *self.IR_WORDS),
+                         ["dmalab-vtd: ir-faults is 2, expected <= 1 (ir-faults<=1)"])
+        # the audit's demo: 50 faults of another requester and reason
+        storm = "\n".join(["DMAR: DRHD: handling fault status reg 2",
+                           "DMAR: [INTR-REMAP] Request device [00:1f.2] fault index 0x3 "
+                           "[fault reason 0x22] Present field in the IRTE entry is "
+                           "clear"] * 50)
+        _, reasons = self.judge("vfio-ir", storm, ir_faults=50)
+        self.assertIn("dmalab-vtd: ir-faults is 50, expected <= 1 (ir-faults<=1)", reasons)
+        self.assertEqual(len(self.about(reasons, "IOMMU interrupt-remapping fault")), 50)
+
+
 # One boot of the inflight-reset scenario: KTAP complete, then the reset.
 RESET_BOOT = """\
 Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP

@@ -27,6 +27,9 @@ KERNEL_PROBLEMS = [
     ("kernel panic", re.compile(r"Kernel panic")),
     ("general protection fault", re.compile(r"general protection fault")),
     ("IOMMU fault", re.compile(r"DMAR: \[DMA (Read|Write)|DMAR: DRHD: handling fault")),
+    # An interrupt the unit blocked: a scenario that expects one allows its line by
+    # requester and reason (the "DRHD: handling fault" line before it says nothing of which)
+    ("IOMMU interrupt-remapping fault", re.compile(r"DMAR: \[INTR-REMAP\]")),
     ("soft lockup", re.compile(r"soft lockup|rcu_sched self-detected stall|"
                                r"rcu: INFO: rcu_\w+ (self-)?detected stall")),
     ("hung task", re.compile(r"blocked for more than \d+ seconds")),
