@@ -577,6 +577,58 @@ class RegistryLogTests(unittest.TestCase):
         self.assertEqual(len(self.about(reasons, "IOMMU interrupt-remapping fault")), 50)
 
 
+    # Linux's lines for queued-invalidation errors (drivers/iommu/intel/dmar.c:
+    # qi_dump_fault's and qi_check_fault's, 5.15 to 6.12, and an older kernel's IQE)
+    IQE = ["DMAR: VT-d detected Invalidation Queue Error: Reason 1",
+           "DMAR: QI HEAD: Interrupt Entry Cache Invalidation qw0 = 0x7fff0014, qw1 = 0x0",
+           "DMAR: QI PRIOR: Invalidation Wait qw0 = 0x200000025, qw1 = 0x1001000",
+           "DMAR: Invalidation Queue Error (IQE) cleared"]
+    ITE = ["DMAR: DRHD: handling fault status reg 40",
+           "DMAR: VT-d detected Invalidation Time-out Error: SID 0",
+           "DMAR: QI HEAD: Device-TLB Invalidation qw0 = 0x8000003, qw1 = 0x7ffffffff001",
+           "DMAR: QI PRIOR: IOTLB Invalidation qw0 = 0x10072, qw1 = 0xffffe000",
+           "DMAR: Invalidation Time-out Error (ITE) cleared"]
+    QI_WORDS = ("IOMMU invalidation queue error: ", "IOMMU fault: ")
+
+    def test_queued_invalidation_errors_fail_a_scenario(self):
+        # the audit's demo: vtd-intremap-sm with the unit refusing a descriptor and timing
+        # out, its counters of neither judged
+        for name in ("vtd-intremap-sm", "vtd-strict", "vtd-ats-ioat-drop"):
+            with self.subTest(scenario=name):
+                _, reasons = self.judge(name, "\n".join(self.IQE + self.ITE))
+                qi = ["IOMMU invalidation queue error: " + line
+                      for line in (self.IQE[0], self.IQE[3], self.ITE[1], self.ITE[4])]
+                # (vtd-ats-ioat-drop allows any fault status line: its DMA fault's)
+                status = ["IOMMU fault: " + self.ITE[0]] if name != "vtd-ats-ioat-drop" \
+                    else []
+                self.assertEqual(sorted(self.about(reasons, *self.QI_WORDS)),
+                                 sorted(qi + status))
+        _, reasons = self.judge("vtd-strict", "DMAR: VT-d detected invalid descriptor: qw0 = "
+                                "4, qw1 = 0\nDMAR: Invalidation Completion Error (ICE) "
+                                "cleared")
+        self.assertEqual(len(self.about(reasons, "IOMMU invalidation queue error: ")), 2)
+
+    def test_vtd_ite_allows_its_time_out_and_no_other_queue_error(self):
+        for name in ("vtd-ite", "vtd-ite-sm"):
+            with self.subTest(scenario=name):
+                facts, reasons = self.judge(name, "\n".join(self.ITE))
+                self.assertEqual(self.about(reasons, *self.QI_WORDS), [])
+                self.assertEqual(facts.allowed, [self.ITE[0], self.ITE[1], self.ITE[4]])
+                # an IQE is not its time-out
+                _, reasons = self.judge(name, "\n".join(self.ITE + self.IQE))
+                self.assertEqual(self.about(reasons, *self.QI_WORDS), [
+                    "IOMMU invalidation queue error: " + self.IQE[0],
+                    "IOMMU invalidation queue error: " + self.IQE[3]])
+                # nor a time-out that names a requester: the unit has no IQERCD register
+                sid = self.ITE[1].replace("SID 0", "SID 8")
+                _, reasons = self.judge(name, "\n".join([sid] + self.ITE[2:]))
+                self.assertEqual(self.about(reasons, *self.QI_WORDS),
+                                 ["IOMMU invalidation queue error: " + sid])
+                # and Linux must have seen the time-out and cleared it
+                _, reasons = self.judge(name, "\n".join(self.ITE[:4]))
+                self.assertIn("no serial line matches '^DMAR: Invalidation Time-out Error "
+                              "\\\\(ITE\\\\) cleared$'", reasons)
+
 # One boot of the inflight-reset scenario: KTAP complete, then the reset.
 RESET_BOOT = """\
 Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP

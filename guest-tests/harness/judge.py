@@ -30,6 +30,13 @@ KERNEL_PROBLEMS = [
     # An interrupt the unit blocked: a scenario that expects one allows its line by
     # requester and reason (the "DRHD: handling fault" line before it says nothing of which)
     ("IOMMU interrupt-remapping fault", re.compile(r"DMAR: \[INTR-REMAP\]")),
+    # Linux's queued-invalidation errors (drivers/iommu/intel/dmar.c: qi_dump_fault's
+    # "VT-d detected ..." and qi_check_fault's "... cleared" lines, 5.15 to 6.12; "invalid
+    # descriptor" before). Linux carries on after each (an IQE's descriptor is skipped,
+    # an ITE's batch submitted again), so the counters alone may never show one
+    ("IOMMU invalidation queue error", re.compile(
+        r"DMAR: (VT-d detected (invalid descriptor|Invalidation (Queue|Time-out|Completion) "
+        r"Error)|Invalidation (Queue|Time-out|Completion) Error \((IQE|ITE|ICE)\) cleared)")),
     ("soft lockup", re.compile(r"soft lockup|rcu_sched self-detected stall|"
                                r"rcu: INFO: rcu_\w+ (self-)?detected stall")),
     ("hung task", re.compile(r"blocked for more than \d+ seconds")),
