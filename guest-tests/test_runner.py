@@ -498,10 +498,10 @@ class RegistryLogTests(unittest.TestCase):
     the lines and counters each test is about are looked at, so that the entries'
     other expectations may change without these tests)."""
 
-    def judge(self, name, extra, **counts):
-        """analyse() with the entry's expectations: GOOD with lines `extra` (before its
-        end) and counters that meet the entry's conditions but for `counts` (dmalab-vtd's;
-        '_' for '-' in their names). Returns (facts, reasons)."""
+    def judge(self, name, extra, text=GOOD, **counts):
+        """analyse() with the entry's expectations: `text` (GOOD) with lines `extra`
+        (before its end) and counters that meet the entry's conditions but for `counts`
+        (dmalab-vtd's; '_' for '-' in their names). Returns (facts, reasons)."""
         import scenarios
         entry = scenarios.load()[name]
         expect = runner.Expectations.from_entry(entry)
@@ -512,7 +512,7 @@ class RegistryLogTests(unittest.TestCase):
                     type="dmalab-ioat", descriptors=5000, bytes=10 ** 7, errors=0,
                     interrupts=5000)
         boot = runner.Boot()
-        boot.lines = with_lines(GOOD, extra).splitlines()
+        boot.lines = with_lines(text, extra).splitlines()
         boot.stamps = [0.0] * len(boot.lines)
         boot.rc = 0
         boot.device_stats = [ioat, dict(vtd, path="/machine/peripheral-anon/device[0]",
@@ -628,6 +628,27 @@ class RegistryLogTests(unittest.TestCase):
                 _, reasons = self.judge(name, "\n".join(self.ITE[:4]))
                 self.assertIn("no serial line matches '^DMAR: Invalidation Time-out Error "
                               "\\\\(ITE\\\\) cleared$'", reasons)
+
+    def test_a_condition_on_ops_fails_without_the_summary_line(self):
+        # the audit's demo: vtd-strict with no invalidation and no translation, and no
+        # summary line (a changed printk format), its per-channel lines as before
+        summary = [l for l in GOOD.splitlines() if "dmalab_exercise: summary" in l]
+        self.assertEqual(len(summary), 1)
+        unsummed = GOOD.replace(summary[0] + "\n", "")
+        _, reasons = self.judge("vtd-strict", "", text=unsummed, iotlb_inv_page=0,
+                                translations=0)
+        self.assertEqual(self.about(reasons, "iotlb-inv-page", "translations"), [
+            "dmalab-vtd: %s names ops, the copies the guest verified, but the exerciser "
+            "printed no summary line" % c for c in ("iotlb-inv-page>=ops*2",
+                                                    "translations>=ops")])
+        # the same counters with the line: compared with its 1200 copies
+        _, reasons = self.judge("vtd-strict", "", iotlb_inv_page=0, translations=0)
+        self.assertEqual(self.about(reasons, "iotlb-inv-page", "translations"), [
+            "dmalab-vtd: iotlb-inv-page is 0, expected >= 2400 (iotlb-inv-page>=ops*2)",
+            "dmalab-vtd: translations is 0, expected >= 1200 (translations>=ops)"])
+        # a condition without ops needs no summary line
+        _, reasons = self.judge("vtd-strict", "", text=unsummed, faults=1)
+        self.assertIn("dmalab-vtd: faults is 1, expected == 0 (faults==0)", reasons)
 
 # One boot of the inflight-reset scenario: KTAP complete, then the reset.
 RESET_BOOT = """\

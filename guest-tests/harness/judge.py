@@ -535,7 +535,9 @@ def judge_conditions(kind, devs, conditions, facts, names, missing):
         return []
     if not devs:
         return [missing]
-    ops = facts.summary["ops"] if facts.summary else 0
+    # ops: the copies the exerciser's summary line says it verified. Without that line a
+    # condition that names ops cannot be judged (it would compare with 0 and hold)
+    ops = facts.summary["ops"] if facts.summary else None
     reasons = []
     for c in conditions:
         if any(c.counter not in (d["counter-names"] if names is not None else d)
@@ -543,6 +545,10 @@ def judge_conditions(kind, devs, conditions, facts, names, missing):
             reasons.append("%s has no counter %r (%s)%s" % (
                 kind, c.counter, c.text, "; it has: " + " ".join(names)
                 if names is not None else ""))
+            continue
+        if c.per_ops is not None and ops is None:
+            reasons.append("%s: %s names ops, the copies the guest verified, but the "
+                           "exerciser printed no summary line" % (kind, c.text))
             continue
         have = sum(d[c.counter] for d in devs)
         if not c.holds(have, ops):
