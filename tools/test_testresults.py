@@ -67,6 +67,43 @@ class CheckTests(unittest.TestCase):
             self.assertTrue(pattern and len(why) > 20, name)
 
 
+class QemuPatchesSkipTests(unittest.TestCase):
+    """qemu-patches (qemu/test_build.py) skips only where QEMU_SRC named the user's own QEMU
+    tree, and says so; its skip is accepted for that reason only."""
+
+    SCRIPT = Path(__file__).resolve().parent.parent / "qemu" / "test_build.py"
+    NAME = "dmalab:qemu / qemu-patches"
+
+    def run_test_build(self, qemu_src):
+        """test_build.py on a cache without Debian's source package: (status, output)."""
+        env = {k: v for k, v in os.environ.items() if k != "QEMU_SRC"}
+        if qemu_src:
+            env["QEMU_SRC"] = qemu_src
+        with tempfile.TemporaryDirectory() as cache:
+            res = subprocess.run([sys.executable, str(self.SCRIPT), cache], env=env,
+                                 capture_output=True, text=True, timeout=60)
+        return res.returncode, res.stdout + res.stderr
+
+    def check(self, output):
+        return testresults.check_results([self.NAME], [(self.NAME, "SKIP", output)])
+
+    def test_the_skip_names_qemu_src_and_is_accepted(self):
+        rc, out = self.run_test_build("/home/me/src/qemu")
+        self.assertEqual(rc, 77, out)
+        self.assertIn("QEMU_SRC=/home/me/src/qemu named your own QEMU tree", out)
+        self.assertEqual(self.check(out), [])
+
+    def test_without_qemu_src_there_is_no_reason_to_skip(self):
+        rc, out = self.run_test_build(None)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("QEMU_SRC is not set", out)
+        # had it skipped with that output, or with the old message, the skip is refused
+        for output in (out, "no Debian QEMU source package in /c: skipped"):
+            wrong = self.check(output)
+            self.assertEqual(len(wrong), 1, output)
+            self.assertIn("qemu-patches skipped, but not because", wrong[0])
+
+
 class MesonTests(unittest.TestCase):
     """run_checked() on a real meson build folder."""
 
