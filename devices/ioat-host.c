@@ -308,6 +308,12 @@ void dmalab_ioat_trace_halted(void *opaque, unsigned ch, uint32_t chanerr,
     trace_dmalab_ioat_halted(ch, chanerr, dma_error, fault_addr);
 }
 
+void dmalab_ioat_trace_status(void *opaque, unsigned ch, uint64_t where,
+                              uint64_t status, bool ok)
+{
+    trace_dmalab_ioat_status(ch, where, status, ok);
+}
+
 void dmalab_ioat_trace_stepped(void *opaque, unsigned ch, uint64_t bytes,
                                unsigned descs, uint64_t next_ns)
 {

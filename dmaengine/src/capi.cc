@@ -45,6 +45,10 @@ class TraceAdapter final : public ioat::Observer
         marks.finish(ch);
         dmalab_ioat_trace_halted(opaque_, ch, chanerr, static_cast<int>(r.error), r.fault_addr);
     }
+    void status(unsigned ch, uint64_t where, uint64_t status, bool ok) override
+    {
+        dmalab_ioat_trace_status(opaque_, ch, where, status, ok);
+    }
     void stepped(unsigned ch, uint64_t bytes, unsigned descs, uint64_t next) override
     {
         dmalab_ioat_trace_stepped(opaque_, ch, bytes, descs, next);

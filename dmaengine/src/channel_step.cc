@@ -395,9 +395,11 @@ bool Channel::write_completion(uint64_t status)
     store_le(buf, status, 8);
     // The status is one naturally aligned quadword (Linux allocates it from a pool aligned to
     // the cache line: ioat_probe(), drivers/dma/ioat/init.c).
-    if (wraps(where, sizeof buf) || (where & (sizeof buf - 1)))
-        return false;
-    return device_.host().memory.write(where, buf, sizeof buf, attrs()).ok();
+    bool ok = !wraps(where, sizeof buf) && !(where & (sizeof buf - 1)) &&
+              device_.host().memory.write(where, buf, sizeof buf, attrs()).ok();
+    if (Observer* o = device_.host().observer)
+        o->status(index_, where, status, ok);
+    return ok;
 }
 
 void Channel::signal_interrupt()

@@ -17,6 +17,7 @@ void dmalab_ioat_trace_completed(void*, unsigned, uint64_t, const char*, uint64_
 
 void dmalab_ioat_trace_halted(void*, unsigned, uint32_t, int, uint64_t) {}
 
+void dmalab_ioat_trace_status(void*, unsigned, uint64_t, uint64_t, bool) {}
 void dmalab_ioat_trace_stepped(void*, unsigned, uint64_t, unsigned, uint64_t) {}
 void dmalab_ioat_trace_ats_invalidated(void*, uint64_t, uint64_t, unsigned) {}
 void dmalab_ioat_trace_ats_stale(void*, uint64_t, uint64_t, bool, uint64_t) {}

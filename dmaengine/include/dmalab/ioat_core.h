@@ -51,6 +51,8 @@ void dmalab_ioat_trace_completed(void *opaque, unsigned channel, uint64_t desc, 
                                  uint64_t bytes);
 void dmalab_ioat_trace_halted(void *opaque, unsigned channel, uint32_t chanerr, int dma_error,
                               uint64_t fault_addr);
+void dmalab_ioat_trace_status(void *opaque, unsigned channel, uint64_t where, uint64_t status,
+                              bool ok);
 void dmalab_ioat_trace_stepped(void *opaque, unsigned channel, uint64_t bytes, unsigned descs,
                                uint64_t next_ns);
 /* PCIe ATS: a device-TLB invalidation and the entries it took away; an audited hit the

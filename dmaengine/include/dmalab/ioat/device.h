@@ -66,6 +66,10 @@ class Observer
     virtual void decided(const DescriptorInfo&, const Decision&) {}
     virtual void completed(unsigned /*channel*/, uint64_t /*desc*/, uint64_t /*bytes*/, OpKind) {}
     virtual void halted(unsigned /*channel*/, uint32_t /*chanerr*/, const DmaResult&) {}
+    // The channel wrote (or failed to write: ok false) `status` to its completion area.
+    virtual void status(unsigned /*channel*/, uint64_t /*where*/, uint64_t /*status*/, bool /*ok*/)
+    {
+    }
     virtual void stepped(unsigned /*channel*/, uint64_t /*bytes*/, unsigned /*descs*/,
                          uint64_t /*next_ns, 0: idle*/)
     {
