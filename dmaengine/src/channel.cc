@@ -279,6 +279,12 @@ void Channel::start_from_chainaddr()
     work_.reset();
     next_desc_ = regs_.get(channel_reg("CHAINADDR"));
     processed_ = 0;
+    // A new chain has completed nothing: until one of its descriptors does, CHANSTS and a
+    // halt's status name no descriptor (address 0). ioatdma relies on it when the chain's
+    // first descriptor fails (__cleanup(), drivers/dma/ioat/dma.c, skips a 0): a status
+    // naming the old chain's last descriptor lies behind its tail, and __cleanup() stops at
+    // BUG_ON(active && !seen_current).
+    last_completed_ = 0;
     state_ = ChanState::Done;
     model_end_ = 0;
     nmarks_ = 0;

@@ -160,6 +160,51 @@ TEST(Raid, XorValidateMatchesAndMismatches)
     }
 }
 
+// Two wrong parities in a row, the second submitted while ioatdma's error handler ran (a
+// dmaengine client may submit from the first one's callback, which ioat_eh() invokes before
+// it restarts the channel): the restart's chain begins with the second, and it fails before
+// any descriptor of the new chain completed. Its halt status must name no descriptor. Linux
+// counts on that (__cleanup(), drivers/dma/ioat/dma.c: at a restart the completion address
+// is 0, and a 0 is skipped). A status naming the descriptor before the first failure lies
+// behind ioatdma's tail, and __cleanup() stops at BUG_ON(active && !seen_current).
+TEST(Raid, FailureFirstAfterARestartNamesNoDescriptor)
+{
+    Rig r(raid_config());
+    r.setup(0, kCompletion);
+    auto srcs = sources(3);
+    fill_sources(r, srcs, kBlock);
+    auto parity = ref_p(r, srcs, kBlock);
+    parity[7] ^= 0x5a;
+    std::copy(parity.begin(), parity.end(), r.mem.ram.begin() + kDst);
+    // A copy that completes, then two validations of the wrong parity.
+    r.put_desc(kRing, 64, kCopyIrq, kSrc, kP, kRing + 64);
+    uint64_t second = r.put_xor(kRing + 64, OP_XOR_VAL, kBlock, kDst, srcs, kCopyIrq);
+    uint64_t after = r.put_xor(second, OP_XOR_VAL, kBlock, kDst, srcs, kCopyIrq);
+    r.put_null(after);
+    run(r, 2);
+    ASSERT_EQ(r.state(0), ChanState::Halted);
+    EXPECT_EQ(r.mem.get<uint64_t>(kCompletion), kRing | static_cast<uint64_t>(ChanState::Halted))
+        << "the first halt names the last descriptor that completed";
+    // ioat_eh(): the failed descriptor marked complete by software, CHANERR written back, the
+    // chain restarted at the second validation, which was pending by then.
+    r.mem.put<uint64_t>(kCompletion, kRing + 64);
+    r.wr(0, CHANERR, r.chanerr(0), 4);
+    r.set_chainaddr(0, second);
+    r.issue(0, 1);
+    r.run_until_idle();
+    ASSERT_EQ(r.state(0), ChanState::Halted);
+    EXPECT_EQ(r.completed_addr(0), 0u);
+    EXPECT_EQ(r.mem.get<uint64_t>(kCompletion), static_cast<uint64_t>(ChanState::Halted))
+        << "the restart's first descriptor failed: no descriptor of its chain completed";
+    // ioat_eh() again: restarted after it, the chain completes and names its own descriptor.
+    r.wr(0, CHANERR, r.chanerr(0), 4);
+    r.set_chainaddr(0, after);
+    r.issue(0, 1);
+    r.run_until_idle();
+    EXPECT_EQ(r.state(0), ChanState::Done);
+    EXPECT_EQ(r.mem.get<uint64_t>(kCompletion), after | static_cast<uint64_t>(ChanState::Done));
+}
+
 TEST(Raid, PqOfTwoToEightSourcesAndDisabledResults)
 {
     for (unsigned n = 2; n <= kMaxPqSources; n++) {
