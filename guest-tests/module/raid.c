@@ -10,12 +10,24 @@
  * SUM_CHECK_P_RESULT); PQ of 2-8 sources with random coefficients; PQ_VAL
  * with P and Q right, P wrong or Q wrong (the matching SUM_CHECK flag only);
  * and, where the device takes 16 sources (dma_maxpq() of 16: ioatdma's
- * RAID16SS), PQ and PQ_VAL of 9-16 sources.  One KTAP result per channel and
+ * RAID16SS), PQ and PQ_VAL of 9-16 sources.  Then two wrong PQ_VAL parities
+ * in a row, the second submitted from the first one's callback: ioatdma
+ * calls it from its error handler (ioat_eh) before it restarts the channel,
+ * so the restart's chain always begins with the second, which fails before
+ * any descriptor of the new chain completed.  (A PQ on CB3.3 completes in
+ * its own descriptor, which is the one that fails; an XOR carries its
+ * completion in a null descriptor after it, whose callback comes only after
+ * the restart: __ioat_prep_pq_lock, __ioat_prep_xor_lock.)  One KTAP result per channel and
  * operation; an operation the channel does not offer is a SKIP.
  *
  * Fill last: ioatdma (v6.1 and v6.12) offers no DMA_MEMSET, so the module
  * gives each idle channel one fill descriptor of its own behind the driver's
- * back, all channels at once (where DMACAPABILITY advertises fill), polls
+ * back, all channels at once (where DMACAPABILITY advertises fill).  Idle
+ * means ioatdma is done with it: a validation's callback comes from inside
+ * ioat_eh, which clears CHANERR and restarts the channel only after it
+ * returns, so each fill round first waits for an interrupt descriptor
+ * submitted through dmaengine, which completes only once that restart has
+ * run.  The module then polls
  * CHANSTS until the channel is done with it and checks the pattern; a reset
  * then leaves each channel as ioatdma's release of it expects (as
  * mode=hostile-ring does).  The descriptor asks for no completion write: the
@@ -61,6 +73,7 @@ enum dlx_raid_op {
 	DLX_RAID_PQ_VAL,
 	DLX_RAID_PQ16,
 	DLX_RAID_PQ16_VAL,
+	DLX_RAID_VAL_CHAIN,	/* a wrong PQ_VAL submitted from another's callback */
 	DLX_RAID_FILL,		/* raw descriptors, not through dmaengine */
 	DLX_RAID_OPS,
 };
@@ -87,6 +100,7 @@ static const struct dlx_raid_kind dlx_raid_kinds[DLX_RAID_OPS] = {
 	[DLX_RAID_PQ16] = { "pq16", DMA_PQ, 9, 16, .q = true, .wide = true },
 	[DLX_RAID_PQ16_VAL] = { "pq16-val", DMA_PQ_VAL, 9, 16, .q = true, .validate = true,
 				.wide = true },
+	[DLX_RAID_VAL_CHAIN] = { "pq-val-chain", DMA_PQ_VAL, 2, 8, .q = true, .validate = true },
 	/* not through dmaengine: DMACAPABILITY says (dlx_raid_offered) */
 	[DLX_RAID_FILL] = { "fill" },
 };
@@ -102,6 +116,10 @@ struct dlx_raid {
 	size_t len;
 	enum sum_check_flags check;	/* written by the driver before the callback */
 	enum sum_check_flags want;	/* what a validation must report */
+	/* xor-val-chain: the second validation's flags, and why it did not run */
+	enum sum_check_flags check2;
+	enum dmaengine_tx_result result1;
+	const char *chain_why;
 	bool submitted;
 	/* fill: the channel's registers and its one descriptor */
 	void __iomem *bar;
@@ -237,7 +255,7 @@ static void dlx_raid_prepare(struct dlx_raid *r, enum dlx_raid_op op,
 	memcpy(r->buf[DLX_RAID_P], r->buf[DLX_RAID_WANT_P], r->len);
 	memcpy(r->buf[DLX_RAID_Q], r->buf[DLX_RAID_WANT_Q], r->len);
 	at = dlx_below(rng, r->len);
-	if (op == DLX_RAID_XOR_VAL || k % 3 == 1) {
+	if (op == DLX_RAID_XOR_VAL || op == DLX_RAID_VAL_CHAIN || k % 3 == 1) {
 		r->buf[DLX_RAID_P][at] ^= 0x5a;
 		r->want = SUM_CHECK_P_RESULT;
 	} else if (k % 3 == 2) {
@@ -249,6 +267,20 @@ static void dlx_raid_prepare(struct dlx_raid *r, enum dlx_raid_op op,
 		r->buf[DLX_RAID_P][at] ^= 0x5a;
 		r->want = 0;
 	}
+}
+
+/* A PQ_VAL of r's P, Q and sources that reports into *check. */
+static struct dma_async_tx_descriptor *
+dlx_raid_pq_val(struct dlx_raid *r, enum sum_check_flags *check,
+		unsigned long flags)
+{
+	struct dma_chan *chan = r->c->chan;
+	dma_addr_t pq[2] = { r->dma[DLX_RAID_P], r->dma[DLX_RAID_Q] };
+
+	*check = 0;
+	return chan->device->device_prep_dma_pq_val(chan, pq, r->dma, r->srcs,
+						    r->coef, r->len, check,
+						    flags);
 }
 
 /* The descriptor for op as r is set up, or NULL when the driver refuses. */
@@ -286,9 +318,8 @@ dlx_raid_prep(struct dlx_raid *r, enum dlx_raid_op op)
 					     r->coef, r->len, flags);
 	case DLX_RAID_PQ_VAL:
 	case DLX_RAID_PQ16_VAL:
-		return d->device_prep_dma_pq_val(chan, pq, r->dma, r->srcs,
-						 r->coef, r->len, &r->check,
-						 flags);
+	case DLX_RAID_VAL_CHAIN:
+		return dlx_raid_pq_val(r, &r->check, flags);
 	default:
 		return NULL;
 	}
@@ -301,6 +332,36 @@ static void dlx_raid_fail(struct dlx_raid *r, enum dlx_raid_op op,
 		strscpy(r->why[op], why, sizeof(r->why[op]));
 }
 
+/*
+ * xor-val-chain: the first validation's callback.  ioatdma calls it from
+ * ioat_eh, under its cleanup lock, before it clears CHANERR and restarts the
+ * channel; dmaengine lets a callback submit (async_tx chains that way).  The
+ * second validation is then pending when the restart looks, so the new chain
+ * begins with it.  Its own callback (dlx_callback) ends the operation.
+ */
+static void dlx_raid_chain_callback(void *param,
+				    const struct dmaengine_result *res)
+{
+	struct dlx_raid *r = param;
+	struct dma_async_tx_descriptor *tx;
+
+	r->result1 = res ? res->result : DMA_TRANS_NOERROR;
+	tx = dlx_raid_pq_val(r, &r->check2, DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
+	if (!tx) {
+		r->chain_why = "second prep refused";
+		complete(&r->c->done);
+		return;
+	}
+	tx->callback_result = dlx_callback;
+	tx->callback_param = r->c;
+	if (dma_submit_error(dmaengine_submit(tx))) {
+		r->chain_why = "second submit failed";
+		complete(&r->c->done);
+		return;
+	}
+	dma_async_issue_pending(r->c->chan);
+}
+
 static void dlx_raid_submit(struct dlx_raid *r, enum dlx_raid_op op)
 {
 	struct dma_async_tx_descriptor *tx = dlx_raid_prep(r, op);
@@ -311,8 +372,15 @@ static void dlx_raid_submit(struct dlx_raid *r, enum dlx_raid_op op)
 		return;
 	}
 	reinit_completion(&r->c->done);
-	tx->callback_result = dlx_callback;
-	tx->callback_param = r->c;
+	if (op == DLX_RAID_VAL_CHAIN) {
+		r->chain_why = NULL;
+		r->check2 = 0;
+		tx->callback_result = dlx_raid_chain_callback;
+		tx->callback_param = r;
+	} else {
+		tx->callback_result = dlx_callback;
+		tx->callback_param = r->c;
+	}
 	if (dma_submit_error(dmaengine_submit(tx))) {
 		dlx_raid_fail(r, op, "submit failed");
 		return;
@@ -331,6 +399,17 @@ static const char *dlx_raid_wrong(struct dlx_raid *r, enum dlx_raid_op op,
 
 	if (r->c->result != DMA_TRANS_NOERROR)
 		return dlx_result_name(r->c->result);
+	if (op == DLX_RAID_VAL_CHAIN) {
+		if (r->chain_why)
+			return r->chain_why;
+		if (r->result1 != DMA_TRANS_NOERROR)
+			return dlx_result_name(r->result1);
+		if (r->check == r->want && r->check2 == r->want)
+			return NULL;
+		snprintf(why, size, "checks 0x%x and 0x%x, want 0x%x", r->check,
+			 r->check2, r->want);
+		return why;
+	}
 	if (kind->validate) {
 		if (r->check == r->want)
 			return NULL;
@@ -360,6 +439,39 @@ static void dlx_raid_check(struct dlx_raid *r, enum dlx_raid_op op)
 	if (op == DLX_RAID_MEMCPY)
 		r->c->bytes += r->len;
 	r->done[op]++;
+}
+
+/*
+ * Before the first fill: an interrupt descriptor through dmaengine on every
+ * channel that will fill, and its callback waited for.  It runs only after
+ * the restart that ends ioatdma's handling of the last validation's error,
+ * so once it called back the channel is idle and ioatdma is done with it.
+ * (Only before the first: after a fill the channel's chain is the module's,
+ * and ioatdma's next descriptor would follow it; the reset at the end gives
+ * the channel back.)
+ */
+static void dlx_raid_settle(struct dlx_raid *rs, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!dlx_raid_offered(&rs[i], DLX_RAID_FILL) || rs[i].c->abandoned)
+			continue;
+		dlx_raid_submit(&rs[i], DLX_RAID_INTERRUPT);
+		if (rs[i].submitted)
+			dma_async_issue_pending(rs[i].c->chan);
+		else
+			dlx_raid_fail(&rs[i], DLX_RAID_FILL, "no interrupt before it");
+	}
+	for (i = 0; i < n; i++) {
+		if (!rs[i].submitted)
+			continue;
+		rs[i].submitted = false;
+		if (!dlx_wait(rs[i].c, timeout_ms)) {
+			rs[i].c->abandoned = true;
+			dlx_raid_fail(&rs[i], DLX_RAID_FILL, "interrupt before it: timeout");
+		}
+	}
 }
 
 /* Gives the idle channel one fill descriptor of its own and starts it. */
@@ -429,6 +541,8 @@ static void dlx_raid_round(struct dlx_raid *rs, unsigned int n,
 {
 	unsigned int i;
 
+	if (op == DLX_RAID_FILL && k == 0)
+		dlx_raid_settle(rs, n);
 	for (i = 0; i < n; i++) {
 		if (!dlx_raid_offered(&rs[i], op) ||
 		    rs[i].failed[op] >= DLX_MAX_FAILS || rs[i].c->abandoned)
