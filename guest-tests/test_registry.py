@@ -3,9 +3,11 @@
 """Unit tests of the scenario and bench registry, the bench and measure
 summaries, and image.py's cpio/ELF helpers (no QEMU needed)."""
 
+import glob
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -16,6 +18,44 @@ sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import image   # noqa: E402
 import runner  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# A module parameter's name in the exerciser's sources (guest-tests/module/*.c)
+MODULE_PARAM_RE = re.compile(r"\bmodule_param(?:_named|_array|_cb|_string)?\(\s*(\w+)\s*,")
+# dmalab_exercise.NAME in the harness's sources, the exerciser's module (.ko) aside
+EXERCISER_WORD_RE = re.compile(r"\bdmalab_exercise\.(?!ko\b)(\w+)")
+
+
+def harness_sources():
+    """The harness's programs and studies (guest-tests/*.py, studies/*.py), not its tests."""
+    return [p for p in sorted(glob.glob(os.path.join(HERE, "*.py")) +
+                              glob.glob(os.path.join(HERE, "studies", "*.py")))
+            if not os.path.basename(p).startswith("test_")]
+
+
+def named_exerciser_parameters(scenarios, benches, sources=()):
+    """{(where, name)}: the exerciser's parameters that the registry's scenarios (params,
+    mode, dmalab_exercise.NAME words of kernel_args and of a runner append) and benches
+    (their args), and the files `sources`, name."""
+    out = set()
+    for name, e in scenarios.items():
+        where = "scenario %s, " % name
+        out |= {(where + "params", k) for k in e.get("params", {})}
+        if "mode" in e:
+            out.add((where + "mode", "mode"))
+        out |= {(where + "kernel_args", k)
+                for k in EXERCISER_WORD_RE.findall(e.get("kernel_args", ""))}
+        append = e.get("runner", {}).get("append", [])
+        for text in append if isinstance(append, list) else [append]:
+            out |= {(where + "runner append", k) for k in EXERCISER_WORD_RE.findall(text)}
+    for name, b in benches.items():
+        out |= {("bench %s" % name, k) for a in b.get("args", [])
+                for k in EXERCISER_WORD_RE.findall(str(a))}
+    for path in sources:
+        with open(path) as f:
+            rel = os.path.relpath(path, HERE)
+            out |= {(rel, k) for k in EXERCISER_WORD_RE.findall(f.read())}
+    return out
 
 
 class RegistryTests(unittest.TestCase):
@@ -178,6 +218,31 @@ class RegistryTests(unittest.TestCase):
                     self.assertEqual(params, {"pace_bandwidth", "pace_latency_ns"})
             paced += wants
         self.assertGreaterEqual(paced, 1)   # memcpy-paced
+
+    def test_every_exerciser_parameter_named_is_a_module_parameter(self):
+        # Linux loads a module with a parameter it does not have ("dmalab_exercise: unknown
+        # parameter 'x' ignored") with that parameter's default: a misspelt params key or
+        # dmalab_exercise.X word would drop what its scenario or study is for, unseen.
+        import scenarios
+        have = set()
+        for path in glob.glob(os.path.join(HERE, "module", "*.c")):
+            with open(path) as f:
+                have |= set(MODULE_PARAM_RE.findall(f.read()))
+        self.assertGreaterEqual(have, {"mode", "iommu_expect", "stale_expect", "iterations"})
+        named = named_exerciser_parameters(scenarios.load(), scenarios.load_benches(),
+                                           harness_sources())
+        self.assertEqual(sorted((where, k) for where, k in named if k not in have), [])
+        self.assertIn(("scenario memcpy-iommu, params", "iommu_expect"), named)
+        self.assertIn(("studies/dma_api.py", "mapcost_calls"), named)
+        # what it reads: a misspelt key, a mode, kernel_args and runner appends
+        entry = {"params": {"iommu_expct": "translated"}, "mode": "uaf",
+                 "kernel_args": "intel_iommu=on dmalab_exercise.seeed=2",
+                 "runner": {"append": ["dmalab_exercise.fast_ms=9 x.y=1"]}}
+        self.assertEqual(sorted(named_exerciser_parameters({"x": entry}, {})),
+                         [("scenario x, kernel_args", "seeed"),
+                          ("scenario x, mode", "mode"),
+                          ("scenario x, params", "iommu_expct"),
+                          ("scenario x, runner append", "fast_ms")])
 
     def test_a_bench_with_an_unknown_field_is_refused(self):
         import scenarios
