@@ -650,6 +650,13 @@ class RegistryLogTests(unittest.TestCase):
         _, reasons = self.judge("vtd-strict", "", text=unsummed, faults=1)
         self.assertIn("dmalab-vtd: faults is 1, expected == 0 (faults==0)", reasons)
 
+    def test_a_module_parameter_linux_ignored_fails_a_scenario(self):
+        # memcpy-iommu's iommu_expect misspelt: the exerciser would run its copies without
+        # checking they were translated (init.sh's insmod, Linux's kernel/module/main.c)
+        line = "dmalab_exercise: unknown parameter 'iommu_expct' ignored"
+        _, reasons = self.judge("memcpy-iommu", line)
+        self.assertIn("unknown module parameter: " + line, reasons)
+
 # One boot of the inflight-reset scenario: KTAP complete, then the reset.
 RESET_BOOT = """\
 Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP

@@ -37,6 +37,9 @@ KERNEL_PROBLEMS = [
     ("IOMMU invalidation queue error", re.compile(
         r"DMAR: (VT-d detected (invalid descriptor|Invalidation (Queue|Time-out|Completion) "
         r"Error)|Invalidation (Queue|Time-out|Completion) Error \((IQE|ITE|ICE)\) cleared)")),
+    # A parameter that a module loaded with it does not have (init.sh's insmod passes the
+    # command line's MODULE.PARAM words): Linux warns and loads it with the default
+    ("unknown module parameter", re.compile(r": unknown parameter '[^']*' ignored")),
     ("soft lockup", re.compile(r"soft lockup|rcu_sched self-detected stall|"
                                r"rcu: INFO: rcu_\w+ (self-)?detected stall")),
     ("hung task", re.compile(r"blocked for more than \d+ seconds")),
