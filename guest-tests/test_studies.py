@@ -220,5 +220,46 @@ class OffloadOrderTests(unittest.TestCase):
         self.assertEqual(wrong, ["--expect-order: no overlap figures"])
 
 
+class IommuFlushScalableTests(unittest.TestCase):
+    """iommu-flush's vtd-sm-lazy and vtd-sm-strict: a figure under their labels is of
+    scalable mode, which their boots must show (as each NAME-sm scenario's do)."""
+
+    ECAP = "DMAR: dmar0: reg_base_addr fed90000 ver 1:0 cap 112078c222f0602 ecap %s"
+
+    def reasons(self, label, ecap, pc_inv_global):
+        """What the judge says of a boot of `label` whose unit printed ECAP `ecap` and
+        counted `pc_inv_global` PASID-cache invalidations, on its lines and dmalab-vtd's
+        counters."""
+        from harness import judge
+        configs = dict(measure.STUDIES["iommu-flush"].configs())
+        args = runner.make_parser().parse_args(configs[label] + [
+            "--qemu", "q", "--kernel", "k", "--initrd", "i"])
+        _, expect = runner.judging(args)
+        boot = runner.Boot()
+        policy = "strict" if label.endswith("strict") else "lazy"
+        boot.lines = [self.ECAP % ecap,
+                      "iommu: DMA domain TLB invalidation policy: %s mode" % policy,
+                      "# dmalab_exercise: iommu: domain %s, dmar0, translated" % (
+                          "DMA" if policy == "strict" else "DMA-FQ")]
+        boot.device_stats = [{"path": "/machine/peripheral-anon/device[0]",
+                              "type": "dmalab-vtd", "counter-names": ["pc-inv-global"],
+                              "pc-inv-global": pc_inv_global}]
+        return (judge.judge_lines(boot, expect.log.lines) +
+                judge.judge_vtd(runner.Facts(), boot, expect.counters.vtd))
+
+    def test_the_scalable_configurations_must_run_scalable_mode(self):
+        import scenarios
+        for label in ("vtd-sm-lazy", "vtd-sm-strict"):
+            with self.subTest(label=label):
+                # ECAP.SMTS offered and Linux's PASID-cache invalidation
+                self.assertEqual(self.reasons(label, "1c80000002043", 1), [])
+                # the unit in legacy mode: neither
+                self.assertEqual(self.reasons(label, "f0205e", 0), [
+                    "no serial line matches %r" % scenarios.SCALABLE_ECAP_LINE,
+                    "dmalab-vtd: pc-inv-global is 0, expected >= 1 (pc-inv-global>=1)"])
+        # the legacy configurations ask for neither
+        for label in ("vtd-lazy", "vtd-strict"):
+            self.assertEqual(self.reasons(label, "f0205e", 0), [], label)
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

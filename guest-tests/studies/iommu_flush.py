@@ -7,6 +7,7 @@ modelled CPU of 1 ns per guest instruction; and how many invalidation waits a
 scatter-gather unmap costs. measure.py's docstring and docs/measure.rst say more."""
 
 import measure_checks as checks
+import scenarios
 from measure_tables import Table, aligned, median
 from studies.common import Study, configs
 
@@ -203,10 +204,18 @@ def sg_row(label, f, modelled):
     return []
 
 
+# What a scalable-mode configuration's boots must show besides the legacy one's premise,
+# as each NAME-sm scenario does (scenarios.scalable_variant): Linux found ECAP.SMTS in the
+# unit's registers and ran scalable mode (the PASID-cache invalidation it sends only then)
+SCALABLE_PREMISE = ["--expect-line", scenarios.SCALABLE_ECAP_LINE,
+                    "--expect-vtd", "pc-inv-global>=1"]
+
+
 def matrix(mode, ioat):
     """configs()'s, with dmalab-vtd in scalable mode (mode=scalable: first-stage tables
     and PASID-based invalidation, docs/vtd.rst) lazy and strict after its legacy ones,
-    as configurations of their own (vtd-sm-lazy, vtd-sm-strict)."""
+    as configurations of their own (vtd-sm-lazy, vtd-sm-strict), whose boots must show
+    scalable mode too (SCALABLE_PREMISE)."""
     out = []
     for label, args in configs(mode, True, ioat):
         out.append((label, args))
@@ -214,7 +223,7 @@ def matrix(mode, ioat):
             for m in ("lazy", "strict"):
                 legacy = dict(out)["vtd-" + m]
                 out.append(("vtd-sm-" + m, [a + ",mode=scalable" if a == "dmalab-vtd" else a
-                                            for a in legacy]))
+                                            for a in legacy] + SCALABLE_PREMISE))
     return out
 
 
