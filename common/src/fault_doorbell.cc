@@ -15,8 +15,10 @@ using D = Doorbell;
 constexpr Field kIdFields[] = {{"ID", 0, 32, A::RO}};
 constexpr Field kSelectFields[] = {{"RULE", 0, 16, A::RW}};
 constexpr Field kCommandFields[] = {{"CMD", 0, 2, A::WO}};
-constexpr Field kStatusFields[] = {
-    {"OWNED", 0, 1, A::RO}, {"ARMED", 1, 1, A::RO}, {"RELEASED", 2, 1, A::RO}};
+constexpr Field kStatusFields[] = {{"OWNED", 0, 1, A::RO},
+                                   {"ARMED", 1, 1, A::RO},
+                                   {"RELEASED", 2, 1, A::RO},
+                                   {"ENDED", 3, 1, A::RO}};
 constexpr Field kCountFields[] = {{"COUNT", 0, 64, A::RO}};
 
 // clang-format off
@@ -47,8 +49,8 @@ void Doorbell::write_command(uint64_t, uint64_t written, uint64_t bytes)
         injector_.arm(selected(), cmd == doorbell::kArm);
     } else if (cmd == doorbell::kRelease) {
         unsigned rule = selected();
-        if (injector_.release(rule) && release_hook_)
-            release_hook_(release_opaque_, rule);
+        if (injector_.release(rule) && release_hook_ && release_hook_(release_opaque_, rule))
+            injector_.ended(rule);
     }
 }
 
@@ -58,7 +60,8 @@ uint64_t Doorbell::read_status(uint64_t)
     if (!armed)
         return 0;
     return doorbell::kOwned | (*armed ? doorbell::kArmed : 0) |
-           (injector_.released(selected()) ? doorbell::kReleased : 0);
+           (injector_.released(selected()) ? doorbell::kReleased : 0) |
+           (injector_.hold_ended(selected()) ? doorbell::kEnded : 0);
 }
 
 uint64_t Doorbell::read_injected(uint64_t)

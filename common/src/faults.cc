@@ -457,7 +457,7 @@ void Injector::reset()
 {
     state_.clear();
     for (const auto& r : plan_.rules)
-        state_.push_back({r.armed, false, 0, 0, 0, Prng(rule_seed(plan_.seed, r.index))});
+        state_.push_back({r.armed, false, false, 0, 0, 0, Prng(rule_seed(plan_.seed, r.index))});
     log_.clear();
     head_ = 0;
     seq_ = 0;
@@ -506,7 +506,7 @@ bool Injector::arm(unsigned index, bool on)
     long i = slot(index);
     if (i < 0)
         return false;
-    state_[i] = {on, false, 0, 0, state_[i].injected, state_[i].prng};
+    state_[i] = {on, false, false, 0, 0, state_[i].injected, state_[i].prng};
     return true;
 }
 
@@ -523,6 +523,19 @@ bool Injector::released(unsigned index) const
 {
     long i = slot(index);
     return i >= 0 && state_[i].released;
+}
+
+void Injector::ended(unsigned index)
+{
+    long i = slot(index);
+    if (i >= 0)
+        state_[i].ended = true;
+}
+
+bool Injector::hold_ended(unsigned index) const
+{
+    long i = slot(index);
+    return i >= 0 && state_[i].ended;
 }
 
 std::optional<bool> Injector::armed(unsigned index) const
@@ -553,6 +566,7 @@ void Injector::save(StateWriter& w) const
     for (const auto& s : state_) {
         w.boolean(s.armed);
         w.boolean(s.released);
+        w.boolean(s.ended);
         w.u64(s.matched);
         w.u64(s.round);
         w.u64(s.injected);
@@ -572,6 +586,7 @@ bool Injector::load(StateReader& r)
     for (auto& s : state_) {
         s.armed = r.boolean();
         s.released = r.boolean();
+        s.ended = r.boolean();
         s.matched = r.u64();
         s.round = r.u64();
         s.injected = r.u64();

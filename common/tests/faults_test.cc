@@ -402,8 +402,13 @@ TEST(Doorbell, ReleaseIsRecordedForTheRoundAndToldToTheModel)
     dmalab::testing::FakeLog log;
     Doorbell bell(inj, log, "test-doorbell");
     std::vector<unsigned> told;
+    // The model says whether it ended a hold: here, at the second release of rule 1.
     bell.set_release_hook(
-        [](void* o, unsigned rule) { static_cast<std::vector<unsigned>*>(o)->push_back(rule); },
+        [](void* o, unsigned rule) {
+            auto* t = static_cast<std::vector<unsigned>*>(o);
+            t->push_back(rule);
+            return t->size() == 2;
+        },
         &told);
     bell.write(doorbell::SELECT, 0, 4);
     bell.write(doorbell::COMMAND, doorbell::kRelease, 4);
@@ -414,10 +419,15 @@ TEST(Doorbell, ReleaseIsRecordedForTheRoundAndToldToTheModel)
     EXPECT_EQ(told, std::vector<unsigned>{1});
     EXPECT_TRUE(inj.released(1));
     EXPECT_EQ(bell.read(doorbell::STATUS, 4),
-              doorbell::kOwned | doorbell::kArmed | doorbell::kReleased);
-    // Arming starts a new round, which is not released.
+              doorbell::kOwned | doorbell::kArmed | doorbell::kReleased)
+        << "released, but the model held nothing: not ENDED";
+    bell.write(doorbell::COMMAND, doorbell::kRelease, 4);
+    EXPECT_EQ(bell.read(doorbell::STATUS, 4),
+              doorbell::kOwned | doorbell::kArmed | doorbell::kReleased | doorbell::kEnded);
+    // Arming starts a new round, which is neither released nor ended.
     bell.write(doorbell::COMMAND, doorbell::kArm, 4);
     EXPECT_FALSE(inj.released(1));
+    EXPECT_FALSE(inj.hold_ended(1));
     EXPECT_EQ(bell.read(doorbell::STATUS, 4), doorbell::kOwned | doorbell::kArmed);
 }
 
@@ -458,11 +468,13 @@ TEST(Injector, ReleaseLastsTheRoundAndMigrates)
     EXPECT_TRUE(src.arm(0, true));
     EXPECT_TRUE(src.release(0));
     EXPECT_TRUE(src.released(0));
+    src.ended(0);
     StateWriter w;
     src.save(w);
     StateReader r(w.bytes);
     ASSERT_TRUE(dst.load(r));
     EXPECT_TRUE(dst.released(0));
+    EXPECT_TRUE(dst.hold_ended(0));
     src.reset();
     EXPECT_FALSE(src.released(0));
 }

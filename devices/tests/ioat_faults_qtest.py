@@ -24,7 +24,7 @@ from libqtest import QMPError, QTest, QTestError  # noqa: E402
 DOORBELL = 0x2000
 FAULT_ID, FAULT_SELECT, FAULT_COMMAND, FAULT_STATUS = 0x00, 0x04, 0x08, 0x0C
 FAULT_INJECTED, FAULT_TOTAL = 0x10, 0x18
-ARM, DISARM, RELEASE, OWNED, ARMED, RELEASED = 1, 2, 3, 1, 2, 4
+ARM, DISARM, RELEASE, OWNED, ARMED, RELEASED, ENDED = 1, 2, 3, 1, 2, 4, 8
 LATENCY = 100_000
 
 
@@ -234,7 +234,8 @@ class Doorbell(FaultCase):
         # step in between.
         bufs[0].check(self)
         self.assertEqual(io.chansts(2), addrs[0] | DONE)
-        self.assertEqual(io.qt.readl(bell + FAULT_STATUS), OWNED | ARMED | RELEASED)
+        self.assertEqual(io.qt.readl(bell + FAULT_STATUS), OWNED | ARMED | RELEASED | ENDED,
+                         "the release ended the hold: the guest can tell")
         # Released for the rest of the round: the next copy is hit but not held.
         more, _ = self.copies(io, 2, 1, seed=5)
         more[0].check(self)
@@ -245,6 +246,8 @@ class Doorbell(FaultCase):
         held, _ = self.copies(io, 2, 1, seed=9)
         io.wr(2, CHANCMD, CMD_RESET, 1)
         io.qt.writel(bell + FAULT_COMMAND, RELEASE)
+        self.assertEqual(io.qt.readl(bell + FAULT_STATUS), OWNED | ARMED | RELEASED,
+                         "nothing held any more: released, but no hold ended")
         io.qt.clock_step(2_000_000_000)
         held[0].check(self, copied=False)
         self.verified_copy(io, 2)

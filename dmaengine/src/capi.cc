@@ -109,7 +109,7 @@ struct DmalabIoat {
         injected.listen(injector);
         doorbell.set_release_hook(
             [](void* opaque, unsigned rule) {
-                static_cast<DmalabIoat*>(opaque)->model.release(rule);
+                return static_cast<DmalabIoat*>(opaque)->model.release(rule);
             },
             this);
     }

@@ -248,20 +248,20 @@ void Channel::write_dmacount(uint64_t old_value, uint64_t written, uint64_t)
     }
 }
 
-void Channel::release(unsigned rule)
+bool Channel::release(unsigned rule)
 {
     if (!work_ || work_->plan.release_rule != rule)
-        return;
+        return false;
     Decision& p = work_->plan;
     p.data_at -= std::min(p.data_at, p.held_data_ns);
     p.done_at -= std::min(p.done_at, p.held_done_ns);
     p.release_rule = Decision::kNoRelease;
     p.held_data_ns = p.held_done_ns = 0;
     if (state_ != ChanState::Active)
-        return; // suspended: RESUME goes on from here
+        return true; // suspended: RESUME goes on from here
     if (in_step_) {
         rerun_ = true;
-        return;
+        return true;
     }
     // The timer stood at the end of the hold.
     disarm_timer();
@@ -269,6 +269,7 @@ void Channel::release(unsigned rule)
         step();
     else
         arm(device_.now());
+    return true;
 }
 
 void Channel::start_from_chainaddr()

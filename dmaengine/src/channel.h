@@ -36,7 +36,8 @@ class Channel
     void interrupt_timer();
     // The guest released fault rule `rule` (docs/faults.rst, "until": "release"): a
     // descriptor it holds goes on now, its first step inside the release with sync-start.
-    void release(unsigned rule);
+    // True when the channel held one.
+    bool release(unsigned rule);
 
     ChanState state() const { return state_; }
     const ChannelStats& stats() const { return stats_; }

@@ -99,10 +99,13 @@ uint64_t Ioat::interrupt_delay_ns() const
     return (regs_.get(global_reg("INTRDELAY")) & INTRDELAY_MASK) * 1000;
 }
 
-void Ioat::release(unsigned rule)
+bool Ioat::release(unsigned rule)
 {
+    // Every channel hears it, whatever an earlier one did (its step may call out).
+    bool ended = false;
     for (auto& c : channels_)
-        c->release(rule);
+        ended |= c->release(rule);
+    return ended;
 }
 
 uint64_t Ioat::mmio_read(uint32_t offset, unsigned size)

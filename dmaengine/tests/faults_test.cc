@@ -22,8 +22,8 @@ struct FaultRig : Rig {
             injector.set_plan(*p);
         dev.set_policy(&policy);
         // As the C ABI connects them (dmaengine/src/capi.cc).
-        bell.set_release_hook([](void* o, unsigned rule) { static_cast<Ioat*>(o)->release(rule); },
-                              &dev);
+        bell.set_release_hook(
+            [](void* o, unsigned rule) { return static_cast<Ioat*>(o)->release(rule); }, &dev);
     }
     ~FaultRig() { dev.set_policy(nullptr); }
 
@@ -39,11 +39,13 @@ struct FaultRig : Rig {
         issue(ch, static_cast<uint16_t>(n));
     }
 
-    // Releases rule `rule` through the fault doorbell, as the guest does.
-    void release(unsigned rule)
+    // Releases rule `rule` through the fault doorbell, as the guest does; whether the
+    // doorbell then says the release ended a hold (STATUS.ENDED), as the guest checks.
+    bool release(unsigned rule)
     {
         bell.write(faults::doorbell::SELECT, rule, 4);
         bell.write(faults::doorbell::COMMAND, faults::doorbell::kRelease, 4);
+        return bell.read(faults::doorbell::STATUS, 4) & faults::doorbell::kEnded;
     }
 
     faults::Injector injector;
@@ -142,7 +144,7 @@ TEST(Faults, ReleaseEndsTheHoldInsideTheDoorbellWrite)
     EXPECT_FALSE(r.same(kSrc, kDst, 1)) << "channel 0's data waits for the release";
     EXPECT_EQ(r.completed_addr(0), 0u);
     const uint64_t t = r.timers.now;
-    r.release(0);
+    EXPECT_TRUE(r.release(0)) << "STATUS.ENDED: the guest's release ended the hold";
     EXPECT_TRUE(r.channel0_done()) << "with sync-start, the release moves the data at once";
     EXPECT_EQ(r.timers.now, t);
     EXPECT_EQ(r.irq.raised, (std::vector<unsigned>{1, 0})) << "channel 1 first, then 0";
@@ -154,7 +156,7 @@ TEST(Faults, WithoutSyncStartAReleasedHoldGoesOnAtTheNextStep)
 {
     HeldRig r(kHoldUntilRelease, false);
     const uint64_t t = r.timers.now;
-    r.release(0);
+    EXPECT_TRUE(r.release(0));
     EXPECT_FALSE(r.channel0_done());
     ASSERT_TRUE(r.pending());
     EXPECT_EQ(r.timers.next()->second, t);
@@ -169,12 +171,22 @@ TEST(Faults, WithoutAReleaseTheHoldEndsAtItsDelay)
     r.run_until_idle();
     EXPECT_TRUE(r.channel0_done());
     EXPECT_EQ(r.timers.now, 1000000000u);
+    EXPECT_FALSE(r.release(0)) << "the hold's own time ended it, not the guest";
+}
+
+TEST(Faults, AReleaseEndsNoHoldOfARuleWithoutUntilRelease)
+{
+    HeldRig r(R"({"rules": [{"kind": "reorder", "delay": "1s", "channel": 0}]})");
+    EXPECT_FALSE(r.release(0)) << "a guest that counts on the release must see it did nothing";
+    EXPECT_FALSE(r.channel0_done());
+    r.run_until_idle();
+    EXPECT_EQ(r.timers.now, 1000000000u);
 }
 
 TEST(Faults, AReleaseBeforeTheDescriptorLeavesNothingToHold)
 {
     FaultRig r(R"({"rules": [{"kind": "delay-data", "delay": "1s", "until": "release"}]})");
-    r.release(0);
+    EXPECT_FALSE(r.release(0)) << "nothing was held: the guest must be able to tell";
     r.copies(0, 1, 4096);
     r.run_until_idle();
     EXPECT_TRUE(r.same(kSrc, kDst, 4096));
@@ -189,9 +201,9 @@ TEST(Faults, AReleaseEndsOnlyItsOwnRulesHold)
       {"name": "done", "kind": "delay-completion", "delay": "2ms", "until": "release"}]})");
     r.copies(0, 1, 4096);
     r.step();
-    r.release(1); // the descriptor answers to rule 0, the first that held it
+    EXPECT_FALSE(r.release(1)) << "the descriptor answers to rule 0, the first that held it";
     EXPECT_FALSE(r.same(kSrc, kDst, 1));
-    r.release(0);
+    EXPECT_TRUE(r.release(0));
     r.run_until_idle();
     EXPECT_TRUE(r.same(kSrc, kDst, 4096));
     EXPECT_EQ(r.timers.now, 2000000u) << "rule 1's hold was not released, so it ran whole";

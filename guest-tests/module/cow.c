@@ -31,7 +31,7 @@ static struct {
 	dma_addr_t src, dst;
 	bool pin;		/* taken with pin_user_pages */
 	bool busy;		/* a copy was started and not waited for */
-	bool released;		/* the device took the release of its hold */
+	bool released;		/* the release ended the device's hold */
 	bool done;		/* it completed (callback came) */
 	bool finished;
 } dlx_cow;
@@ -137,7 +137,7 @@ static long dlx_cow_check(u64 uaddr)
 		"get_user_pages", dlx_cow.done ? dlx_result_name(c->result) :
 		"never called back", dlx_cow.hits,
 		dlx_cow.released ? "released after the write" :
-		"NOT released (the plan needs \"until\": \"release\")",
+		"NOT ended by the release (the plan needs \"until\": \"release\", and the copy must still be held)",
 		arrived ? "has" : view[0] == 'P' ? "lacks (it kept its old bytes)" :
 		"lacks");
 	ok = dlx_cow.done && c->result == DMA_TRANS_NOERROR &&

@@ -117,14 +117,18 @@ void dlx_bell_arm(struct dlx_bell *b)
 
 /*
  * Releases the rule: the copy it holds goes on now (with dmalab-ioat's
- * sync-start, inside this write).  False when the device did not take the
- * release (a plan without "until": "release", or an older device).
+ * sync-start, inside this write).  True only when the device says this
+ * release ended a hold it was running (STATUS.ENDED): the copy was held
+ * from the arm to here, so the race window was this program's order and
+ * not the host's timing.  False for a plan without "until": "release", a
+ * hold whose own time ran out first, a copy the device had not reached, or
+ * an older device.
  */
 bool dlx_bell_release(struct dlx_bell *b)
 {
 	writel(fault_rule, b->regs + DLX_BELL_SELECT);
 	writel(DLX_BELL_RELEASE, b->regs + DLX_BELL_COMMAND);
-	return readl(b->regs + DLX_BELL_STATUS) & DLX_BELL_RELEASED;
+	return readl(b->regs + DLX_BELL_STATUS) & DLX_BELL_ENDED;
 }
 
 u64 dlx_bell_injected(struct dlx_bell *b)
@@ -275,7 +279,7 @@ static int dlx_order_round(struct dlx_chan *a, struct dlx_chan *b,
 		a_done ? dlx_result_name(a->result) : "no callback",
 		b_done ? dlx_result_name(b->result) : "no callback",
 		landed ? "complete" : "stale", hits,
-		released ? "released" : "NOT released (the plan needs \"until\": \"release\")");
+		released ? "released" : "NOT ended by the release (the plan needs \"until\": \"release\", and the copy must still be held)");
 	if (!a_done)
 		a->abandoned = true;
 	if (!b_done)
@@ -417,7 +421,7 @@ static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
 	/* The copy's data phase goes on now. */
 	released = dlx_bell_release(bell);
 	if (!released)
-		pr_info("# %s: cpuwrite: the copy was not released (the plan needs \"until\": \"release\")\n",
+		pr_info("# %s: cpuwrite: the copy's hold was not ended by the release (the plan needs \"until\": \"release\", and the copy must still be held)\n",
 			DLX_NAME);
 	came = wait_for_completion_timeout(&c->done,
 					   msecs_to_jiffies(c->tmo_ms)) != 0;

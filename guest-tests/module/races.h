@@ -25,6 +25,7 @@ extern unsigned int fault_rule;
 #define DLX_BELL_RELEASE	3
 #define DLX_BELL_OWNED		BIT(0)
 #define DLX_BELL_RELEASED	BIT(2)
+#define DLX_BELL_ENDED		BIT(3)	/* the release ended a running hold */
 
 #define DLX_ORDER_LEN		(64 * 1024)
 #define DLX_ORDER_SIDE_LEN	4096

@@ -72,7 +72,7 @@ static void dlx_uaf_round(struct dlx_chan *c, struct dlx_bell *bell, dma_addr_t 
 		dlx_result_name(c->result),
 		intact ? "intact" : corrupted ? "overwritten by the stale DMA" :
 		"partly overwritten", hits,
-		released ? "released" : "NOT released (the plan needs \"until\": \"release\")");
+		released ? "released" : "NOT ended by the release (the plan needs \"until\": \"release\", and the copy must still be held)");
 	if (!came)
 		c->abandoned = true;
 	if (lands)

@@ -15,7 +15,7 @@ namespace doorbell
 inline constexpr uint32_t ID = 0x00;       // RO, reads kId
 inline constexpr uint32_t SELECT = 0x04;   // RW: a rule's index in the plan file
 inline constexpr uint32_t COMMAND = 0x08;  // WO: kArm, kDisarm or kRelease the selected rule
-inline constexpr uint32_t STATUS = 0x0c;   // RO: kOwned, kArmed for the selected rule
+inline constexpr uint32_t STATUS = 0x0c;   // RO: the selected rule's kOwned ... kEnded
 inline constexpr uint32_t INJECTED = 0x10; // RO 64-bit: injections of the selected rule
 inline constexpr uint32_t TOTAL = 0x18;    // RO 64-bit: injections of every rule
 inline constexpr uint32_t kWindow = 0x20;
@@ -27,6 +27,9 @@ inline constexpr uint32_t kRelease = 3;     // end the rule's holds ("until": "r
 inline constexpr uint32_t kOwned = 1u << 0; // the selected rule is this device's
 inline constexpr uint32_t kArmed = 1u << 1;
 inline constexpr uint32_t kReleased = 1u << 2; // released in the current round
+// A release in the current round ended a hold the model was running: the held operation
+// waited for the guest, not for the hold's own time.
+inline constexpr uint32_t kEnded = 1u << 3;
 } // namespace doorbell
 
 class Doorbell
@@ -35,8 +38,9 @@ class Doorbell
     Doorbell(Injector& injector, Log& log, const char* name);
 
     // Told of every release, after the injector has recorded it, so that the model can end
-    // the holds already running. It may call out of the model (DMA, interrupts).
-    using ReleaseHook = void (*)(void* opaque, unsigned rule);
+    // the holds already running; true when it ended one. It may call out of the model (DMA,
+    // interrupts).
+    using ReleaseHook = bool (*)(void* opaque, unsigned rule);
     void set_release_hook(ReleaseHook fn, void* opaque)
     {
         release_hook_ = fn;

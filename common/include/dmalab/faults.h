@@ -156,6 +156,10 @@ class Injector
     bool release(unsigned index);
     // Whether the rule with this file index was released in its current round.
     bool released(unsigned index) const;
+    // The model ended a hold of that rule at a release (Doorbell's kEnded), and whether one
+    // has been in its current round.
+    void ended(unsigned index);
+    bool hold_ended(unsigned index) const;
     // Injections of the rule with this file index in all rounds (0 when it is not this
     // device's).
     uint64_t injected(unsigned index) const;
@@ -170,6 +174,7 @@ class Injector
     struct State {
         bool armed;
         bool released;    // in this round
+        bool ended;       // a release ended a running hold, in this round
         uint64_t matched; // in this round
         uint64_t round;   // injections in this round
         uint64_t injected;

@@ -109,8 +109,9 @@ class Ioat
     // A timer the model armed has expired.
     void timer(unsigned id);
     // The guest released fault rule `rule` through the fault doorbell: every descriptor the
-    // rule holds goes on now. May call out (DMA, interrupts), like a register write.
-    void release(unsigned rule);
+    // rule holds goes on now. May call out (DMA, interrupts), like a register write. True
+    // when a channel held one.
+    bool release(unsigned rule);
     // Power-on state: registers, channels, pending timers and the policy's generator.
     void reset();
 
