@@ -174,6 +174,21 @@ static char *dmalab_vtd_get_counter_names(Object *obj, Error **errp)
     return g_string_free(names, false);
 }
 
+/* Remapped interrupts by requester ("BB:DD.F=N ...", docs/vtd-ir.rst). */
+static char *dmalab_vtd_get_ir_requesters(Object *obj, Error **errp)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    char *text = NULL;
+    char *out;
+
+    if (s->model) {
+        DMALAB_VTD_LOCKED(s, text = dmalab_vtd_ir_requesters(s->model));
+    }
+    out = g_strdup(text ? text : "");
+    free(text);
+    return out;
+}
+
 /* A uint64_t member of DmalabVtdState that a run-time property reads. */
 typedef struct DmalabVtdField {
     const char *name;
@@ -257,6 +272,12 @@ void dmalab_vtd_add_props(Object *obj)
                             dmalab_vtd_get_counter_names, NULL);
     object_property_set_description(obj, "counter-names",
                                     "the names of the unit's counters");
+    object_property_add_str(obj, "ir-remapped-requesters",
+                            dmalab_vtd_get_ir_requesters, NULL);
+    object_property_set_description(obj, "ir-remapped-requesters",
+                                    "remapped interrupts by requester, "
+                                    "'BB:DD.F=N' words (the first 8 "
+                                    "requesters, then other=N)");
     for (i = 0; i < ARRAY_SIZE(glue_counters); i++) {
         op = object_property_add(obj, glue_counters[i].name, "uint64",
                                  dmalab_vtd_get_glue_counter, NULL, NULL,

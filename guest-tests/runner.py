@@ -27,6 +27,7 @@ from harness.qemu import (  # noqa: E402
     Boot,
     DEFAULT_FIRMWARE_DIRS,
     build_cmdline,
+    per_requester,
     disk_data,
     ioat_stats,
     kvm_failed_to_start,

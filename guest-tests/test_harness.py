@@ -314,6 +314,35 @@ class QemuProcessTests(unittest.TestCase):
         self.assertTrue(any("wanted but not read" in r
                             for r in runner.analyse(boot, *runner.judging(args))[1]))
 
+    def test_expect_a_counter_of_one_requester(self):
+        # The unit-wide ir-remapped holds the IOAPIC's interrupts too (hundreds a boot): the
+        # copies' own are ir-remapped@00:01.0, from the unit's ir-remapped-requesters.
+        args = runner.make_parser().parse_args(
+            ["--qemu", "q", "--kernel", "k", "--initrd", "i",
+             "--device", "dmalab-vtd", "--device", "dmalab-ioat",
+             "--expect-vtd", "ir-remapped@00:01.0>=ops"])
+        boot = runner.Boot()
+        boot.lines = GOOD.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        ioat = {"path": "/machine/peripheral-anon/device[1]",
+                "type": "dmalab-ioat", "descriptors": 1210, "bytes": 6000,
+                "errors": 0, "interrupts": 1205}
+        vtd = {"path": "/machine/peripheral-anon/device[0]", "type": "dmalab-vtd",
+               "counter-names": ["ir-remapped"], "ir-remapped": 2000}
+        vtd.update(runner.per_requester("ir-remapped", "ff:00.0=790 00:01.0=1210"))
+        boot.device_stats = [ioat, vtd]
+        self.assertEqual(runner.analyse(boot, *runner.judging(args))[1], [])
+        # the IOAPIC's alone: the unit-wide count would hold, the device's does not
+        vtd.pop("ir-remapped@00:01.0")
+        self.assertIn("dmalab-vtd: ir-remapped@00:01.0 is 0, expected >= 1200 "
+                      "(ir-remapped@00:01.0>=ops)", runner.analyse(boot, *runner.judging(args))[1])
+        args = runner.make_parser().parse_args(
+            ["--qemu", "q", "--kernel", "k", "--initrd", "i", "--device", "dmalab-vtd",
+             "--expect-vtd", "faults@00:01.0>=1"])
+        self.assertTrue(any("keeps no counter 'faults' per requester" in r
+                            for r in runner.analyse(boot, *runner.judging(args))[1]))
+
     def test_expect_ioat(self):
         # the raid scenarios: dmalab-ioat's per-operation counters, summed over devices
         args = runner.make_parser().parse_args(

@@ -16,8 +16,13 @@ class ExpectationError(ValueError):
 # dmalab-vtd's counters are named by the device itself (its "counter-names"
 # property, docs/vtd.rst), never copied here.
 # NAME OP VALUE, where VALUE is a number or ops[*N|/N] (the copies the guest verified).
+# NAME@BB:DD.F is a counter the device keeps per requester, that requester's count
+# (dmalab-vtd's ir-remapped: ir-remapped@00:01.0).
 VTD_EXPECT_RE = re.compile(
-    r"^([a-z][a-z0-9-]*)\s*(>=|<=|==|>|<)\s*(\d+|ops(?:\s*([*/])\s*(\d+))?)$")
+    r"^([a-z][a-z0-9-]*(?:@[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])?)\s*(>=|<=|==|>|<)\s*"
+    r"(\d+|ops(?:\s*([*/])\s*(\d+))?)$")
+# The counters a device keeps per requester, and the QOM property that holds them.
+PER_REQUESTER = {"ir-remapped": "ir-remapped-requesters"}
 
 COMPARE = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b,
            "==": lambda a, b: a == b, ">": lambda a, b: a > b, "<": lambda a, b: a < b}

@@ -14,6 +14,7 @@ import tempfile
 import time
 
 from harness.qmp import Qmp, QmpError
+from harness.expect import PER_REQUESTER
 from harness.ktap import strip_ts
 
 
@@ -67,6 +68,16 @@ COUNTERS = ("descriptors", "bytes", "errors", "interrupts")
 VTD_GLUE_COUNTERS = ["events-dropped", "notifications"]
 
 
+def per_requester(base, text):
+    """{BASE@BB:DD.F: count} from a per-requester property's "BB:DD.F=N ..." words
+    (and BASE@other)."""
+    out = {}
+    for word in text.split():
+        who, _, n = word.partition("=")
+        out["%s@%s" % (base, who)] = int(n)
+    return out
+
+
 def read_device_counters(qmp):
     """QOM counters of every dmalab-ioat and dmalab-vtd in the machine."""
     found = []
@@ -94,6 +105,11 @@ def read_device_counters(qmp):
                     stats["counter-names"] = names
                 for c in names:
                     stats[c] = qmp.command("qom-get", path=path, property=c)
+                if kind == "dmalab-vtd":
+                    # per requester: NAME@BB:DD.F (harness/expect.py PER_REQUESTER)
+                    for base, prop in PER_REQUESTER.items():
+                        stats.update(per_requester(base, qmp.command(
+                            "qom-get", path=path, property=prop)))
                 stats["fault-log"] = qmp.command("qom-get", path=path,
                                                  property="fault-log")
                 found.append(stats)

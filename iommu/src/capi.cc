@@ -330,6 +330,11 @@ uint64_t dmalab_vtd_counter(DmalabVtd* unit, unsigned index)
     return 0;
 }
 
+char* dmalab_vtd_ir_requesters(DmalabVtd* unit)
+{
+    return malloc_string(vtd::ir_requesters_text(unit->unit.counters()));
+}
+
 char* dmalab_vtd_set_fault_plan(DmalabVtd* unit, const char* text, const char* id)
 {
     std::string err;

@@ -6,6 +6,7 @@
 // is recorded in the fault-recording registers with its index (reasons 20h-26h).
 
 #include <algorithm>
+#include <cstdio>
 
 #include "parts.h"
 
@@ -129,6 +130,42 @@ Interrupt InterruptRemapping::deliver(const Irte& e, uint32_t index) const
     return out;
 }
 
+std::string ir_requesters_text(const Counters& c)
+{
+    std::string out;
+    char word[32];
+    for (unsigned i = 0; i < c.ir_requesters_seen; i++) {
+        const Counters::RequesterCount& r = c.ir_requesters[i];
+        std::snprintf(word, sizeof word, "%s%02x:%02x.%u=%llu", out.empty() ? "" : " ", r.sid >> 8,
+                      (r.sid >> 3) & 0x1f, r.sid & 7, static_cast<unsigned long long>(r.remapped));
+        out += word;
+    }
+    if (c.ir_remapped_other) {
+        std::snprintf(word, sizeof word, "%sother=%llu", out.empty() ? "" : " ",
+                      static_cast<unsigned long long>(c.ir_remapped_other));
+        out += word;
+    }
+    return out;
+}
+
+// One more remapped request of this requester (Counters::ir_requesters).
+void InterruptRemapping::count_requester(Counters& c, const InterruptRequest& req)
+{
+    if (req.sid_known) {
+        for (unsigned i = 0; i < c.ir_requesters_seen; i++) {
+            if (c.ir_requesters[i].sid == req.sid) {
+                c.ir_requesters[i].remapped++;
+                return;
+            }
+        }
+        if (c.ir_requesters_seen < Counters::kIrRequesters) {
+            c.ir_requesters[c.ir_requesters_seen++] = {req.sid, 1};
+            return;
+        }
+    }
+    c.ir_remapped_other++;
+}
+
 // Counts the outcome and records a blocked request's fault (`fpd` suppresses the reasons
 // it qualifies), unless the request is a query; tells the observer.
 Interrupt InterruptRemapping::finish(const InterruptRequest& req, Interrupt out, bool fpd)
@@ -139,6 +176,8 @@ Interrupt InterruptRemapping::finish(const InterruptRequest& req, Interrupt out,
         // A query counts nothing.
     } else if (out.ok) {
         (out.remapped ? c.ir_remapped : ire_ ? c.ir_compat : c.ir_passed)++;
+        if (out.remapped)
+            count_requester(c, req);
     } else {
         c.ir_faults++;
         FaultReason r = out.fault_reason;

@@ -350,6 +350,7 @@ class InterruptRemapping
     FaultReason entry_for(uint32_t index, Irte& out);
     Interrupt deliver(const Irte& e, uint32_t index) const;
     Interrupt finish(const InterruptRequest& req, Interrupt out, bool fpd);
+    static void count_requester(Counters& c, const InterruptRequest& req);
 
     Shared& s_;
     FaultRecording& faults_;

@@ -142,6 +142,30 @@ TEST(Delivery, EveryFieldOfTheEntry)
     }
 }
 
+// The unit-wide ir-remapped counts every requester's, the IOAPIC's among them (hundreds per
+// boot): a scenario that claims a device's interrupts went through an entry needs that
+// device's own count.
+TEST(Delivery, RemappedRequestsAreCountedByRequester)
+{
+    Rig r(ir_config(false));
+    r.ir_enable();
+    r.irte(9, Rig::entry(0x31, 0x05));
+    const uint16_t ioapic = 0xff00, dev = 0x0008; // ff:00.0, 00:01.0
+    for (int i = 0; i < 3; i++)
+        ASSERT_TRUE(r.intr(Rig::remappable(9), 0, ioapic).remapped);
+    ASSERT_TRUE(r.intr(Rig::remappable(9), 0, dev).remapped);
+    r.intr(Rig::remappable(9), 0, dev, false); // a query (QEMU's KVM routes): counts nothing
+    r.intr(Rig::remappable(200), 0, dev);      // blocked: no entry there, not remapped
+    EXPECT_EQ(r.unit.counters().ir_remapped, 4u);
+    EXPECT_EQ(ir_requesters_text(r.unit.counters()), "ff:00.0=3 00:01.0=1");
+    // Past the first kIrRequesters requesters, the rest are counted together.
+    for (uint16_t sid = 1; sid <= Counters::kIrRequesters; sid++)
+        r.intr(Rig::remappable(9), 0, static_cast<uint16_t>(0x0100 + sid));
+    EXPECT_EQ(ir_requesters_text(r.unit.counters()),
+              "ff:00.0=3 00:01.0=1 01:00.1=1 01:00.2=1 01:00.3=1 01:00.4=1 01:00.5=1 "
+              "01:00.6=1 other=2");
+}
+
 TEST(Delivery, X2apicDestinationsUseAllOfDst)
 {
     Rig r(ir_config());

@@ -37,16 +37,16 @@ typedef struct DmalabVtdConfig {
     uint64_t wait_ns;
     uint32_t queue_step;
     uint64_t seed;
-    uint64_t walk_read_ns; /* modelled cost of one table-entry read on a miss */
-    bool ir;               /* interrupt remapping (ECAP.IR); needs qi */
-    bool eim;              /* with ir: extended interrupt mode (ECAP.EIM, x2APIC) */
-    uint32_t iec_entries;  /* interrupt entry cache, a multiple of 4 */
-    uint64_t iec_inv_ns;   /* modelled cost of an interrupt entry cache invalidation */
-    bool dt;               /* device-TLBs (ECAP.DT): TT=01 and device-TLB descriptors */
-    bool cm;               /* caching mode (CAP.CM): not-present pages cached */
+    uint64_t walk_read_ns;      /* modelled cost of one table-entry read on a miss */
+    bool ir;                    /* interrupt remapping (ECAP.IR); needs qi */
+    bool eim;                   /* with ir: extended interrupt mode (ECAP.EIM, x2APIC) */
+    uint32_t iec_entries;       /* interrupt entry cache, a multiple of 4 */
+    uint64_t iec_inv_ns;        /* modelled cost of an interrupt entry cache invalidation */
+    bool dt;                    /* device-TLBs (ECAP.DT): TT=01 and device-TLB descriptors */
+    bool cm;                    /* caching mode (CAP.CM): not-present pages cached */
     uint64_t devtlb_timeout_ns; /* a device-TLB invalidation times out (ITE) after; 0 never */
-    bool sm; /* scalable mode (ECAP.SMTS): PASID tables; needs qi */
-    bool fs; /* with sm: first-stage tables offered (ECAP.FLTS) */
+    bool sm;                    /* scalable mode (ECAP.SMTS): PASID tables; needs qi */
+    bool fs;                    /* with sm: first-stage tables offered (ECAP.FLTS) */
 } DmalabVtdConfig;
 
 /*
@@ -73,8 +73,7 @@ void dmalab_vtd_trace_wait_done(void* opaque, uint64_t modelled_ns, uint64_t ach
 void dmalab_vtd_trace_stale(void* opaque, uint16_t sid, uint64_t iova, uint64_t cached,
                             uint64_t now, uint8_t now_fault);
 void dmalab_vtd_trace_queue_error(void* opaque, uint32_t head, uint64_t lo, uint64_t hi);
-void dmalab_vtd_trace_queue_timeout(void* opaque, uint32_t head, uint16_t sid,
-                                    uint32_t discarded);
+void dmalab_vtd_trace_queue_timeout(void* opaque, uint32_t head, uint16_t sid, uint32_t discarded);
 /* An event message aimed outside the interrupt range was refused (not sent). */
 void dmalab_vtd_trace_event_refused(void* opaque, bool fault, uint64_t address, uint32_t data);
 /* An interrupt request: delivered as (out_address, out_data), remapped through entry
@@ -151,6 +150,9 @@ void dmalab_vtd_set_hold_waits(DmalabVtd* unit, bool on);
 unsigned dmalab_vtd_counter_count(void);
 const char* dmalab_vtd_counter_name(unsigned index);
 uint64_t dmalab_vtd_counter(DmalabVtd* unit, unsigned index);
+/* Remapped interrupts by requester, "BB:DD.F=N" words in the order the requesters were
+ * first seen, then "other=N" when some were not kept apart (free with free()). */
+char* dmalab_vtd_ir_requesters(DmalabVtd* unit);
 
 /*
  * Fault plans (docs/faults.rst): applies the plan in `text` (NULL or "": none) to this unit,

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -121,6 +122,17 @@ struct Counters {
     // compatibility format (or with remapping off), blocked (faults); the entry cache; its
     // invalidations by granularity (global, index) and the entries they dropped.
     uint64_t interrupts = 0, ir_remapped = 0, ir_compat = 0, ir_passed = 0, ir_faults = 0;
+    // Remapped requests by requester: the first kIrRequesters requester ids that had one,
+    // in that order, then all others together (a request without a requester id is
+    // another's): what one device's interrupts did, apart from the IOAPIC's and the rest.
+    static constexpr unsigned kIrRequesters = 8;
+    struct RequesterCount {
+        uint16_t sid;
+        uint64_t remapped;
+    };
+    RequesterCount ir_requesters[kIrRequesters] = {};
+    unsigned ir_requesters_seen = 0;
+    uint64_t ir_remapped_other = 0;
     uint64_t iec_hits = 0, iec_misses = 0, iec_evictions = 0;
     uint64_t iec_inv_global = 0, iec_inv_index = 0, iec_dropped = 0;
     // Device-TLB invalidation descriptors completed, and the pages they named.
@@ -134,6 +146,10 @@ struct Counters {
     uint64_t piotlb_inv[2] = {};
     uint64_t fs_ad_updates = 0;
 };
+
+// Counters::ir_requesters as text: "BB:DD.F=N" words, then "other=N" when some were not
+// kept apart; "" before any remapped request.
+std::string ir_requesters_text(const Counters& c);
 
 // The outcome of one translation request.
 struct Translation {
