@@ -103,6 +103,11 @@ bool dlx_start_copy(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 		    size_t len);
 bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 		   size_t len);
+/* Until the driver has restarted c after an error (see lib.c). */
+bool dlx_settle(struct dlx_chan *c);
+/* The same, polled: usable with softirqs off. */
+bool dlx_copy_poll(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+		   size_t len, unsigned int ms);
 /* Waits at most ms for c->done: false when it did not come. */
 bool dlx_wait(struct dlx_chan *c, unsigned int ms);
 void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar);

@@ -228,6 +228,62 @@ bool dlx_wait(struct dlx_chan *c, unsigned int ms)
 	return wait_for_completion_timeout(&c->done, msecs_to_jiffies(ms)) != 0;
 }
 
+/*
+ * One copy on channel c, its completion polled rather than waited for:
+ * dmaengine's tx_status runs the driver's cleanup, which calls the copy back,
+ * so it works with softirqs off.  False when it did not complete within ms.
+ */
+bool dlx_copy_poll(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
+		   size_t len, unsigned int ms)
+{
+	u64 end = ktime_get_ns() + (u64)ms * NSEC_PER_MSEC;
+	const char *why;
+	dma_cookie_t cookie = dlx_submit_copy(c, dst, src, len, &why);
+
+	if (dma_submit_error(cookie))
+		return false;
+	while (dma_async_is_tx_complete(c->chan, cookie, NULL, NULL) != DMA_COMPLETE) {
+		if (ktime_get_ns() > end)
+			return false;
+		cpu_relax();
+	}
+	return completion_done(&c->done);
+}
+
+/*
+ * Waits until the driver has finished with an error on channel c: ioat_eh
+ * calls the failed descriptor back before it aborts what is queued, resets
+ * and restarts the channel (drivers/dma/ioat/dma.c), so a copy submitted at
+ * once could be aborted too.  An interrupt descriptor through dmaengine
+ * that completes without error ran on the restarted channel: one the abort
+ * took is submitted again, and then waits for the prep lock ioat_eh holds
+ * until the restart is done.  False when none completed within tmo_ms.
+ */
+bool dlx_settle(struct dlx_chan *c)
+{
+	struct dma_async_tx_descriptor *tx;
+	unsigned int tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		tx = c->chan->device->device_prep_dma_interrupt(c->chan,
+							       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
+		if (!tx)
+			return false;
+		reinit_completion(&c->done);
+		c->result = DMA_TRANS_NOERROR;
+		tx->callback_result = dlx_callback;
+		tx->callback_param = c;
+		if (dma_submit_error(dmaengine_submit(tx)))
+			return false;
+		dma_async_issue_pending(c->chan);
+		if (!dlx_wait(c, c->tmo_ms))
+			return false;
+		if (c->result == DMA_TRANS_NOERROR)
+			return true;
+	}
+	return false;
+}
+
 /* One copy on channel c; false when no callback came within tmo_ms. */
 bool dlx_copy_wait(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 		   size_t len)

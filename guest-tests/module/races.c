@@ -365,12 +365,12 @@ static void dlx_mode_fail(unsigned int n)
 	dlx_ktap_result(ok, "%s", tests[1]);
 	/*
 	 * ioat_eh calls the failed copy back before it restarts the channel;
-	 * let it finish, then every copy must complete by interrupt, faster
-	 * than the driver's timer would notice.
+	 * once it has (dlx_settle), every copy must complete by interrupt,
+	 * faster than the driver's timer would notice.
 	 */
-	msleep(50);
+	ok = dlx_settle(c);
 	c->tmo_ms = fast_ms;
-	ok = dlx_copies(c, 10, &rng);
+	ok = ok && dlx_copies(c, 10, &rng);
 	dlx_ktap_result(ok, "%s", tests[2]);
 out:
 	dlx_race_end(c, &bell, start);

@@ -133,9 +133,17 @@ static bool dlx_stall_recovered(struct dlx_chan *c, void __iomem *regs, u64 sts,
 		c->abandoned = true;
 		return false;
 	}
-	/* ioat_reboot_chan() clears IOAT_CHAN_DOWN right after the restart */
-	msleep(20);
-	chainaddr_after = readq(regs + DLX_IOAT_CHAINADDR);
+	/*
+	 * ioat_reboot_chan() resets the channel (CHANSTS leaves SUSPENDED) and
+	 * then restarts it, writing CHAINADDR: wait for that write, not for a
+	 * time.
+	 */
+	do {
+		chainaddr_after = readq(regs + DLX_IOAT_CHAINADDR);
+		if (chainaddr_after != chainaddr)
+			break;
+		usleep_range(1000, 2000);
+	} while (time_before(jiffies, end));
 	pr_info("# %s: %s: left SUSPENDED after %llu ms, CHANSTS %#llx, CHAINADDR %#llx -> %#llx; stalled copy %s\n",
 		DLX_NAME, c->name, div_u64(ktime_get_ns() - t0, NSEC_PER_MSEC),
 		sts, chainaddr, chainaddr_after,
@@ -273,10 +281,13 @@ void dlx_mode_recover(unsigned int n)
 	 * copy must complete within fast_timeout_ms, less than ioatdma's
 	 * completion_timeout (200 ms): a completion that only arrives through
 	 * the driver's timer-driven cleanup, because the channel does not
-	 * interrupt any more, fails the copy.
+	 * interrupt any more, fails the copy.  They start once ioat_eh has
+	 * restarted the channel (dlx_settle): it calls the failed copy back
+	 * before it aborts what is queued.
 	 */
+	ok = !c->abandoned && dlx_settle(c);
 	c->tmo_ms = fast_timeout_ms;
-	ok = !c->abandoned && dlx_copies(c, recover_ops, &rng);
+	ok = ok && dlx_copies(c, recover_ops, &rng);
 	dlx_ktap_result(ok, "%s", tests[2]);
 
 	/* d: timeout recovery */

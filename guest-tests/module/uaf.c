@@ -23,46 +23,37 @@
 /* ---- mode=uaf -------------------------------------------------------- */
 
 /*
- * The delayed copy (the plan holds it) into d, whose mapping is removed and
- * whose page gets a new owner before the copy moves; reports the test, name.
+ * The bug, with softirqs off (the caller's): the delayed copy (the plan holds
+ * it) into d, whose mapping is removed and whose page gets a new owner before
+ * the copy moves.  False when the copy could not start; *released says whether
+ * the release ended its hold.
  */
-static void dlx_uaf_round(struct dlx_chan *c, struct dlx_bell *bell, dma_addr_t s, dma_addr_t d,
-			  const char *name)
+static bool dlx_uaf_start(struct dlx_chan *c, struct dlx_bell *bell, dma_addr_t s,
+			  dma_addr_t d, bool *released)
 {
 	struct device *dev = c->chan->device->dev;
-	bool lands = !strcmp(stale_expect, "lands");
-	bool came, ok, intact, corrupted, released;
-	unsigned long flags;
-	u64 hits;
 
-	/*
-	 * The bug: the copy is in flight (its data phase held by the plan)
-	 * when the driver unmaps its destination, and the page goes to a new
-	 * owner who fills it.
-	 */
 	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 99);
 	dma_sync_single_for_device(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
-	hits = dlx_bell_injected(bell);
 	dlx_bell_arm(bell);
 	if (!dlx_start_copy(c, d, s, DLX_UAF_LEN)) {
 		dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
-		dlx_ktap_result(false, "%s # cannot start the copy", name);
-		return;
+		return false;
 	}
-	/*
-	 * Unmap, reuse and release with interrupts off: no flush of the
-	 * IOTLB (the lazy flush queue's timer, 10 ms) can come before the
-	 * copy moves, however long the host keeps this vCPU from running,
-	 * and on the one-CPU guest the scenarios boot no other CPU can run
-	 * it either (race-uaf-lazy-6.12 on two CPUs once lost its stale
-	 * entry to a flush in this window, on a loaded host).  With
-	 * dmalab-ioat's sync-start the copy moves inside the release.
-	 */
-	local_irq_save(flags);
+	/* With dmalab-ioat's sync-start the copy moves inside the release. */
 	dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
 	memset(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
-	released = dlx_bell_release(bell);
-	local_irq_restore(flags);
+	*released = dlx_bell_release(bell);
+	return true;
+}
+
+/* The delayed copy's end, once softirqs are on: reports the test, name. */
+static void dlx_uaf_finish(struct dlx_chan *c, struct dlx_bell *bell, u64 hits,
+			   bool released, const char *name)
+{
+	bool lands = !strcmp(stale_expect, "lands");
+	bool came, ok, intact, corrupted;
+
 	came = dlx_wait(c, c->tmo_ms);
 	hits = dlx_bell_injected(bell) - hits;
 	intact = !memchr_inv(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
@@ -93,7 +84,8 @@ void dlx_mode_uaf(unsigned int n)
 	struct dlx_bell bell = { };
 	u64 start = ktime_get_ns(), rng = dlx_chan_rng(0);
 	dma_addr_t s, d;
-	bool came, ok;
+	bool came, ok, started, released = false;
+	u64 hits;
 
 	dlx_ktap_plan(3);
 	if (!dlx_race_setup(&c, 1, tests, 3))
@@ -108,23 +100,39 @@ void dlx_mode_uaf(unsigned int n)
 		dlx_ktap_not_ok_to(tests, 3, "mapping failed");
 		goto close;
 	}
-	/* A first copy leaves the destination's translation in the IOTLB. */
-	came = dlx_copy_wait(c, d, s, DLX_UAF_LEN);
+	/*
+	 * A first copy leaves the destination's translation in the IOTLB.
+	 * From it to the release softirqs are off: the lazy flush queue's
+	 * timer (10 ms, a timer_list run from the timer softirq, perhaps
+	 * pending since the exerciser's probe unmapped a page) cannot flush
+	 * the IOTLB before the held copy moves, however long the host keeps
+	 * this vCPU from running, and on the one-CPU guest the scenarios boot
+	 * no other CPU can run it either (race-uaf-lazy-6.12 on two CPUs once
+	 * lost its stale entry to a flush; a flush between the first copy and
+	 * a later interrupts-off section could take it too).  The first copy
+	 * is polled, not waited for.
+	 */
+	hits = dlx_bell_injected(&bell);
+	local_bh_disable();
+	came = dlx_copy_poll(c, d, s, DLX_UAF_LEN, c->tmo_ms);
 	ok = came && c->result == DMA_TRANS_NOERROR &&
 	     !memcmp(c->dst, c->src, DLX_UAF_LEN);
+	started = came && dlx_uaf_start(c, &bell, s, d, &released);
+	local_bh_enable();
 	dlx_ktap_result(ok, "%s", tests[0]);
 	if (!came) {
 		c->abandoned = true;
 		dlx_ktap_not_ok_to(tests, 3, "no callback, channel abandoned");
 		goto close;
 	}
-
-	dlx_uaf_round(c, &bell, s, d, tests[1]);
+	if (started)
+		dlx_uaf_finish(c, &bell, hits, released, tests[1]);
+	else
+		dlx_ktap_result(false, "%s # cannot start the copy", tests[1]);
 	if (!c->abandoned)
 		dma_unmap_single(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
-	/* As in mode=stale: let ioat_eh's restart finish first. */
-	msleep(50);
-	ok = !c->abandoned && dlx_copies(c, 10, &rng);
+	/* As in mode=stale: after ioat_eh's restart (dlx_settle). */
+	ok = !c->abandoned && dlx_settle(c) && dlx_copies(c, 10, &rng);
 	dlx_ktap_result(ok, "%s", tests[2]);
 close:
 	dlx_bell_close(&bell);
