@@ -488,7 +488,8 @@ class VtdTest(MachineCase):
         """A copy through first-stage tables that map the first GiB 1:1 as 2 MiB pages
         under one table of each level, with U/S and R/W: with A and D already set (as
         Linux sets them) the unit writes nothing to the tables; with them clear it sets
-        A in the entries it used and D in the written page's, in guest RAM."""
+        A in the entries it used and D in the written page's only (the source sits in
+        another 2 MiB page), in guest RAM."""
         a, d = 1 << 5, 1 << 6
         for preset in (True, False):
             with self.subTest(preset=preset):
@@ -501,7 +502,7 @@ class VtdTest(MachineCase):
                 v.qt.writeq(l3, l2 | bits)
                 for i in range(512):    # 2 MiB pages (PS)
                     v.qt.writeq(l2 + 8 * i, i << 21 | bits | (d if preset else 0) | 1 << 7)
-                src, dst = self.copy_lands(io, v, below=1 << 30)
+                src, dst = self.copy_lands(io, v, below=1 << 30, apart=True)
                 updates = v.counter("fs-ad-updates")
                 if preset:
                     self.assertEqual(updates, 0)
@@ -510,7 +511,8 @@ class VtdTest(MachineCase):
                 self.assertTrue(v.qt.readq(pgd) & a)
                 self.assertTrue(v.qt.readq(l3) & a)
                 self.assertEqual(v.qt.readq(l2 + 8 * (dst >> 21)) & (a | d), a | d)
-                self.assertTrue(v.qt.readq(l2 + 8 * (src >> 21)) & a)
+                # the source's page, apart from the destination's: read, so A and not D
+                self.assertEqual(v.qt.readq(l2 + 8 * (src >> 21)) & (a | d), a)
 
     def test_scalable_tables_in_mmio_fault_without_touching_them(self):
         """A PASID directory, a PASID table or first-stage tables aimed at the unit's
@@ -604,11 +606,22 @@ class VtdTest(MachineCase):
         self.assertTrue(qt.readl(BASE + GSTS) & QIE)
         self.assertLandsAt(qt, status, 5000, 0x77)
 
-    def copy_lands(self, io, v, below=None):
+    def copy_lands(self, io, v, below=None, apart=False):
         """An 8 KiB copy on channel 0 lands, translated by the unit without a fault
-        (its buffers below `below`, where the tables map only that much)."""
+        (its buffers below `below`, where the tables map only that much; with apart, the
+        source alone in a 2 MiB page: the completion status, the descriptors and the
+        destination are in others)."""
         io.setup(0)
-        (src, data), (dst, _) = io.buffer(8192), io.buffer(8192, seed=9)
+        if apart:
+            src = io.mem.alloc(8192, align=1 << 21)
+            data = bytes((1 + i * 7 + (i >> 8)) & 0xFF for i in range(8192))
+            io.qt.memwrite(src, data)
+            io.mem.alloc(8192, align=1 << 21)    # the rest of the source's page
+        else:
+            src, data = io.buffer(8192)
+        dst, _ = io.buffer(8192, seed=9)
+        if apart:
+            self.assertNotEqual(src >> 21, dst >> 21)
         if below is not None:
             self.assertLess(max(src, dst), below)
         first = io.chain([(8192, CTL_COMPL_WRITE, src, dst)])[0]
