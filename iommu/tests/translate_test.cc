@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Capabilities, legacy-mode translation, the context cache and the IOTLB.
 
-#include <cstring>
-
 #include "dmalab/vtd/faults.h"
 #include "rig.h"
 
@@ -441,8 +439,7 @@ TEST(Run, EqualsPageByPageTranslation)
         EXPECT_EQ(run.first.addr, f.addr);
         EXPECT_EQ(run.len, want) << "round " << round << std::hex << " iova " << iova << " len "
                                  << len;
-        EXPECT_EQ(0, std::memcmp(&a.unit.counters(), &b.unit.counters(), sizeof(Counters)))
-            << "round " << round;
+        EXPECT_TRUE(a.unit.counters() == b.unit.counters()) << "round " << round;
         EXPECT_EQ(a.unit.take_cost(0x0010), b.unit.take_cost(0x0010));
         for (unsigned i = 0; i < 8; i++)
             EXPECT_EQ(a.r64(FRCD + 16 * i + 8), b.r64(FRCD + 16 * i + 8));
@@ -512,7 +509,7 @@ TEST(Run, ReadOnlyDirectoryCoversEveryPage)
         EXPECT_FALSE(ta.ok) << i;
         EXPECT_EQ(ta.fault_reason, tb.fault_reason) << i;
     }
-    EXPECT_EQ(0, std::memcmp(&a.unit.counters(), &b.unit.counters(), sizeof(Counters)));
+    EXPECT_TRUE(a.unit.counters() == b.unit.counters());
     EXPECT_EQ(a.unit.counters().iotlb_hits, 64u); // the writes found the run's entries
 }
 

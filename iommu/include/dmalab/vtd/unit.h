@@ -129,6 +129,7 @@ struct Counters {
     struct RequesterCount {
         uint16_t sid;
         uint64_t remapped;
+        bool operator==(const RequesterCount&) const = default;
     };
     RequesterCount ir_requesters[kIrRequesters] = {};
     unsigned ir_requesters_seen = 0;
@@ -145,6 +146,10 @@ struct Counters {
     uint64_t pc_inv[4] = {};
     uint64_t piotlb_inv[2] = {};
     uint64_t fs_ad_updates = 0;
+
+    // Member by member: the struct has padding (RequesterCount, ir_requesters_seen), whose
+    // bytes two units that counted the same need not share.
+    bool operator==(const Counters&) const = default;
 };
 
 // Counters::ir_requesters as text: "BB:DD.F=N" words, then "other=N" when some were not
