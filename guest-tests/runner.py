@@ -27,6 +27,7 @@ from harness.qemu import (  # noqa: E402
     Boot,
     DEFAULT_FIRMWARE_DIRS,
     build_cmdline,
+    clock_args,
     per_requester,
     disk_data,
     ioat_stats,
@@ -105,6 +106,7 @@ def run_once(args, seed=None, announce=True):
     if announce:
         print("runner: accelerator %s (%s)" % (args.accel_used, args.accel_why),
               flush=True)
+        print("runner: clock %s" % clock_text(cmd), flush=True)
     backend = VhostUserNet(args.memory, args.vhost_user_net == "ats",
                            args.vhost_user_backend) if args.vhost_user_net else None
     try:
@@ -142,6 +144,16 @@ def run_once(args, seed=None, announce=True):
         for line in summary_lines(boot.profile):
             print("  " + line)
     return boot, results, run_reasons
+
+
+def clock_text(cmd):
+    """Which clock a QEMU command line runs the guest on, for the log."""
+    if "-icount" in cmd:
+        i = cmd.index("-icount")
+        seed = cmd[cmd.index("-seed") + 1] if "-seed" in cmd else "none"
+        return "modelled (-icount %s, -seed %s)" % (cmd[i + 1] if i + 1 < len(cmd) else "",
+                                                   seed)
+    return "host (the guest's time follows the host's)"
 
 
 def make_parser():
@@ -191,7 +203,15 @@ def add_guest_options(ap):
     ap.add_argument("--max-len", type=int, help="largest copy in bytes")
     ap.add_argument("--seed", type=int,
                     help="exerciser PRNG seed (default: the module's; "
-                         "with --repeat, the boot number)")
+                         "with --repeat, the boot number); on the modelled clock "
+                         "also QEMU's -seed")
+    ap.add_argument("--clock", choices=("modelled", "host"),
+                    help="modelled: guest time counts guest instructions (TCG, "
+                         "-icount, harness/qemu.py MODELLED_CLOCK), so a seed gives "
+                         "one run on any host; host: plain TCG (multi-threaded) or "
+                         "KVM on the host's clock, -icount taken out (stress runs); "
+                         "default: the QEMU arguments as given. --accel kvm turns "
+                         "modelled into host, and says so")
 
 
 def add_judge_options(ap):
@@ -415,11 +435,17 @@ def check_args(ap, args):
     except (ExpectationError, re.error) as e:
         ap.error(str(e))
     args.accel_used, args.accel_why = "tcg", "not started"
+    if args.clock == "modelled" and (args.accel or os.environ.get("DMALAB_ACCEL")) == "kvm":
+        # KVM was asked for by name: the run follows the host's clock, as it says.
+        print("runner: clock host: KVM was asked for, and the modelled clock needs TCG",
+              flush=True)
+        args.clock = "host"
     try:
         if not args.judge_log:
+            qemu_args = clock_args(args.clock, args.qemu_arg)
             args.accel_used, args.accel_why = accel.choose(
                 args.accel,
-                accel.tcg_reason(args.qemu_arg,
+                accel.tcg_reason(qemu_args,
                                  bool(args.race_plugin or args.profile_plugin))
                 or args.needs_tcg)
     except accel.AccelError as e:

@@ -39,12 +39,15 @@ KERNELS = ("6.1", "6.12")
 # (harness/expect.py), the rest runner.py's arguments.
 FIELDS = {"doc", "kernels", "suite", "meson_timeout", "needs", "program",
           "devices", "kernel_args", "mode", "params", "iterations", "timeout",
-          "expect", "allow", "qemu_args", "runner", "scalable"}
+          "expect", "allow", "qemu_args", "runner", "scalable", "clock"}
 # What a "scalable" variant may change: the fields of an entry that decide what the
 # guest runs and what is expected of it (expect merges kind by kind), and "vtd", the
 # dmalab-vtd options added after mode=scalable.
 SCALABLE_FIELDS = {"doc", "devices", "kernel_args", "mode", "params", "iterations",
-                   "expect", "allow", "qemu_args", "runner", "vtd"}
+                   "expect", "allow", "qemu_args", "runner", "vtd", "clock"}
+# An entry's "clock": absent, the modelled clock (runner.py --clock modelled); or
+# "host: WHY", for a scenario whose point needs the host's clock or real parallel vCPUs.
+HOST_CLOCK = "host: "
 SCALABLE_SUFFIX = "-sm"
 # The unit's registers as Linux prints them, with ECAP bit 43 (SMTS) set: the hex digit of
 # bits 43:40 is 8 or above.
@@ -122,6 +125,11 @@ def load(path=REGISTRY):
         scenarios[variant] = scalable_variant(name, scenarios[name])
     for name, e in scenarios.items():
         bad = set(e) - FIELDS
+        clock = e.get("clock")
+        if clock is not None and not (isinstance(clock, str) and clock.startswith(HOST_CLOCK)
+                                      and clock[len(HOST_CLOCK):].strip()):
+            bad.add("clock %r (absent for the modelled clock, or %r and why)" % (
+                clock, HOST_CLOCK + "..."))
         bad |= {"kernels:" + k for k in set(e.get("kernels", [])) - set(KERNELS)}
         bad |= {"needs:" + k for k in set(e.get("needs", [])) - NEEDS}
         if bad:
@@ -142,7 +150,8 @@ def runner_args(entry):
     """The runner's arguments for one entry (without --qemu, --kernel,
     --initrd, --name, --log: who runs it adds those; nor its expectations:
     Expectations.from_entry)."""
-    args = ["--scenario", "memcpy"]
+    args = ["--scenario", "memcpy",
+            "--clock", "host" if "clock" in entry else "modelled"]
     for d in entry.get("devices", []):
         args += ["--device", _text(d)]
     words = [entry["kernel_args"]] if "kernel_args" in entry else []

@@ -126,6 +126,59 @@ class ResetTests(unittest.TestCase):
         self.assertNotIn("-no-reboot", cmd("--reset-on", "DMALAB: reset-me"))
 
 
+class ClockTests(unittest.TestCase):
+    """--clock: the modelled clock (TCG, -icount, a seed) or the host's, and what a run
+    keeps and prints for its replay."""
+
+    def setUp(self):
+        self.saved = {k: os.environ.pop(k, None)
+                      for k in ("DMALAB_ACCEL", "DMALAB_KVM_PROBE")}
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            os.environ.pop(k, None)
+            if v is not None:
+                os.environ[k] = v
+
+    def parsed(self, *extra):
+        ap = runner.make_parser()
+        args = ap.parse_args(["--qemu", "q", "--kernel", "k", "--initrd", "i"] + list(extra))
+        with unittest.mock.patch("sys.stdout", io.StringIO()) as out:
+            runner.check_args(ap, args)
+        args.said = out.getvalue()
+        return args
+
+    def test_clock_args(self):
+        clock_args = runner.clock_args
+        self.assertEqual(clock_args(None, ["-m", "1G"]), ["-m", "1G"])
+        modelled = clock_args("modelled", ["-m", "1G"], 7)
+        self.assertEqual(modelled[modelled.index("-icount") + 1], "shift=3,sleep=off")
+        self.assertEqual(modelled[modelled.index("-seed") + 1], "7")
+        self.assertIn("clock=vm", modelled[modelled.index("-rtc") + 1])
+        self.assertEqual(clock_args("modelled", [])[-1], "1", "seed 1 unless given")
+        own = ["-icount", "shift=5,sleep=off", "-seed", "1"]
+        self.assertEqual(clock_args("modelled", own), own, "an -icount of its own stays")
+        self.assertEqual(clock_args("host", own + ["-m", "1G", "-rtc", "clock=vm"]),
+                         ["-m", "1G"])
+
+    def test_modelled_clock_boots_tcg_and_kvm_by_name_turns_it_to_host(self):
+        os.environ["DMALAB_KVM_PROBE"] = "skip"   # KVM usable
+        args = self.parsed("--clock", "modelled")
+        self.assertEqual((args.accel_used, args.clock), ("tcg", "modelled"))
+        self.assertIn("icount", args.accel_why)
+        cmd = runner.build_cmdline(args, seed=4)
+        self.assertEqual(cmd[cmd.index("-seed") + 1], "4")
+        self.assertEqual(runner.clock_text(cmd), "modelled (-icount shift=3,sleep=off, -seed 4)")
+        args = self.parsed("--clock", "modelled", "--accel", "kvm")
+        self.assertEqual((args.accel_used, args.clock), ("kvm", "host"))
+        self.assertIn("clock host: KVM was asked for", args.said)
+        cmd = runner.build_cmdline(args)
+        self.assertNotIn("-icount", cmd)
+        self.assertTrue(runner.clock_text(cmd).startswith("host"))
+        args = self.parsed("--clock", "host", "--qemu-arg=-icount", "--qemu-arg=shift=5")
+        self.assertEqual(args.accel_used, "kvm", "host takes an entry's -icount out")
+
+
 class AccelTests(unittest.TestCase):
     """guest-tests/accel.py: KVM where usable, TCG otherwise or when needed."""
 

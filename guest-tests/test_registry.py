@@ -102,6 +102,28 @@ class RegistryTests(unittest.TestCase):
         self.assertEqual([w for w in scenarios.runner_args(entry)
                           if w.startswith(("--expect", "--min", "--allow"))], [])
 
+    def test_the_modelled_clock_unless_an_entry_says_why_not(self):
+        import scenarios
+        reg = scenarios.load()
+        clocks = {n: a[a.index("--clock") + 1]
+                  for n, a in ((n, scenarios.runner_args(e)) for n, e in reg.items())}
+        self.assertEqual(clocks["raid-ops"], "modelled")
+        self.assertEqual(clocks["vtd-stale-lazy-sm"], "modelled")
+        self.assertEqual(clocks["vtd-vhost-sm"], "host", "a variant keeps its entry's clock")
+        host = sorted(n for n, c in clocks.items() if c == "host")
+        for n in host:
+            self.assertTrue(reg[n]["clock"].startswith("host: ") and len(reg[n]["clock"]) > 20,
+                            n)
+        self.assertEqual(host, ["accel-fallback", "hostile-ring", "mmio-map-race", "reset-qmp",
+                                "vtd-vhost", "vtd-vhost-ats", "vtd-vhost-ats-sm",
+                                "vtd-vhost-sm"], "a new host-clock entry is a choice")
+        for bad in ("host", "host: ", "modelled", 3):
+            with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+                json.dump({"scenarios": {"x": {"doc": "d", "clock": bad}}}, f)
+                f.flush()
+                with self.assertRaisesRegex(scenarios.RegistryError, "unknown clock"):
+                    scenarios.load(f.name)
+
     def test_unknown_fields_are_refused(self):
         import scenarios
         with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
