@@ -14,6 +14,7 @@ each is judged on its own.
 """
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -483,6 +484,7 @@ def main(argv=None, expect=None):
     logf = open(args.log, "w") if args.log else None
     failed = []
     fault_logs = []
+    kept = []   # (label, Boot) of each QEMU run, for keep_artifacts
     try:
         for i in range(1, args.repeat + 1):
             # repeated boots each get their own (reproducible) seed
@@ -502,6 +504,7 @@ def main(argv=None, expect=None):
                            if args.repeat > 1 else ""),
                 seed=seed, verbose=args.verbose, whole=boot)
             failed += this
+            kept.append(("boot %d" % i, seed, boot))
             fault_logs.append("".join(d.get("fault-log", "")
                                       for d in ioat_stats(boot)))
             if args.report:
@@ -512,7 +515,52 @@ def main(argv=None, expect=None):
     finally:
         if logf:
             logf.close()
+    if args.log:
+        files = keep_artifacts(args.log, kept)
+        if failed:
+            print("kept: %s" % ", ".join([args.log] + files))
+    if failed:
+        print("replay: %s" % replay_command(args, kept[0][1] if kept else None))
     return verdict(name, failed)
+
+
+def keep_artifacts(log, runs):
+    """Beside the serial log LOG: LOG.counters.json, every dmalab device's counters
+    (QMP, read at the end of each QEMU run, and at each --reset-on marker), and
+    LOG.faults, the fault plans' injection logs. Returns the files written."""
+    stem = log[:-4] if log.endswith(".log") else log
+    counters = {label: {"seed": seed, "devices": boot.device_stats,
+                        "boots": {str(k): v for k, v in sorted(boot.boot_stats.items())}}
+                for label, seed, boot in runs}
+    faults = []
+    for label, _, boot in runs:
+        for d in boot.device_stats or []:
+            if d.get("fault-log"):
+                faults.append("== %s %s %s ==\n%s" % (label, d.get("type"), d.get("path"),
+                                                     d["fault-log"].rstrip("\n")))
+    out = [stem + ".counters.json"]
+    with open(out[0], "w") as f:
+        json.dump(counters, f, indent=1, sort_keys=True)
+        f.write("\n")
+    if faults:
+        out.append(stem + ".faults")
+        with open(out[1], "w") as f:
+            f.write("\n".join(faults) + "\n")
+    return out
+
+
+def replay_command(args, seed):
+    """The one command that runs this test again as it ran: its name (the meson test's,
+    which fixes the kernel and the registry entry), the seed and the clock."""
+    words = ["./dmalab", "replay", args.name or args.scenario]
+    if seed is not None:
+        words += ["--seed", str(seed)]
+    if args.clock:
+        words += ["--clock", args.clock]
+    note = ""
+    if args.clock != "modelled":
+        note = "  (host clock: the same command and seed, not the same interleaving)"
+    return " ".join(words) + note
 
 
 if __name__ == "__main__":

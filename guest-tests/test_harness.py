@@ -178,6 +178,35 @@ class ClockTests(unittest.TestCase):
         args = self.parsed("--clock", "host", "--qemu-arg=-icount", "--qemu-arg=shift=5")
         self.assertEqual(args.accel_used, "kvm", "host takes an entry's -icount out")
 
+    def test_artifacts_and_replay_command(self):
+        boot = runner.Boot()
+        boot.device_stats = [{"path": "/p/d0", "type": "dmalab-ioat", "errors": 2,
+                              "fault-log": "rule=0 kind=fail\n"},
+                             {"path": "/p/v", "type": "dmalab-vtd", "fault-log": ""}]
+        boot.boot_stats = {1: boot.device_stats}
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "raid-ops.log")
+            files = runner.keep_artifacts(log, [("boot 1", 5, boot)])
+            self.assertEqual(files, [os.path.join(d, "raid-ops.counters.json"),
+                                     os.path.join(d, "raid-ops.faults")])
+            import json
+            with open(files[0]) as f:
+                kept = json.load(f)
+            self.assertEqual(kept["boot 1"]["seed"], 5)
+            self.assertEqual(kept["boot 1"]["devices"][0]["errors"], 2)
+            with open(files[1]) as f:
+                self.assertEqual(f.read(), "== boot 1 dmalab-ioat /p/d0 ==\nrule=0 kind=fail\n")
+            boot.device_stats = [boot.device_stats[1]]
+            self.assertEqual(runner.keep_artifacts(log, [("boot 1", None, boot)]),
+                             [os.path.join(d, "raid-ops.counters.json")], "no plan, no .faults")
+        args = self.parsed("--clock", "modelled", "--name", "raid-ops-6.12")
+        self.assertEqual(runner.replay_command(args, None), "./dmalab replay raid-ops-6.12 "
+                         "--clock modelled")
+        args = self.parsed("--clock", "host", "--name", "raid-ops")
+        self.assertEqual(runner.replay_command(args, 9), "./dmalab replay raid-ops --seed 9 "
+                         "--clock host  (host clock: the same command and seed, not the "
+                         "same interleaving)")
+
 
 class AccelTests(unittest.TestCase):
     """guest-tests/accel.py: KVM where usable, TCG otherwise or when needed."""

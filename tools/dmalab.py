@@ -4,7 +4,15 @@
 
   ./dmalab demo    set up this Debian 12 machine, build everything, boot the default guest
                    (ioatdma on dmalab-ioat, the memcpy exerciser) and print a summary
-  ./dmalab test    set up and build as needed, then run the unit and guest test suites
+  ./dmalab test    set up and build as needed, then run the unit and guest test suites;
+                   each failed test is listed at the end with the command that replays it
+  ./dmalab test --stress N [--busy] [--first-seed S] NAME...
+                   the guest tests NAME (meson test names: raid-ops, raid-ops-6.12) N times
+                   each, every run with its own seed, on the host's clock with real
+                   parallel vCPUs (multi-threaded TCG), beside a busy loop on every host
+                   core with --busy: what a run on the modelled clock cannot show
+  ./dmalab replay NAME [--seed N] [--clock modelled|host]
+                   one guest test again, as a failing run's "replay:" line gives it
   ./dmalab race    list the race scenarios of guest-tests/scenarios.json, one line each
   ./dmalab race NAME
                    run one race scenario (cow, uaf-lazy, uaf-strict, order, cpuwrite, fail,
@@ -45,7 +53,8 @@ import sys
 from pathlib import Path
 
 sys.dont_write_bytecode = True  # keep the source tree clean
-import testresults  # noqa: E402  (tools/, beside this file)
+import stress  # noqa: E402  (tools/, beside this file)
+import testresults  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("DMALAB_BUILD", REPO / "build"))
@@ -273,6 +282,16 @@ def test():
     # An empty, stale or short result set, or a skip not allowed, fails the run too.
     for p in problems:
         say("FAIL: " + p)
+    # Each failed test, and the command that runs it again (a guest test prints its own:
+    # the runner's "replay:" line, with its seed and clock).
+    for name, r, output in results:
+        if r in ("OK", "EXPECTEDFAIL", "SKIP"):
+            continue
+        short = name.split(" / ")[-1]
+        lines = [l for l in output.splitlines() if l.startswith("replay: ")]
+        again = lines[-1][len("replay: "):] if lines else \
+            f"meson test -C {BUILD} '{short}' --verbose"
+        say(f"FAILED {name} ({r}): {again}")
     # One plain closing line for whoever reads the end of the output (CI does).
     passed = sum(r in ("OK", "EXPECTEDFAIL") for _, r, _ in results)
     skipped = sum(r == "SKIP" for _, r, _ in results)
@@ -331,8 +350,14 @@ def main():
         build()
     elif cmd == "demo":
         sys.exit(demo())
+    elif cmd == "test" and "--stress" in sys.argv[2:]:
+        build()
+        sys.exit(stress.stress(BUILD, sys.argv[2:]))
     elif cmd == "test":
         sys.exit(test())
+    elif cmd == "replay":
+        build()
+        sys.exit(stress.replay(BUILD, sys.argv[2:]))
     elif cmd == "measure":
         sys.exit(measure(sys.argv[2:]))
     elif cmd == "race" and len(sys.argv) > 2:
