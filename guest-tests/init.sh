@@ -421,15 +421,31 @@ dmatest_scenario() {
 	say "dmatest end"
 }
 
+# Until md has run a check and finished it: md starts the sync thread after
+# the write to sync_action returns, so "idle" alone may still be the state
+# before the check; last_sync_action names the check once its thread ran.
+md_wait_checked() {
+	tries=600
+	while { [ "$(cat /sys/block/"$MD"/md/sync_action)" != idle ] ||
+		[ "$(cat /sys/block/"$MD"/md/last_sync_action)" != check ]; } &&
+		[ $tries -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	[ $tries -gt 0 ]
+}
+
 # The array's first $1 MiB read back against the written data's hash $2,
-# then md's check: MD_DATA (same or DIFFERENT) and MD_BAD (md's mismatch_cnt).
+# then md's check: MD_DATA (same or DIFFERENT) and MD_BAD (md's mismatch_cnt,
+# counted by the check that md_wait_checked saw run).
 md_verify() {
 	# O_DIRECT reads: from the array, not from the page cache
 	got=$(dd if=/dev/"$MD" bs=1048576 count="$1" iflag=direct 2>/dev/null |
 		sha256sum | cut -d' ' -f1)
 	MD_DATA=$([ "$2" = "$got" ] && echo same || echo DIFFERENT)
-	echo check > /sys/block/"$MD"/md/sync_action
-	md_wait_idle || { say "error: md check did not finish"; return 1; }
+	echo check > /sys/block/"$MD"/md/sync_action ||
+		{ say "error: md check not started"; return 1; }
+	md_wait_checked || { say "error: md check did not run to its end"; return 1; }
 	MD_BAD=$(cat /sys/block/"$MD"/md/mismatch_cnt)
 }
 
