@@ -228,6 +228,11 @@ void dlx_mode_irfault(unsigned int n)
 	pr_info("# %s: irfault: irq %u back to CPU %u: %d, IRTE %#llx:%#llx\n",
 		DLX_NAME, irq, cpu0, err, READ_ONCE(irte[1]), READ_ONCE(irte[0]));
 	writew(DLX_IOAT_CHANCTRL_RUN, regs + DLX_IOAT_CHANCTRL);
+	/*
+	 * By interrupt: each within fast_ms, below ioatdma's completion
+	 * timeout, whose timer would complete a copy without one.
+	 */
+	c->tmo_ms = fast_ms;
 	ok = !err && !c->abandoned && !(READ_ONCE(irte[0]) & DLX_IRTE_RSVD12) &&
 	     dlx_copies(c, 10, &rng);
 	dlx_ktap_result(ok, "copies-after");

@@ -70,10 +70,10 @@ unsigned int fault_rule;
 module_param(fault_rule, uint, 0444);
 MODULE_PARM_DESC(fault_rule, "order/fail/uaf: index in the device's fault plan of the rule to arm");
 
-static unsigned int fast_ms = 150;
+unsigned int fast_ms = 150;
 module_param(fast_ms, uint, 0444);
 MODULE_PARM_DESC(fast_ms,
-		 "fail: per-copy timeout after the error; below ioatdma's 200 ms completion timeout");
+		 "fail, lostirq, irfault: per-copy timeout of the copies that must complete by interrupt; below ioatdma's 200 ms completion timeout");
 
 
 /* Maps the doorbell of the device behind c; false (and says why) if none. */

@@ -12,6 +12,8 @@
 #include "exercise.h"
 
 extern unsigned int fault_rule;
+/* A copy that takes longer was completed by ioatdma's timer, not its interrupt. */
+extern unsigned int fast_ms;
 
 /* The fault doorbell in dmalab-ioat's BAR 0 (docs/faults.rst). */
 #define DLX_BELL		0x2000
