@@ -107,6 +107,10 @@ uint64_t Translator::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint
         bool r, w;
         if (p.found()) {
             const TlbEntry& e = caches_.iotlb.at(p);
+            // The tag holds the PASID's bits 14:0 only: another PASID's entry is iotlb_find's
+            // miss, and fill()'s to replace.
+            if (e.pasid != ctx->pasid)
+                break;
             page = e.page;
             r = e.r;
             w = e.w;
@@ -133,8 +137,10 @@ uint64_t Translator::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint
             s_.counters.iotlb_misses++;
             s_.counters.page_walks++;
             walked++;
-            slot =
-                caches_.iotlb.fill(set, p, tag, ctx->did, TlbEntry{ctx->did, 12, r, w, vpn, page});
+            // Every field fill() gives an entry: the PASID a PASID-based invalidation selects
+            // by (6.5.2.4), and D (second stage: always set).
+            slot = caches_.iotlb.fill(set, p, tag, ctx->did,
+                                      TlbEntry{ctx->did, 12, r, w, vpn, page, ctx->pasid, true});
             if (p.evict)
                 s_.counters.iotlb_evictions++;
         }

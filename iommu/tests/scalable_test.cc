@@ -415,6 +415,43 @@ TEST(ScalableMode, PasidIotlbInvalidationDropsOnlyItsPasidAndPages)
     EXPECT_EQ(r.unit.counters().piotlb_inv[1], 1u);
 }
 
+// Issue 41's sequence, as dmalab-ioat's glue drives the unit: an 8 KiB run (two contiguous
+// pages) under RID_PASID 5 on second-stage tables; the second page's entry cleared; a
+// PASID-based page-selective invalidation of PASID 5 naming both pages, and a wait. The next
+// 8 KiB run stops after the first page, and the engine's access of the second faults with
+// the architected reason (85h, a write to a not-present second-stage entry) in a record.
+// The run's IOTLB entries of the second page and on must carry the PASID they are tagged
+// with, or the invalidation of that PASID leaves them behind.
+TEST(ScalableMode, APasidInvalidationReachesEveryPageOfARun)
+{
+    SmRig r;
+    r.set_sm_root();
+    uint64_t pgd = r.alloc();
+    r.pasid_entry(r.device(0x0010, 5), Pgtt::SecondStage, 3, pgd);
+    r.command(G_TE);
+    r.map(pgd, 0x10000, 0x9000);
+    uint64_t second = r.map(pgd, 0x11000, 0xa000);
+    r.qi_enable_wide();
+    Unit::Run run = r.unit.translate_run(0x0010, 0x10000, 0x2000, Unit::kWrite);
+    ASSERT_TRUE(run.first.ok);
+    ASSERT_EQ(run.len, 0x2000u);
+    r.mem.put<uint64_t>(second, 0);
+    uint64_t status = r.alloc();
+    r.submit_wide({SmRig::piotlb(3, 5, 0x10000, 1), Rig::wait(status, 7)});
+    r.run_all();
+    ASSERT_EQ(r.mem.get<uint32_t>(status), 7u);
+    EXPECT_EQ(r.unit.counters().iotlb_dropped, 2u);
+    run = r.unit.translate_run(0x0010, 0x10000, 0x2000, Unit::kWrite);
+    ASSERT_TRUE(run.first.ok);
+    EXPECT_EQ(run.len, 0x1000u) << "the run went on through the invalidated page";
+    run = r.unit.translate_run(0x0010, 0x11000, 0x1000, Unit::kWrite);
+    EXPECT_FALSE(run.first.ok);
+    EXPECT_EQ(run.first.fault_reason, SM(SmFault::Write));
+    EXPECT_TRUE(r.r32(FSTS) & FSTS_PPF);
+    EXPECT_EQ(r.recorded(), SM(SmFault::Write));
+    EXPECT_EQ(r.r64(FRCD + 0), 0x11000u);
+}
+
 TEST(ScalableMode, IotlbInvalidationInScalableModeDropsEveryPasidOfTheDomain)
 {
     SmRig r;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Capabilities, legacy-mode translation, the context cache and the IOTLB.
+// Capabilities, legacy-mode translation, the context cache and the IOTLB; runs of pages
+// (translate_run) in legacy and scalable mode.
 
 #include "dmalab/vtd/faults.h"
-#include "rig.h"
+#include "sm_rig.h"
 
 namespace dmalab::vtd::testing
 {
@@ -348,8 +349,9 @@ uint64_t page_by_page_run(Rig& b, const Translation& f, uint64_t iova, uint64_t 
 }
 
 // The page translated last first (the unit answers it from the entry it used last), then
-// what the IOTLB holds: the same answers, hits and misses page by page.
-void expect_same_after_run(Rig& a, Rig& b, const Unit::Run& run, uint64_t iova, unsigned round)
+// what the IOTLB holds for each requester: the same answers, hits and misses page by page.
+void expect_same_after_run(Rig& a, Rig& b, const Unit::Run& run, uint64_t iova, unsigned round,
+                           std::initializer_list<uint16_t> sids)
 {
     if (run.first.ok) {
         uint64_t last = iova + run.len - 1;
@@ -357,14 +359,32 @@ void expect_same_after_run(Rig& a, Rig& b, const Unit::Run& run, uint64_t iova, 
         ASSERT_EQ(ta.ok, tb.ok) << round;
         EXPECT_EQ(ta.addr, tb.addr) << round << std::hex << " last page " << last;
     }
-    for (uint64_t p = 2u << 20; p < (4u << 20) + (64 << 12); p += 0x1000) {
-        Translation ta = a.read(p), tb = b.read(p);
-        ASSERT_EQ(ta.ok, tb.ok) << round << std::hex << " page " << p;
-        EXPECT_EQ(ta.addr, tb.addr) << round << std::hex << " page " << p;
-        EXPECT_EQ(ta.write, tb.write) << round << std::hex << " page " << p;
-    }
+    for (uint16_t sid : sids)
+        for (uint64_t p = 2u << 20; p < (4u << 20) + (64 << 12); p += 0x1000) {
+            Translation ta = a.read(p, sid), tb = b.read(p, sid);
+            ASSERT_EQ(ta.ok, tb.ok) << round << std::hex << " page " << p << " sid " << sid;
+            EXPECT_EQ(ta.addr, tb.addr) << round << std::hex << " page " << p << " sid " << sid;
+            EXPECT_EQ(ta.write, tb.write) << round << std::hex << " page " << p << " sid " << sid;
+        }
     EXPECT_EQ(a.unit.counters().iotlb_hits, b.unit.counters().iotlb_hits) << round;
     EXPECT_EQ(a.unit.counters().iotlb_misses, b.unit.counters().iotlb_misses) << round;
+}
+
+// The run's requester 0x0010 in domain 1 with an empty 4-level table, TE on; its table's
+// root. Legacy mode; or scalable mode with a second-stage PASID entry under RID_PASID 5, and
+// a second requester 0x0018 in the same domain on the same table under RID_PASID 0x8005:
+// the IOTLB tags hold a PASID's bits 14:0, so the two PASIDs' entries share tags, and only
+// the entries' own PASID tells them apart.
+uint64_t run_rig(SmRig& r, bool sm)
+{
+    if (!sm)
+        return r.basic();
+    r.set_sm_root();
+    uint64_t pgd = r.alloc();
+    r.pasid_entry(r.device(0x0010, 5), Pgtt::SecondStage, 1, pgd);
+    r.pasid_entry(r.device(0x0018, 0x8005, 3), Pgtt::SecondStage, 1, pgd);
+    r.command(G_TE);
+    return pgd;
 }
 
 // translate_run is page-by-page translation done in one call: over random tables (runs of
@@ -375,8 +395,9 @@ void expect_same_after_run(Rig& a, Rig& b, const Unit::Run& run, uint64_t iova, 
 // the run remapped without an invalidation (every cached page is audited, the stale one
 // reported), or a fault plan that fails the translation of a page in the middle of the run
 // (the run stops there, the fault recorded): the one-pass path of a run must leave both to
-// translate().
-TEST(Run, EqualsPageByPageTranslation)
+// translate(). All of it in legacy mode, then in scalable mode under a non-zero RID_PASID,
+// with another PASID's entries for the same pages (run_rig) warmed beside the run's.
+void run_equals_page_by_page(bool sm)
 {
     Prng prng(11);
     // The middle page of rounds with the audit or a fault plan: pages 8 to 39 are mapped
@@ -391,8 +412,9 @@ TEST(Run, EqualsPageByPageTranslation)
         c.iotlb_entries = 64; // small: evictions happen within a run
         c.iotlb_ways = 4;
         c.audit = audit;
+        c.sm = sm;
         faults::Injector ia, ib; // outlive the units that point at them
-        Rig a(c), b(c);
+        SmRig a(c), b(c);
         if (planned) {
             std::string err;
             auto p = faults::parse_plan(plan, fault_spec(), "vtd0", &err);
@@ -402,10 +424,16 @@ TEST(Run, EqualsPageByPageTranslation)
             a.unit.set_injector(&ia);
             b.unit.set_injector(&ib);
         }
-        uint64_t pa = a.basic(), pb = b.basic();
+        uint64_t pa = run_rig(a, sm), pb = run_rig(b, sm);
         EXPECT_EQ(pa, pb);
         map_run_pages(a, pa, b, pb, prng, audit || planned);
-        // Warm some entries in both.
+        // Warm some entries in both; in scalable mode first the other PASID's for about half
+        // the pages, under the tags the run's own would have.
+        for (uint64_t i = 0; sm && i < 64; i++)
+            if (prng.upto(1)) {
+                a.read((4u << 20) + (i << 12), 0x0018);
+                b.read((4u << 20) + (i << 12), 0x0018);
+            }
         for (unsigned k = 0; k < 8; k++) {
             uint64_t iova = (4u << 20) + (prng.upto(63) << 12);
             a.read(iova);
@@ -449,8 +477,21 @@ TEST(Run, EqualsPageByPageTranslation)
         if (audit) {
             EXPECT_FALSE(b.rec.stales.empty()) << round << ": the stale page was not audited";
         }
-        ASSERT_NO_FATAL_FAILURE(expect_same_after_run(a, b, run, iova, round));
+        ASSERT_NO_FATAL_FAILURE(
+            expect_same_after_run(a, b, run, iova, round,
+                                  sm ? std::initializer_list<uint16_t>{0x0010, 0x0018}
+                                     : std::initializer_list<uint16_t>{0x0010}));
     }
+}
+
+TEST(Run, EqualsPageByPageTranslation)
+{
+    run_equals_page_by_page(false);
+}
+
+TEST(Run, EqualsPageByPageTranslationUnderANonZeroRidPasid)
+{
+    run_equals_page_by_page(true);
 }
 
 // A run that crosses from one leaf table into the next reads the second table's entries,
