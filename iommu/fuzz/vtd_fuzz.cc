@@ -9,7 +9,9 @@
 // scalable mode (PASID entries and PASID-based descriptors among the memory contents). Invariants:
 // no timer beyond the time limit, a busy step never re-arms for the same instant, queued work
 // drains in bounded steps, a saved state reloads to the same bytes, a delivered interrupt is a
-// message to 0xFEEx_xxxx and a blocked one has an interrupt remapping reason. Build: CXX=clang++
+// message to 0xFEEx_xxxx and a blocked one has an interrupt remapping reason, and no
+// translation is given for the interrupt address range or over it (an ATS translation
+// request there is answered R=0, W=1, U=1). Build: CXX=clang++
 // meson setup build-fuzz -Dfuzz=enabled -Dqemu=disabled Run:   build-fuzz/iommu/fuzz/vtd-fuzz
 // -max_len=2048 -max_total_time=60
 
@@ -261,24 +263,48 @@ class Program
         mem.put<uint64_t>(at + 24, 0);
     }
 
-    // A translation request, or a DMA engine's run.
+    // A translation request, or a DMA engine's run. Bits of the permission byte otherwise
+    // unused aim some at the 16 MiB around the interrupt address range, and make some ATS
+    // translation requests.
     void translation(Unit& unit)
     {
         unsigned bus = byte() % 4;
         unsigned devfn = byte();
         uint64_t page = u16();
         unsigned shift = byte() % 40;
-        unsigned perm = byte() % 4;
+        uint8_t pb = byte();
+        unsigned perm = pb % 4;
         uint16_t sid = static_cast<uint16_t>(bus << 8 | devfn);
+        uint64_t iova = (pb >> 2 & 7) == 7 ? 0xfe000000 + (page << 8) : page << shift;
         if (byte() % 4 == 0) {
-            // A DMA engine's whole piece: never longer than asked or kMaxRun.
+            // A DMA engine's whole piece: never longer than asked or kMaxRun, never into
+            // the interrupt address range.
             uint64_t len = uint64_t{u16()} << (byte() % 12);
-            Unit::Run run = unit.translate_run(sid, page << shift, len, perm);
+            Unit::Run run = unit.translate_run(sid, iova, len, perm);
             if (run.len > len || run.len > Unit::kMaxRun || (!run.first.ok && run.len))
                 __builtin_trap();
+            if (run.len && iova < kInterruptRangeBase + kInterruptRangeSize &&
+                kInterruptRangeBase - iova < run.len)
+                violated("a run reaches into the interrupt address range");
+        } else if (pb & 0x20) {
+            // The completion for the interrupt address range is R=0, W=1, U=1, always.
+            Translation t = unit.translation_request(sid, iova);
+            if (in_interrupt_range(iova) != t.untranslated_only ||
+                (t.untranslated_only && (!t.ok || t.read || !t.write)))
+                violated("a translation request of the interrupt range not untranslated-only");
+            check_outside(t, iova);
         } else {
-            unit.translate(sid, page << shift, perm);
+            check_outside(unit.translate(sid, iova, perm), iova);
         }
+    }
+    // No translation is given for the interrupt address range, nor one that covers it.
+    static void check_outside(const Translation& t, uint64_t iova)
+    {
+        if (in_interrupt_range(iova)
+                ? t.ok && !t.untranslated_only
+                : t.ok && t.iova <= kInterruptRangeBase + (kInterruptRangeSize - 1) &&
+                      kInterruptRangeBase <= t.iova + t.mask)
+            violated("a translation of (or over) the interrupt address range");
     }
 
     // An interrupt request: mostly 0xFEEx_xxxx in either format, sometimes anything.

@@ -155,6 +155,8 @@ constexpr CounterDef kCounters[] = {
     {"devtlb-pages", &vtd::Counters::devtlb_pages},
     {"iotlb-negative", &vtd::Counters::iotlb_negative},
     {"fs-ad-updates", &vtd::Counters::fs_ad_updates},
+    {"translation-requests", &vtd::Counters::ats_requests},
+    {"untranslated-only", &vtd::Counters::ats_untranslated_only},
 };
 // The counters by granularity (and the scalable-mode ones by kind) follow the table above.
 struct ArrayCounterDef {
@@ -247,22 +249,36 @@ void dmalab_vtd_reset(DmalabVtd* unit)
     unit->injector.reset(); // the plan replays from the start
 }
 
+static DmalabVtdTranslation to_c(const vtd::Translation& t)
+{
+    return {t.iova,
+            t.addr,
+            t.mask,
+            t.ok,
+            t.translated,
+            t.read,
+            t.write,
+            static_cast<uint8_t>(t.fault_reason),
+            t.untranslated_only};
+}
+
 DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_t iova,
                                           unsigned perm)
 {
-    vtd::Translation t = unit->unit.translate(sid, iova, perm & 3);
-    return {t.iova,       t.addr, t.mask,  t.ok,
-            t.translated, t.read, t.write, static_cast<uint8_t>(t.fault_reason)};
+    return to_c(unit->unit.translate(sid, iova, perm & 3));
+}
+
+DmalabVtdTranslation dmalab_vtd_translation_request(DmalabVtd* unit, uint16_t sid, uint64_t iova)
+{
+    return to_c(unit->unit.translation_request(sid, iova));
 }
 
 DmalabVtdTranslation dmalab_vtd_translate_run(DmalabVtd* unit, uint16_t sid, uint64_t iova,
                                               uint64_t len, unsigned perm, uint64_t* run)
 {
     vtd::Unit::Run r = unit->unit.translate_run(sid, iova, len, perm & 3);
-    const vtd::Translation& t = r.first;
     *run = r.len;
-    return {t.iova,       t.addr, t.mask,  t.ok,
-            t.translated, t.read, t.write, static_cast<uint8_t>(t.fault_reason)};
+    return to_c(r.first);
 }
 
 uint64_t dmalab_vtd_take_cost(DmalabVtd* unit, uint16_t sid)

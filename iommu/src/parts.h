@@ -174,6 +174,7 @@ class Translator
     ~Translator();
 
     Translation translate(uint16_t sid, uint64_t iova, unsigned perm);
+    Translation translation_request(uint16_t sid, uint64_t iova);
     Unit::Run translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigned perm);
     uint64_t take_cost(uint16_t sid);
 
@@ -240,6 +241,8 @@ class Translator
                         uint64_t out, bool r0, bool w0);
     // Whether `why` is a walk's refusal for a not-present entry.
     static bool not_present(const ContextInfo& ctx, FaultReason why);
+    // translate() outside the interrupt address range.
+    Translation lookup(uint16_t sid, uint64_t iova, unsigned perm);
     // With translation off, or for a pass-through context: the address itself, read and write.
     static Translation identity(uint64_t iova);
     // The translation fault the fault plan injects into this request, or None.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Translation (3.6, 9): the context cache, the walk of second-level tables, the IOTLB, the
 // stale-translation audit, and what walks cost the requesters. Runs of pages for a DMA
-// engine are in translation_run.cc.
+// engine are in translation_run.cc; translate() itself, which keeps the interrupt address
+// range out of every answer, in interrupt_range.cc.
 
 #include <algorithm>
 #include <bit>
@@ -564,7 +565,7 @@ FaultReason Translator::fill(uint16_t sid, const ContextInfo& ctx, uint64_t iova
     return why;
 }
 
-Translation Translator::translate(uint16_t sid, uint64_t iova, unsigned perm)
+Translation Translator::lookup(uint16_t sid, uint64_t iova, unsigned perm)
 {
     if (!te_)
         return identity(iova);

@@ -91,6 +91,11 @@ uint64_t Translator::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint
         (front_.valid && front_.sid == sid && (iova & ~front_.mask) == front_.base) ||
         caches_.iotlb.kind_size(1) || caches_.iotlb.kind_size(2))
         return 0;
+    // The pages below stay in iova's leaf table, whose 2 MiB the interrupt address range
+    // either fills the first half of or misses: a run reaches that range only through
+    // translate(), which refuses it.
+    static_assert(kInterruptRangeBase % (uint64_t{2} << 20) == 0 &&
+                  kInterruptRangeSize <= (uint64_t{2} << 20));
     const uint64_t haw_mask = ~(pow2(s_.config.aw_bits) - 1) & ((uint64_t{1} << 52) - 1);
     const bool need_r = perm & Unit::kRead, need_w = perm & Unit::kWrite;
     // Pages up to the end of the leaf table; each one below stays 4 KiB (no large entry is

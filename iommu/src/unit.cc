@@ -205,6 +205,11 @@ Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
     return p_->xlate.translate(sid, iova, perm);
 }
 
+Translation Unit::translation_request(uint16_t sid, uint64_t iova)
+{
+    return p_->xlate.translation_request(sid, iova);
+}
+
 Unit::Run Unit::translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigned perm)
 {
     return p_->xlate.translate_run(sid, iova, len, perm);

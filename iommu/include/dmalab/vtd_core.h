@@ -100,6 +100,9 @@ typedef struct DmalabVtdTranslation {
     bool read;
     bool write;
     uint8_t fault_reason;
+    /* The interrupt address range 0xFEEx_xxxx: reached with untranslated requests only
+     * (ATS's U); addr is no address to use. */
+    bool untranslated_only;
 } DmalabVtdTranslation;
 
 void dmalab_vtd_default_config(DmalabVtdConfig* config);
@@ -114,9 +117,15 @@ void dmalab_vtd_mmio_write(DmalabVtd* unit, uint32_t offset, uint64_t value, uns
 void dmalab_vtd_timer(DmalabVtd* unit, unsigned timer);
 void dmalab_vtd_reset(DmalabVtd* unit);
 
-/* perm: DMALAB_VTD_READ | DMALAB_VTD_WRITE, or DMALAB_VTD_QUERY. */
+/* perm: DMALAB_VTD_READ | DMALAB_VTD_WRITE, or DMALAB_VTD_QUERY. No translation is given
+ * for the interrupt address range (!ok, untranslated_only), nor one whose page covers it. */
 DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_t iova,
                                           unsigned perm);
+/* A PCIe ATS translation request (vtd/unit.h, Unit::translation_request): for the interrupt
+ * address range ok, untranslated_only, read false and write true (the completion's R=0, W=1,
+ * U=1: the device writes there untranslated, as interrupt requests, and reads nothing);
+ * elsewhere what dmalab_vtd_translate answers a query. */
+DmalabVtdTranslation dmalab_vtd_translation_request(DmalabVtd* unit, uint16_t sid, uint64_t iova);
 bool dmalab_vtd_enabled(DmalabVtd* unit);
 /* [iova, iova + len) page by page, each as dmalab_vtd_translate would (Unit::translate_run):
  * the first page's translation (iova, addr, mask and so on, for that page) and in *run how

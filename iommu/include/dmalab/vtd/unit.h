@@ -146,6 +146,9 @@ struct Counters {
     uint64_t pc_inv[4] = {};
     uint64_t piotlb_inv[2] = {};
     uint64_t fs_ad_updates = 0;
+    // PCIe ATS translation requests (Unit::translation_request), and of those the ones for
+    // the interrupt address range, answered untranslated-only.
+    uint64_t ats_requests = 0, ats_untranslated_only = 0;
 
     // Member by member: the struct has padding (RequesterCount, ir_requesters_seen), whose
     // bytes two units that counted the same need not share.
@@ -156,6 +159,15 @@ struct Counters {
 // kept apart; "" before any remapped request.
 std::string ir_requesters_text(const Counters& c);
 
+// The interrupt address range (3.14, "Handling Requests to Interrupt Address Range"):
+// requests without a PASID, all of a device's here, to 0xFEE0_0000-0xFEEF_FFFF are
+// interrupt requests (chapter 5), never DMA, whatever the page tables map there.
+inline constexpr uint64_t kInterruptRangeBase = 0xfee00000, kInterruptRangeSize = 0x100000;
+inline constexpr bool in_interrupt_range(uint64_t addr)
+{
+    return addr - kInterruptRangeBase < kInterruptRangeSize;
+}
+
 // The outcome of one translation request.
 struct Translation {
     bool ok = false;
@@ -165,6 +177,10 @@ struct Translation {
     uint64_t mask = 0;       // page size - 1
     bool read = false, write = false;
     FaultReason fault_reason = FaultReason::None; // with !ok
+    // The page is in the interrupt address range: the requester reaches it with untranslated
+    // requests only, and addr is no address to use (an ATS completion's U, "Untranslated
+    // Access Only", PCIe Base 10.2.3.4).
+    bool untranslated_only = false;
 };
 
 // The outcome of one interrupt request (chapter 5): the message to deliver, or why it is
@@ -279,9 +295,21 @@ class Unit
     // Translates a request from `sid` (bus << 8 | devfn) that needs the permissions in
     // `perm` (kRead | kWrite). A refused request is a fault, recorded unless the context
     // entry disables it. perm = 0 is a query: what the tables say, with nothing recorded.
+    // The interrupt address range is never translated: an address there is refused with
+    // untranslated_only set and nothing counted or recorded (the platform takes its writes
+    // to remap_interrupt), and no answer elsewhere covers it (a large page mapped over it is
+    // answered in smaller pieces), so that nothing that keeps an answer uses it there.
     static constexpr unsigned kRead = 1, kWrite = 2;
     Translation translate(uint16_t sid, uint64_t iova, unsigned perm);
     bool translation_enabled() const;
+
+    // A PCIe ATS translation request from `sid` for the page at `iova` (4.2.3): what its
+    // completion carries. For the interrupt address range, translation on or off: R=0, W=1,
+    // U=1 (untranslated_only, ok, read false, write true, the page's own address), so the
+    // device sends its writes there untranslated, as interrupt requests, and reads nothing;
+    // the tables are not consulted. Elsewhere: a query's answer (translate() with perm 0),
+    // the tables' translation and permissions or a refusal, nothing recorded.
+    Translation translation_request(uint16_t sid, uint64_t iova);
 
     // The pages of [iova, iova + len) translated one after another, each exactly as a
     // translate() call for it would be (IOTLB, context cache, counters, modelled costs,
