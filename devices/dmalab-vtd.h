@@ -26,4 +26,18 @@ uint64_t dmalab_vtd_dma_cost(PCIDevice *dev);
 bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
                         uint64_t *gpa, uint64_t *len);
 
+/*
+ * A PCIe ATS translation request of dev's for the 4 KiB page at iova, for a
+ * write or a read, answered by dmalab-vtd's unit (translation on or off):
+ * true with *result DMALAB_DMA_OK and the page's translated address in *addr,
+ * or with *untranslated_only set (the interrupt window: the completion's
+ * R=0, W=1, U=1) and *addr the page itself, not to be used as a translation;
+ * true with *result DMALAB_DMA_UNASSIGNED when the answer does not allow the
+ * access. False, touching nothing, when dmalab-vtd is not the IOMMU or dev's
+ * bus mastering is off: the caller answers as before.
+ */
+bool dmalab_vtd_ats_request(PCIDevice *dev, uint64_t iova, bool is_write,
+                            uint8_t *result, uint64_t *addr,
+                            bool *untranslated_only);
+
 #endif

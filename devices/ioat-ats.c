@@ -21,6 +21,7 @@
 #include "trace.h"
 
 #include "dmalab/ioat_core.h"
+#include "dmalab-vtd.h"
 #include "glue.h"
 #include "ioat-internal.h"
 
@@ -40,15 +41,19 @@ void dmalab_ioat_ats_sync(DmalabIoatState *s)
 }
 
 /*
- * A translation request. Behind an IOMMU region, its translate as a query
- * (IOMMU_NONE): the entry and the access it allows, and nothing recorded
- * where there is none (VT-d answers such a request with R=W=0 and records no
- * fault, 4.2.3; dmalab-vtd records nothing for a query). With no IOMMU region
- * in the function's address space (no IOMMU, translation off, or bus
- * mastering off), that space's own answer: the address, or unassigned.
+ * A translation request. Behind dmalab-vtd, the unit's answer
+ * (dmalab_vtd_ats_request), translation on or off: the entry and the access
+ * it allows, nothing recorded where there is none (R=W=0, 4.2.3), and for the
+ * interrupt window R=0, W=1, U=1, whatever the tables map there: the model
+ * then writes the page untranslated, and the window takes its writes as
+ * interrupt requests. Behind another IOMMU, its region's translate as a query
+ * (IOMMU_NONE). With no IOMMU region in the function's address space (no
+ * IOMMU, translation off, or bus mastering off), that space's own answer: the
+ * address, or unassigned.
  */
 uint8_t dmalab_ioat_ats_translate(void *opaque, uint64_t page, bool is_write,
-                                  const DmalabMemAttrs *attrs, uint64_t *addr)
+                                  const DmalabMemAttrs *attrs, uint64_t *addr,
+                                  bool *untranslated_only)
 {
     DmalabIoatState *s = opaque;
     PCIDevice *pdev = PCI_DEVICE(s);
@@ -57,10 +62,17 @@ uint8_t dmalab_ioat_ats_translate(void *opaque, uint64_t page, bool is_write,
     IOMMUAccessFlags need = is_write ? IOMMU_WO : IOMMU_RO;
     IOMMUTLBEntry e;
     hwaddr at = page;
+    uint8_t result;
     bool ok;
 
     if (!dmalab_ioat_live(s)) {
         return DMALAB_DMA_TARGET_ERROR;
+    }
+    if (dmalab_vtd_ats_request(pdev, page, is_write, &result, addr,
+                               untranslated_only)) {
+        ok = result == DMALAB_DMA_OK;
+        trace_dmalab_ioat_ats_request(page, is_write, ok, ok ? *addr : 0);
+        return result;
     }
     if (s->ats_region) {
         IOMMUMemoryRegion *mr = IOMMU_MEMORY_REGION(s->ats_region);
@@ -229,6 +241,9 @@ static const DmalabIoatDynProp dmalab_ioat_ats_counters[] = {
       "device-TLB hits checked against a fresh request (ats-audit=on)" },
     { "ats-stale", offsetof(DmalabIoatAtsStats, stale),
       "checked hits the IOMMU would no longer have given" },
+    { "ats-untranslated", offsetof(DmalabIoatAtsStats, untranslated),
+      "accesses sent untranslated: the IOMMU answered their page "
+      "untranslated-only (dmalab-vtd's interrupt window)" },
 };
 
 void dmalab_ioat_ats_add_counters(Object *obj)

@@ -90,7 +90,8 @@ void dmalab_ioat_ats_reset(DmalabIoatState *s);
 void dmalab_ioat_ats_sync(DmalabIoatState *s);
 void dmalab_ioat_ats_add_counters(Object *obj);
 uint8_t dmalab_ioat_ats_translate(void *opaque, uint64_t page, bool is_write,
-                                  const DmalabMemAttrs *attrs, uint64_t *addr);
+                                  const DmalabMemAttrs *attrs, uint64_t *addr,
+                                  bool *untranslated_only);
 
 /* ioat-props.c */
 void dmalab_ioat_get_stat(Object *obj, Visitor *v, const char *name,

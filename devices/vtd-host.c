@@ -339,6 +339,32 @@ bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
     return true;
 }
 
+bool dmalab_vtd_ats_request(PCIDevice *dev, uint64_t iova, bool is_write,
+                            uint8_t *result, uint64_t *addr,
+                            bool *untranslated_only)
+{
+    Object *obj = OBJECT(x86_iommu_get_default());
+    DmalabVtdState *s = (DmalabVtdState *)object_dynamic_cast(obj,
+                                                              TYPE_DMALAB_VTD);
+    DmalabVtdTranslation t;
+
+    /* Without bus mastering the request goes nowhere: the usual path. */
+    if (!s || !s->model ||
+        !(pci_get_word(dev->config + PCI_COMMAND) & PCI_COMMAND_MASTER)) {
+        return false;
+    }
+    DMALAB_VTD_LOCKED(s, t = dmalab_vtd_translation_request(
+                             s->model, pci_requester_id(dev), iova));
+    if (!t.ok || !(is_write ? t.write : t.read)) {
+        *result = DMALAB_DMA_UNASSIGNED;
+        return true;
+    }
+    *result = DMALAB_DMA_OK;
+    *untranslated_only = t.untranslated_only;
+    *addr = t.untranslated_only ? iova : t.addr + (iova - t.iova);
+    return true;
+}
+
 /* Address spaces. */
 
 /* Routes every device's DMA through the IOMMU region or straight to memory. */

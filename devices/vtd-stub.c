@@ -14,3 +14,10 @@ bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
 {
     return false;
 }
+
+bool dmalab_vtd_ats_request(PCIDevice *dev, uint64_t iova, bool is_write,
+                            uint8_t *result, uint64_t *addr,
+                            bool *untranslated_only)
+{
+    return false;
+}

@@ -42,7 +42,8 @@ void AtsMemory::audit(const Entry& e, Access dir, const MemAttrs& attrs)
     stats_.audits++;
     AtsPort::Reply now = port_.translate(e.page, dir, attrs);
     bool now_ok = now.error == DmaError::None;
-    if (now_ok && now.addr == e.addr)
+    if (now_ok && now.untranslated_only == e.untranslated_only &&
+        (e.untranslated_only || (now.addr & ~(kPage - 1)) == e.addr))
         return;
     stats_.stale++;
     if (observer_)
@@ -61,7 +62,7 @@ AtsMemory::Lookup AtsMemory::translate(uint64_t page, Access dir, const MemAttrs
         stats_.hits++;
         if (audit_)
             audit(*hit, dir, attrs);
-        return {DmaError::None, hit->addr};
+        return {DmaError::None, hit->addr, hit->untranslated_only};
     }
     // A miss, or cached for the other direction only: ask.
     stats_.requests++;
@@ -70,20 +71,22 @@ AtsMemory::Lookup AtsMemory::translate(uint64_t page, Access dir, const MemAttrs
         stats_.refused++;
         return {r.error == DmaError::Wrap ? DmaError::Unassigned : r.error, 0};
     }
-    r.addr &= ~(kPage - 1);
-    if (!hit || hit->addr != r.addr) {
+    r.addr = r.untranslated_only ? 0 : r.addr & ~(kPage - 1);
+    if (!hit || hit->addr != r.addr || hit->untranslated_only != r.untranslated_only) {
         if (!hit) {
             hit = &entries_[next_];
             next_ = (next_ + 1) % kEntries;
         }
-        *hit = {page, r.addr, true, false, false};
+        *hit = {page, r.addr, true, false, false, r.untranslated_only};
     }
     (dir == Access::Read ? hit->read : hit->write) = true;
-    return {DmaError::None, r.addr};
+    return {DmaError::None, r.addr, r.untranslated_only};
 }
 
-// Page by page: each piece goes to memory as a translated request. A refused request ends
-// the access with the IOMMU's answer at that page; the device raises its own error.
+// Page by page: each piece goes to memory as a translated request, or as an untranslated one
+// at its IOVA where the page's answer said U (so that VT-d's interrupt address range gets
+// interrupt requests, not writes to what its tables map). A refused request ends the access
+// with the IOMMU's answer at that page; the device raises its own error.
 DmaResult AtsMemory::access(uint64_t addr, uint8_t* buf, size_t len, Access dir,
                             const MemAttrs& attrs)
 {
@@ -100,9 +103,12 @@ DmaResult AtsMemory::access(uint64_t addr, uint8_t* buf, size_t len, Access dir,
         Lookup t = translate(iova - off, dir, attrs);
         if (t.error != DmaError::None)
             return DmaResult::failure(t.error, iova, done);
-        uint64_t to = t.addr + off;
-        DmaResult r = dir == Access::Read ? bus_.read(to, buf + done, chunk, translated)
-                                          : bus_.write(to, buf + done, chunk, translated);
+        if (t.untranslated)
+            stats_.untranslated++;
+        uint64_t to = t.untranslated ? iova : t.addr + off;
+        const MemAttrs& as = t.untranslated ? attrs : translated;
+        DmaResult r = dir == Access::Read ? bus_.read(to, buf + done, chunk, as)
+                                          : bus_.write(to, buf + done, chunk, as);
         if (!r.ok()) {
             // name the failing byte by its IOVA, as the device knows it
             uint64_t at =
@@ -133,9 +139,14 @@ DmaMemory::Mapping AtsMemory::map(uint64_t addr, size_t len, Access dir, const M
     Lookup t = translate(addr - off, dir, attrs);
     if (t.error != DmaError::None)
         return {}; // read() and write() report it
+    const size_t n = std::min<uint64_t>(len, kPage - off);
+    if (t.untranslated) {
+        stats_.untranslated++;
+        return bus_.map(addr, n, dir, attrs);
+    }
     MemAttrs translated = attrs;
     translated.translated = true;
-    return bus_.map(t.addr + off, std::min<uint64_t>(len, kPage - off), dir, translated);
+    return bus_.map(t.addr + off, n, dir, translated);
 }
 
 } // namespace dmalab

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A PCIe function's device-TLB (AtsMemory): requests on misses, translated accesses, hits,
-// invalidations, refusals and the audit's stale hits.
+// invalidations, refusals, the audit's stale hits, and pages answered untranslated-only.
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,9 @@ namespace dmalab
 namespace
 {
 
-// The IOMMU: a page table of its own that tests change behind the device's back.
+// The IOMMU: a page table of its own that tests change behind the device's back. Pages in
+// `interrupts` are answered as VT-d answers its interrupt address range: R=0, W=1, U=1,
+// with the table's address in the completion (which U says not to use).
 class FakePort : public AtsPort
 {
   public:
@@ -25,12 +27,18 @@ class FakePort : public AtsPort
         asked.push_back(page);
         EXPECT_FALSE(attrs.translated);
         auto it = table.find(page);
+        if (interrupts.count(page)) {
+            if (dir == Access::Read)
+                return {DmaError::IommuFault, 0};
+            return {DmaError::None, it == table.end() ? 0 : it->second, true};
+        }
         if (it == table.end() || (dir == Access::Write && read_only.count(page)))
             return {DmaError::IommuFault, 0};
         return {DmaError::None, it->second};
     }
     std::map<uint64_t, uint64_t> table;
     std::set<uint64_t> read_only;
+    std::set<uint64_t> interrupts;
     std::vector<uint64_t> asked;
 };
 
@@ -236,6 +244,83 @@ TEST_F(Ats, AMapIsOfOnePagesTranslationAtMost)
     ats.unmap(m, Access::Read, m.len);
     port.table.erase(0x11000);
     EXPECT_FALSE(ats.map(0x11000, 0x10, Access::Read, {}));
+}
+
+// A page answered untranslated-only (U) is written with untranslated requests at its IOVA,
+// never at what the IOMMU's tables map there: VT-d's interrupt address range, whose writes
+// are interrupt requests. The answer is cached (W is set), so the next write asks nothing.
+TEST_F(Ats, AnUntranslatedOnlyPageIsWrittenUntranslatedAtItsIova)
+{
+    port.table[0x20000] = 0x9000; // the tables map it to RAM; the answer ignores them
+    port.interrupts.insert(0x20000);
+    std::vector<uint8_t> data(64, 0xee);
+    ASSERT_TRUE(ats.write(0x20000, data.data(), data.size(), {}).ok());
+    ASSERT_TRUE(ats.write(0x20040, data.data(), data.size(), {}).ok());
+    ASSERT_EQ(bus.seen.size(), 2u);
+    for (const RecordingBus::Seen& w : bus.seen)
+        EXPECT_FALSE(w.translated);
+    EXPECT_EQ(bus.seen[0].addr, 0x20000u);
+    EXPECT_EQ(bus.seen[1].addr, 0x20040u);
+    EXPECT_EQ(bus.get<uint8_t>(0x20000), 0xee);
+    EXPECT_EQ(bus.get<uint8_t>(0x9000), 0); // the mapped RAM page untouched
+    EXPECT_EQ(port.asked, (std::vector<uint64_t>{0x20000}));
+    EXPECT_EQ(ats.stats().hits, 1u);
+    EXPECT_EQ(ats.stats().untranslated, 2u);
+    // An access across into a translated page goes on translated there.
+    port.table[0x21000] = 0xa000;
+    ASSERT_TRUE(ats.write(0x20ff0, data.data(), 0x20, {}).ok());
+    EXPECT_EQ(bus.seen[2].addr, 0x20ff0u);
+    EXPECT_FALSE(bus.seen[2].translated);
+    EXPECT_EQ(bus.seen[3].addr, 0xa000u);
+    EXPECT_TRUE(bus.seen[3].translated);
+}
+
+// R=0: a read of it is refused, translated or not; nothing reaches the bus.
+TEST_F(Ats, AnUntranslatedOnlyPageWithoutReadIsNotRead)
+{
+    port.table[0x20000] = 0x9000;
+    port.interrupts.insert(0x20000);
+    uint32_t v = 1;
+    ASSERT_TRUE(ats.write(0x20000, &v, sizeof v, {}).ok());
+    DmaResult r = ats.read(0x20000, &v, sizeof v, {});
+    EXPECT_EQ(r.error, DmaError::IommuFault);
+    EXPECT_EQ(r.fault_addr, 0x20000u);
+    EXPECT_FALSE(ats.map(0x20000, 4, Access::Read, {}));
+    EXPECT_EQ(bus.seen.size(), 1u);
+    EXPECT_EQ(ats.stats().refused, 2u);
+}
+
+// A map of it is an untranslated mapping of the IOVA (QEMU's glue maps RAM only, so an
+// interrupt range is not mapped and the write goes through write()).
+TEST_F(Ats, AnUntranslatedOnlyPageIsMappedUntranslated)
+{
+    port.table[0x20000] = 0x9000;
+    port.interrupts.insert(0x20000);
+    DmaMemory::Mapping m = ats.map(0x20010, 0x2000, Access::Write, {});
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m.host, &bus.ram[0x20010]);
+    EXPECT_EQ(m.len, 0xff0u);
+    ats.unmap(m, Access::Write, 0);
+    bus.add_window({0x20000, 0x1000, [](uint64_t, const uint8_t*, size_t) {}});
+    EXPECT_FALSE(ats.map(0x20000, 4, Access::Write, {}));
+}
+
+// The audit compares U too: a hit the IOMMU would now answer translated is stale.
+TEST_F(Ats, TheAuditComparesUntranslatedOnly)
+{
+    ats.set_audit(true);
+    port.table[0x20000] = 0x9000;
+    port.interrupts.insert(0x20000);
+    uint32_t v = 1;
+    ASSERT_TRUE(ats.write(0x20000, &v, sizeof v, {}).ok());
+    ASSERT_TRUE(ats.write(0x20000, &v, sizeof v, {}).ok()); // a hit, the same answer
+    EXPECT_EQ(ats.stats().stale, 0u);
+    port.interrupts.clear();
+    ASSERT_TRUE(ats.write(0x20000, &v, sizeof v, {}).ok());
+    EXPECT_EQ(ats.stats().audits, 2u);
+    EXPECT_EQ(ats.stats().stale, 1u);
+    ASSERT_EQ(rec.stales.size(), 1u);
+    EXPECT_EQ(rec.stales[0].now, 0x9000u);
 }
 
 } // namespace

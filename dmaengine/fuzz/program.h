@@ -86,8 +86,9 @@ class FuzzPolicy final : public DescriptorPolicy
 };
 
 // The IOMMU behind an ATS device: each page translates to a page of the fake's RAM, moved by
-// `shift` pages; with `refuse`, one page in eight (by number) is refused, and with
-// `read_only` writes are.
+// `shift` pages; with `refuse`, one page in eight (by number) is refused and another is
+// answered as VT-d answers its interrupt address range (R=0, W=1, U=1: written untranslated
+// at the IOVA, not read), and with `read_only` writes are refused.
 class FuzzPort final : public AtsPort
 {
   public:
@@ -99,6 +100,9 @@ class FuzzPort final : public AtsPort
         uint64_t n = page / AtsMemory::kPage;
         if ((refuse && n % 8 == 0) || (read_only && dir == Access::Write))
             return {DmaError::IommuFault, 0};
+        if (refuse && n % 8 == 1)
+            return dir == Access::Write ? Reply{DmaError::None, 0, true}
+                                        : Reply{DmaError::IommuFault, 0};
         return {DmaError::None, (n + shift) % pages_ * AtsMemory::kPage};
     }
     uint64_t shift = 0;

@@ -315,7 +315,8 @@ void dmalab_ioat_ats_invalidate(DmalabIoat* dev, uint64_t first, uint64_t last)
 void dmalab_ioat_ats_stats(DmalabIoat* dev, DmalabIoatAtsStats* out)
 {
     const AtsMemory::Stats& s = dev->ats.stats();
-    *out = {s.requests, s.refused, s.hits, s.invalidations, s.dropped, s.audits, s.stale};
+    *out = {s.requests, s.refused, s.hits,  s.invalidations,
+            s.dropped,  s.audits,  s.stale, s.untranslated};
 }
 
 } // extern "C"

@@ -6,7 +6,9 @@
 // unchecked. The IOMMU takes entries away again with device-TLB invalidations, which the
 // host delivers here (invalidate()). A model reaches memory through an AtsMemory instead
 // of the bus; while ATS is off (the capability's Enable bit), every access goes to the bus
-// untranslated, as before.
+// untranslated, as before. A page the IOMMU answers "untranslated access only" (U, PCIe Base
+// 10.2.3.4; VT-d's interrupt address range) is reached with untranslated requests, never
+// with its translated address.
 #pragma once
 
 #include <array>
@@ -25,6 +27,8 @@ class AtsPort
     struct Reply {
         DmaError error = DmaError::Unassigned; // None: `addr` is the page's translation
         uint64_t addr = 0;                     // the 4 KiB page's translated address
+        // U: the access `dir` is allowed with untranslated requests only; addr is no address.
+        bool untranslated_only = false;
     };
     // A translation request for the 4 KiB page at `page`, for an access of `dir`.
     virtual Reply translate(uint64_t page, Access dir, const MemAttrs& attrs) = 0;
@@ -56,6 +60,7 @@ class AtsMemory final : public DmaMemory
         uint64_t dropped = 0;       // entries they took away
         uint64_t audits = 0;        // hits checked against a fresh request (audit on)
         uint64_t stale = 0;         // of those, hits the IOMMU would no longer give
+        uint64_t untranslated = 0;  // accesses sent untranslated: their page's answer had U
     };
 
     AtsMemory(DmaMemory& bus, AtsPort& port, AtsObserver* observer = nullptr)
@@ -90,10 +95,12 @@ class AtsMemory final : public DmaMemory
         bool valid = false;
         bool read = false;
         bool write = false;
+        bool untranslated_only = false; // U: read and write allow untranslated requests
     };
     struct Lookup {
         DmaError error = DmaError::None;
         uint64_t addr = 0;
+        bool untranslated = false; // go to the bus at the IOVA, untranslated
     };
 
     Lookup translate(uint64_t page, Access dir, const MemAttrs& attrs);

@@ -57,7 +57,8 @@ class HostAdapter final : public DmaMemory,
             return {};
         DmalabMemAttrs ca = to_c(a);
         Reply r;
-        uint8_t e = h_.ats_translate(h_.opaque, page, dir == Access::Write, &ca, &r.addr);
+        uint8_t e = h_.ats_translate(h_.opaque, page, dir == Access::Write, &ca, &r.addr,
+                                     &r.untranslated_only);
         r.error = e <= DMALAB_DMA_WRAP ? static_cast<DmaError>(e) : DmaError::TargetError;
         return r;
     }

@@ -62,9 +62,12 @@ typedef struct DmalabHost {
     /* Optional: modelled upstream time of the accesses since the last call (IOMMU walks). */
     uint64_t (*dma_cost)(void* opaque);
     /* Optional: a PCIe ATS translation request for the 4 KiB page at `page`: DMALAB_DMA_OK
-     * and the page's translated address in *addr, or the error that refused it. */
+     * and the page's translated address in *addr, or the error that refused it. With
+     * *untranslated_only set (the completion's U, false unless set; VT-d sets it for its
+     * interrupt address range), the access is allowed with untranslated requests only and
+     * *addr is not used: the model then reaches the page at `page`, untranslated. */
     uint8_t (*ats_translate)(void* opaque, uint64_t page, bool is_write,
-                             const DmalabMemAttrs* attrs, uint64_t* addr);
+                             const DmalabMemAttrs* attrs, uint64_t* addr, bool* untranslated_only);
     const DmalabClock* clock;
     void* clock_opaque;
     /* Optional: the function's own interrupt vectors (MSI-X, MSI) and pin. */

@@ -156,6 +156,7 @@ typedef struct DmalabIoatAtsStats {
     uint64_t dropped;       /* entries they took away */
     uint64_t audits;        /* hits checked (audit on) */
     uint64_t stale;         /* hits the IOMMU would no longer give */
+    uint64_t untranslated;  /* accesses sent untranslated: the page's answer had U */
 } DmalabIoatAtsStats;
 void dmalab_ioat_ats_stats(DmalabIoat *dev, DmalabIoatAtsStats *out);
 
