@@ -19,7 +19,7 @@ import libqtest  # noqa: E402
 import qtest_case  # noqa: E402
 from qtest_case import MachineCase, main  # noqa: E402
 from ioat_rig import (  # noqa: E402
-    CHANERR_NEXT_ADDR, CTL_COMPL_WRITE, DMACOUNT, HALTED, Ioat)
+    CHANERR_NEXT_ADDR, CHANERR_READ_DATA, CTL_COMPL_WRITE, DMACOUNT, DONE, HALTED, Ioat)
 
 BASE = 0xFED90000
 VER, CAP, ECAP, GCMD, GSTS, RTADDR, CCMD = 0x00, 0x08, 0x10, 0x18, 0x1C, 0x20, 0x28
@@ -631,6 +631,68 @@ class VtdTest(MachineCase):
         self.assertGreater(v.counter("translations"), 0)
         self.assertEqual(v.counter("faults"), 0)
         return src, dst
+
+    # The interrupt address range and ATS (docs/vtd.rst, Device-TLBs) ---------------------
+    WINDOW = 0xFEE00000
+
+    def ats_window(self, props=""):
+        """dmalab-ioat with ATS enabled behind a unit with device-TLBs, legacy tables with
+        TT=01 for it: the first GiB 1:1 in 2 MiB pages, and IOVA 0xFEE00000, in the
+        interrupt address range, mapped read-write to a RAM page full of 0x5A (the page
+        after it not mapped). Returns (io, v, the RAM page)."""
+        io = Ioat(qtest_case.QEMU, device="dmalab-ioat,ats=on",
+                  args=["-device", "dmalab-vtd,id=vtd,device-iotlb=on" + props])
+        self.track(io.qt)
+        v = Vtd(io.qt)
+        v.mem = io.mem
+        ram = v.mem.alloc(4096, fill=0x5A)
+        pml4, pdpt, pd0, pd3, pt = (v.mem.alloc(4096, fill=0) for _ in range(5))
+        v.qt.writeq(pml4, pdpt | 3)
+        v.qt.writeq(pdpt, pd0 | 3)
+        v.qt.writeq(pdpt + 8 * (self.WINDOW >> 30), pd3 | 3)
+        for i in range(512):
+            v.qt.writeq(pd0 + 8 * i, i << 21 | 1 << 7 | 3)
+        v.qt.writeq(pd3 + 8 * (self.WINDOW >> 21 & 0x1FF), pt | 3)
+        v.qt.writeq(pt, ram | 3)
+        self.tables(io, v, pml4 | 1 << 2 | 1, 1 << 8 | 2)    # TT=01: device-TLBs
+        cap = io.pci.find_ext_capability(io.bdf, 0x0F)
+        io.pci.cfg_write(io.bdf, cap + 6, 0x8000, 2)          # ATS Enable
+        return io, v, ram
+
+    def window_copy(self, io, src, dst, size=64):
+        io.setup(0)
+        first = io.chain([(size, CTL_COMPL_WRITE, src, dst)])[0]
+        io.start(0, first, 1)
+        io.settle()
+
+    def test_ats_writes_to_the_interrupt_range_stay_interrupt_requests(self):
+        """Tables that map IOVA 0xFEE00000 to RAM do not make it RAM for a device with
+        ATS: the unit answers its translation request there untranslated-only, so the
+        device's 64-byte write goes out untranslated and becomes 16 interrupt requests,
+        the RAM page untouched (VT-d 3.14, 4.2.3); the same for a page the tables do
+        not map, which is no write error."""
+        for dst in (self.WINDOW, self.WINDOW + 0x1000):
+            with self.subTest(dst=hex(dst)):
+                io, v, ram = self.ats_window()
+                src, _ = io.buffer(64)
+                before = v.counter("interrupts")
+                self.window_copy(io, src, dst)
+                self.assertEqual((io.state(0), io.chanerr(0)), (DONE, 0))
+                self.assertEqual(io.qt.memread(ram, 4096), b"\x5a" * 4096)
+                self.assertGreaterEqual(v.counter("interrupts") - before, 16)
+                self.assertEqual(v.counter("faults"), 0)
+                self.assertGreaterEqual(v.counter("untranslated-only"), 1)
+
+    def test_ats_reads_of_the_interrupt_range_are_no_ram(self):
+        """A device with ATS reading IOVA 0xFEE00000, which the tables map to RAM, does
+        not get that RAM: the answer is untranslated-only and write-only, so the read is
+        refused and the channel halts with a read error."""
+        io, v, ram = self.ats_window()
+        dst, _ = io.buffer(64, seed=3)
+        self.window_copy(io, self.WINDOW, dst)
+        self.assertEqual(io.state(0), HALTED)
+        self.assertTrue(io.chanerr(0) & CHANERR_READ_DATA, hex(io.chanerr(0)))
+        self.assertNotEqual(io.qt.memread(dst, 64), b"\x5a" * 64)
 
     def test_pass_through_context_lets_the_device_copy(self):
         io, v = self.ioat_behind()
