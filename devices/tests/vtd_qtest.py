@@ -19,7 +19,8 @@ import libqtest  # noqa: E402
 import qtest_case  # noqa: E402
 from qtest_case import MachineCase, main  # noqa: E402
 from ioat_rig import (  # noqa: E402
-    CHANERR_NEXT_ADDR, CHANERR_READ_DATA, CTL_COMPL_WRITE, DMACOUNT, DONE, HALTED, Ioat)
+    CHANERR_NEXT_ADDR, CHANERR_READ_DATA, CHANERR_WRITE_DATA, CTL_COMPL_WRITE, DMACOUNT, DONE,
+    HALTED, Ioat)
 
 BASE = 0xFED90000
 VER, CAP, ECAP, GCMD, GSTS, RTADDR, CCMD = 0x00, 0x08, 0x10, 0x18, 0x1C, 0x20, 0x28
@@ -513,6 +514,75 @@ class VtdTest(MachineCase):
                 self.assertEqual(v.qt.readq(l2 + 8 * (dst >> 21)) & (a | d), a | d)
                 # the source's page, apart from the destination's: read, so A and not D
                 self.assertEqual(v.qt.readq(l2 + 8 * (src >> 21)) & (a | d), a)
+
+    def test_a_pasid_invalidation_reaches_every_page_of_a_run(self):
+        """Scalable mode, second-stage tables under the context entry's RID_PASID (0, and 5
+        as the issue found it): an 8 KiB copy through two 4 KiB pages, the second page's
+        entry cleared, a PASID-based page-selective invalidation of both pages and a wait;
+        the next 8 KiB copy faults on the second page (reason 85h: second-stage entry not
+        present) and leaves it alone. A run must not keep the second page from another
+        PASID's entries (issue 41, first bug)."""
+        dst_iova = 1 << 30
+        for rid_pasid in (0, 5):
+            with self.subTest(rid_pasid=rid_pasid):
+                io, v = self.ioat_behind(",mode=scalable")
+                root, ctx, dir_, table = (v.mem.alloc(4096, fill=0) for _ in range(4))
+                pml4, pdpt, pd0, pd1, pt = (v.mem.alloc(4096, fill=0) for _ in range(5))
+                pages = v.mem.alloc(8192, fill=0)
+                bus, devfn = io.bdf >> 8, io.bdf & 0xFF
+                v.qt.memwrite(root + 16 * bus, struct.pack("<QQ", ctx | 1, 0))
+                v.qt.memwrite(ctx + 32 * devfn,
+                              struct.pack("<QQQQ", dir_ | 2 << 9 | 1, rid_pasid, 0, 0))
+                v.qt.writeq(dir_ + 8 * (rid_pasid >> 6), table | 1)
+                # PGTT 010 (second stage), AW 48-bit, domain 3
+                v.qt.memwrite(table + 64 * (rid_pasid & 63),
+                              struct.pack("<8Q", pml4 | 2 << 6 | 2 << 2 | 1, 3, 0, 0, 0, 0, 0, 0))
+                v.qt.writeq(pml4, pdpt | 3)
+                v.qt.writeq(pdpt, pd0 | 3)
+                v.qt.writeq(pdpt + 8, pd1 | 3)
+                # Guest RAM 1:1 in 4 KiB pages: with a large page cached the unit
+                # translates a run page by page, and the run path is the point here.
+                top = v.mem.end
+                for i in range((top + (1 << 21) - 1) >> 21):
+                    leaf = v.mem.alloc(4096)
+                    v.qt.memwrite(leaf, struct.pack("<512Q", *((i << 21) + (j << 12) | 3
+                                                               for j in range(512))))
+                    v.qt.writeq(pd0 + 8 * i, leaf | 3)
+                v.qt.writeq(pd1, pt | 3)
+                v.qt.writeq(pt, pages | 3)
+                v.qt.writeq(pt + 8, pages + 4096 | 3)
+                v.w64(RTADDR, root | 1 << 10)
+                v.command(SRTP)
+                v.command(TE)
+                iq, status = v.mem.alloc(8192, fill=0), v.mem.alloc(64, fill=0)
+                v.w64(IQA, iq | 1 << 11 | 1)    # 256-bit descriptors
+                v.w64(IQT, 0)
+                v.command(QIE)
+                # the source's two pages one run too, so that the copy maps the
+                # destination's two as one (the unit's translate_run)
+                src = io.mem.alloc(8192, align=1 << 21)
+                data = bytes((i * 7 + 3) & 0xFF for i in range(8192))
+                io.qt.memwrite(src, data)
+                self.window_copy(io, src, dst_iova, size=8192)
+                self.assertEqual((io.state(0), io.chanerr(0)), (DONE, 0))
+                self.assertEqual(io.qt.memread(pages, 8192), data)
+                io.qt.memset(pages + 4096, 4096, 0xA5)
+                v.qt.writeq(pt + 8, 0)
+                # page-selective within PASID (G 3), domain 3, both pages (AM 1); a wait
+                inv = struct.pack("<QQ", rid_pasid << 32 | 3 << 16 | 3 << 4 | 6, dst_iova | 1)
+                v.qt.memwrite(iq, inv + bytes(16))
+                v.qt.memwrite(iq + 32, wait_desc(status, 7) + bytes(16))
+                v.w64(IQT, 2 << 5)
+                io.qt.clock_step(10_000)
+                self.assertEqual(v.qt.readl(status), 7)
+                self.window_copy(io, src, dst_iova, size=8192)
+                self.assertEqual(io.state(0), HALTED)
+                self.assertTrue(io.chanerr(0) & CHANERR_WRITE_DATA, hex(io.chanerr(0)))
+                self.assertEqual(io.qt.memread(pages + 4096, 4096), b"\xa5" * 4096,
+                                 "the unmapped page was written")
+                hi = v.r64(FRCD + 8)
+                self.assertEqual(hi >> 32 & 0xFF, 0x85)
+                self.assertEqual(v.r64(FRCD) & ~0xFFF, dst_iova + 4096)
 
     def test_scalable_tables_in_mmio_fault_without_touching_them(self):
         """A PASID directory, a PASID table or first-stage tables aimed at the unit's
