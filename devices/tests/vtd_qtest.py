@@ -705,13 +705,15 @@ class VtdTest(MachineCase):
     # The interrupt address range and ATS (docs/vtd.rst, Device-TLBs) ---------------------
     WINDOW = 0xFEE00000
 
-    def ats_window(self, props=""):
-        """dmalab-ioat with ATS enabled behind a unit with device-TLBs, legacy tables with
-        TT=01 for it: the first GiB 1:1 in 2 MiB pages, and IOVA 0xFEE00000, in the
-        interrupt address range, mapped read-write to a RAM page full of 0x5A (the page
-        after it not mapped). Returns (io, v, the RAM page)."""
+    def ats_window(self, scalable=False):
+        """dmalab-ioat with ATS enabled behind a unit with device-TLBs, tables that let it
+        use them (legacy: TT=01; scalable mode: DTE, and RID_PASID 0's entry second-stage):
+        the first GiB 1:1 in 2 MiB pages, and IOVA 0xFEE00000, in the interrupt address
+        range, mapped read-write to a RAM page full of 0x5A (the page after it not
+        mapped). Returns (io, v, the RAM page)."""
         io = Ioat(qtest_case.QEMU, device="dmalab-ioat,ats=on",
-                  args=["-device", "dmalab-vtd,id=vtd,device-iotlb=on" + props])
+                  args=["-device", "dmalab-vtd,id=vtd,device-iotlb=on" +
+                        (",mode=scalable" if scalable else "")])
         self.track(io.qt)
         v = Vtd(io.qt)
         v.mem = io.mem
@@ -724,7 +726,21 @@ class VtdTest(MachineCase):
             v.qt.writeq(pd0 + 8 * i, i << 21 | 1 << 7 | 3)
         v.qt.writeq(pd3 + 8 * (self.WINDOW >> 21 & 0x1FF), pt | 3)
         v.qt.writeq(pt, ram | 3)
-        self.tables(io, v, pml4 | 1 << 2 | 1, 1 << 8 | 2)    # TT=01: device-TLBs
+        if scalable:
+            root, ctx, dir_, table = (v.mem.alloc(4096, fill=0) for _ in range(4))
+            bus, devfn = io.bdf >> 8, io.bdf & 0xFF
+            v.qt.memwrite(root + 16 * bus, struct.pack("<QQ", ctx | 1, 0))
+            # DTE: device-TLBs; PDTS 2; RID_PASID 0's entry: PGTT 010, AW 48-bit, domain 2
+            v.qt.memwrite(ctx + 32 * devfn,
+                          struct.pack("<QQQQ", dir_ | 2 << 9 | 1 << 2 | 1, 0, 0, 0))
+            v.qt.writeq(dir_, table | 1)
+            v.qt.memwrite(table, struct.pack("<8Q", pml4 | 2 << 6 | 2 << 2 | 1, 2,
+                                             0, 0, 0, 0, 0, 0))
+            v.w64(RTADDR, root | 1 << 10)
+            v.command(SRTP)
+            v.command(TE)
+        else:
+            self.tables(io, v, pml4 | 1 << 2 | 1, 1 << 8 | 2)    # TT=01: device-TLBs
         cap = io.pci.find_ext_capability(io.bdf, 0x0F)
         io.pci.cfg_write(io.bdf, cap + 6, 0x8000, 2)          # ATS Enable
         return io, v, ram
@@ -741,9 +757,10 @@ class VtdTest(MachineCase):
         device's 64-byte write goes out untranslated and becomes 16 interrupt requests,
         the RAM page untouched (VT-d 3.14, 4.2.3); the same for a page the tables do
         not map, which is no write error."""
-        for dst in (self.WINDOW, self.WINDOW + 0x1000):
-            with self.subTest(dst=hex(dst)):
-                io, v, ram = self.ats_window()
+        for scalable, dst in ((s, d) for s in (False, True)
+                              for d in (self.WINDOW, self.WINDOW + 0x1000)):
+            with self.subTest(scalable=scalable, dst=hex(dst)):
+                io, v, ram = self.ats_window(scalable)
                 src, _ = io.buffer(64)
                 before = v.counter("interrupts")
                 self.window_copy(io, src, dst)
@@ -756,13 +773,15 @@ class VtdTest(MachineCase):
     def test_ats_reads_of_the_interrupt_range_are_no_ram(self):
         """A device with ATS reading IOVA 0xFEE00000, which the tables map to RAM, does
         not get that RAM: the answer is untranslated-only and write-only, so the read is
-        refused and the channel halts with a read error."""
-        io, v, ram = self.ats_window()
-        dst, _ = io.buffer(64, seed=3)
-        self.window_copy(io, self.WINDOW, dst)
-        self.assertEqual(io.state(0), HALTED)
-        self.assertTrue(io.chanerr(0) & CHANERR_READ_DATA, hex(io.chanerr(0)))
-        self.assertNotEqual(io.qt.memread(dst, 64), b"\x5a" * 64)
+        refused and the channel halts with a read error (legacy and scalable mode)."""
+        for scalable in (False, True):
+            with self.subTest(scalable=scalable):
+                io, v, ram = self.ats_window(scalable)
+                dst, _ = io.buffer(64, seed=3)
+                self.window_copy(io, self.WINDOW, dst)
+                self.assertEqual(io.state(0), HALTED)
+                self.assertTrue(io.chanerr(0) & CHANERR_READ_DATA, hex(io.chanerr(0)))
+                self.assertNotEqual(io.qt.memread(dst, 64), b"\x5a" * 64)
 
     def test_pass_through_context_lets_the_device_copy(self):
         io, v = self.ioat_behind()
