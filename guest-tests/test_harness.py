@@ -126,9 +126,8 @@ class ResetTests(unittest.TestCase):
         self.assertNotIn("-no-reboot", cmd("--reset-on", "DMALAB: reset-me"))
 
 
-class ClockTests(unittest.TestCase):
-    """--clock: the modelled clock (TCG, -icount, a seed) or the host's, and what a run
-    keeps and prints for its replay."""
+class AccelEnvironment(unittest.TestCase):
+    """A test that sets DMALAB_ACCEL or DMALAB_KVM_PROBE gets them back as they were."""
 
     def setUp(self):
         self.saved = {k: os.environ.pop(k, None)
@@ -139,6 +138,11 @@ class ClockTests(unittest.TestCase):
             os.environ.pop(k, None)
             if v is not None:
                 os.environ[k] = v
+
+
+class ClockTests(AccelEnvironment):
+    """--clock: the modelled clock (TCG, -icount, a seed) or the host's, and what a run
+    keeps and prints for its replay."""
 
     def parsed(self, *extra):
         ap = runner.make_parser()
@@ -208,20 +212,13 @@ class ClockTests(unittest.TestCase):
                          "same interleaving)")
 
 
-class AccelTests(unittest.TestCase):
+class AccelTests(AccelEnvironment):
     """guest-tests/accel.py: KVM where usable, TCG otherwise or when needed."""
 
     def setUp(self):
+        super().setUp()
         import accel
         self.accel = accel
-        self.saved = {k: os.environ.pop(k, None)
-                      for k in ("DMALAB_ACCEL", "DMALAB_KVM_PROBE")}
-
-    def tearDown(self):
-        for k, v in self.saved.items():
-            os.environ.pop(k, None)
-            if v is not None:
-                os.environ[k] = v
 
     def test_choices(self):
         choose = self.accel.choose
