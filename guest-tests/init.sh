@@ -14,7 +14,13 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
-say() { echo "DMALAB: $*"; }
+# Each line /init reports goes to the kernel's log as one record, so that the
+# serial console prints it whole, never cut by a kernel message printed while
+# it was being written (a tty write and a printk interleave character by
+# character).  One open per line: /dev/kmsg's rate limit is per open file.
+# Before devtmpfs is up, or if the write fails, the line goes to stdout.
+line() { echo "$*" 2>/dev/null > /dev/kmsg || echo "$*"; }
+say() { line "DMALAB: $*"; }
 
 finish() {
 	say "done"
@@ -154,7 +160,7 @@ report_irqs() {
 		for (i in took)
 			c++
 		print "DMALAB: ioat irq cpus " c
-	}' /proc/interrupts
+	}' /proc/interrupts | while IFS= read -r l; do line "$l"; done
 }
 
 report_channels() {
