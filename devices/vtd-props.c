@@ -315,6 +315,12 @@ static const Property dmalab_vtd_properties[] = {
     DEFINE_PROP_UNSIGNED_NODEFAULT("devtlb-timeout-ns", DmalabVtdState,
                                    cfg.devtlb_timeout_ns, qdev_prop_uint64,
                                    uint64_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("pde-cache", DmalabVtdState, cfg.pde_cache,
+                                   qdev_prop_uint32, uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("pdpe-cache", DmalabVtdState,
+                                   cfg.pdpe_cache, qdev_prop_uint32, uint32_t),
+    DEFINE_PROP_UNSIGNED_NODEFAULT("pml4e-cache", DmalabVtdState,
+                                   cfg.pml4e_cache, qdev_prop_uint32, uint32_t),
 };
 
 static const DmalabPropDoc dmalab_vtd_property_docs[] = {
@@ -335,6 +341,12 @@ static const DmalabPropDoc dmalab_vtd_property_docs[] = {
     { "devtlb-timeout-ns", "a device-TLB invalidation that would take longer "
       "(a fault plan's delay) times out after this long: FSTS.ITE "
       "(0: never)" },
+    { "pde-cache", "paging-structure cache of PDEs, in entries (4-way; 0: "
+      "none): a miss under a cached PDE reads one entry" },
+    { "pdpe-cache", "paging-structure cache of PDPEs, in entries (4-way; "
+      "0: none)" },
+    { "pml4e-cache", "paging-structure cache of PML4Es, in entries (4-way; "
+      "0: none)" },
 };
 
 /* The configuration properties, with the model's defaults. */

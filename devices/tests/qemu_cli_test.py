@@ -88,6 +88,9 @@ class PropertyErrors(unittest.TestCase):
                            "iec-entries must be a multiple of 4")
         self.assertRefused("dmalab-vtd,mode=scalable,qi=off",
                            "scalable mode needs queued invalidation (qi=on)")
+        for prop in ("pde-cache=6", "pdpe-cache=8192", "pml4e-cache=2"):
+            self.assertRefused("dmalab-vtd," + prop,
+                               "pde-cache, pdpe-cache and pml4e-cache must be multiples of 4")
         self.assertRefused("dmalab-vtd,mode=scalable,aw-bits=39",
                            "first-stage tables need aw-bits=48 (or first-stage=off)")
         self.assertRefused("dmalab-vtd,mode=pasid",

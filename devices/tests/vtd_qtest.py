@@ -455,6 +455,90 @@ class VtdTest(MachineCase):
         self.assertLessEqual(reads, 4 * walks)
         self.assertTrue(io.qt.responsive())
 
+    # Paging-structure caches (docs/vtd.rst) ---------------------------------------------
+    DST_IOVA = 1 << 30
+
+    @staticmethod
+    def ram_in_4k_pages(v, pd0, top):
+        """Guest RAM below `top` mapped 1:1 in 4 KiB pages under the directory pd0 (the
+        first GiB): a leaf table per 2 MiB, allocated here."""
+        for i in range((top + (1 << 21) - 1) >> 21):
+            leaf = v.mem.alloc(4096)
+            v.qt.memwrite(leaf, struct.pack("<512Q", *((i << 21) + (j << 12) | 3
+                                                       for j in range(512))))
+            v.qt.writeq(pd0 + 8 * i, leaf | 3)
+
+    def psc_tables(self, io, v):
+        """Legacy tables for the ioat (domain 1, 4 levels): guest RAM 1:1 in 4 KiB pages,
+        and two pages at DST_IOVA under a PDE of their own. Returns (the PDE's address,
+        the two pages)."""
+        pml4, pdpt, pd0, pd1, pt = (v.mem.alloc(4096, fill=0) for _ in range(5))
+        pages = v.mem.alloc(8192, fill=0)
+        v.qt.writeq(pml4, pdpt | 3)
+        v.qt.writeq(pdpt, pd0 | 3)
+        v.qt.writeq(pdpt + 8, pd1 | 3)
+        self.ram_in_4k_pages(v, pd0, v.mem.end + (4 << 20))  # room for later allocations
+        v.qt.writeq(pd1, pt | 3)
+        v.qt.writeq(pt, pages | 3)
+        v.qt.writeq(pt + 8, pages + 4096 | 3)
+        self.tables(io, v, pml4 | 1, 1 << 8 | 2)
+        return pd1, pages
+
+    def test_paging_structure_caches_shorten_walks(self):
+        """Copies through 4-level tables: with the caches (the default) most walks read
+        fewer than four entries, and pde-cache-hits counts them; with every level's cache
+        off each walk reads four."""
+        for props, on in (("", True), (",pde-cache=0,pdpe-cache=0,pml4e-cache=0", False)):
+            with self.subTest(on=on):
+                io, v = self.ioat_behind(props)
+                _, pages = self.psc_tables(io, v)
+                src, data = io.buffer(8192)
+                self.window_copy(io, src, self.DST_IOVA, size=8192)
+                self.assertEqual((io.state(0), io.chanerr(0)), (DONE, 0))
+                self.assertEqual(io.qt.memread(pages, 8192), data)
+                walks, reads = v.counter("page-walks"), v.counter("walk-reads")
+                hits = v.counter("pde-cache-hits")
+                self.assertGreater(walks, 2)
+                if on:
+                    self.assertGreater(hits, 0)
+                    self.assertLess(reads, 4 * walks)
+                else:
+                    self.assertEqual(hits, 0)
+                    self.assertEqual(reads, 4 * walks)
+
+    def test_a_pde_changed_under_the_invalidation_hint(self):
+        """A guest that points a cached PDE at a new leaf table and says, with a
+        page-selective invalidation's hint (IH), that only leaves changed: the unit goes on
+        through the leaf table it cached (the hint said so; never another address than
+        the guest's tables gave), counts the hint, and after an invalidation without the
+        hint uses the new table."""
+        io, v = self.ioat_behind()
+        pd1, pages = self.psc_tables(io, v)
+        pt2, pages2 = v.mem.alloc(4096, fill=0), v.mem.alloc(4096, fill=0)
+        v.qt.writeq(pt2, pages2 | 3)
+        src, data = io.buffer(4096)
+        self.window_copy(io, src, self.DST_IOVA, size=4096)
+        self.assertEqual(io.qt.memread(pages, 4096), data)
+        io.qt.memset(pages, 4096, 0)
+        v.qt.writeq(pd1, pt2 | 3)
+        status = v.mem.alloc(64, fill=0)
+        v.qi_enable()
+        for ih, where, token in ((True, pages, 1), (False, pages2, 2)):
+            # IOTLB page-selective (G 3), domain 1, DST_IOVA, IH in bit 6; then a wait
+            v.submit(struct.pack("<QQ", 1 << 16 | 3 << 4 | 0x2,
+                                 self.DST_IOVA | (1 << 6 if ih else 0)),
+                     wait_desc(status, token))
+            io.qt.clock_step(100_000)
+            self.assertEqual(v.qt.readl(status), token)
+            self.window_copy(io, src, self.DST_IOVA, size=4096)
+            self.assertEqual((io.state(0), io.chanerr(0)), (DONE, 0), ih)
+            self.assertEqual(io.qt.memread(where, 4096), data, ih)
+            io.qt.memset(where, 4096, 0)
+        self.assertEqual(v.counter("inv-leaf-hints"), 1)
+        self.assertGreaterEqual(v.counter("psc-dropped"), 3)
+        self.assertEqual(io.qt.memread(pages, 4096), bytes(4096))
+        self.assertTrue(io.qt.responsive())
+
     # Scalable mode (docs/vtd.rst, Scalable mode) -----------------------------------------
     def sm_tables(self, io, v, dir_ptr=None, table_ptr=None, flptr=None):
         """Scalable-mode tables as Linux builds them for the ioat: a TTM=01 root table,
@@ -542,12 +626,7 @@ class VtdTest(MachineCase):
                 v.qt.writeq(pdpt + 8, pd1 | 3)
                 # Guest RAM 1:1 in 4 KiB pages: with a large page cached the unit
                 # translates a run page by page, and the run path is the point here.
-                top = v.mem.end
-                for i in range((top + (1 << 21) - 1) >> 21):
-                    leaf = v.mem.alloc(4096)
-                    v.qt.memwrite(leaf, struct.pack("<512Q", *((i << 21) + (j << 12) | 3
-                                                               for j in range(512))))
-                    v.qt.writeq(pd0 + 8 * i, leaf | 3)
+                self.ram_in_4k_pages(v, pd0, v.mem.end)
                 v.qt.writeq(pd1, pt | 3)
                 v.qt.writeq(pt, pages | 3)
                 v.qt.writeq(pt + 8, pages + 4096 | 3)

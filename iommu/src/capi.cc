@@ -91,7 +91,8 @@ static_assert(DMALAB_VTD_LRU == static_cast<int>(vtd::Replacement::Lru) &&
 #define DMALAB_VTD_CONFIG_MEMBERS(X) \
     X(aw_bits) X(iotlb_entries) X(iotlb_ways) X(context_entries) X(qi) X(pt) X(audit) \
     X(inv_desc_ns) X(inv_page_ns) X(wait_ns) X(queue_step) X(seed) X(walk_read_ns) X(ir) \
-    X(eim) X(iec_entries) X(iec_inv_ns) X(dt) X(cm) X(devtlb_timeout_ns) X(sm) X(fs)
+    X(eim) X(iec_entries) X(iec_inv_ns) X(dt) X(cm) X(devtlb_timeout_ns) X(sm) X(fs) \
+    X(pde_cache) X(pdpe_cache) X(pml4e_cache)
 // clang-format on
 
 // c.replacement must be in range (dmalab_vtd_check).
@@ -157,6 +158,9 @@ constexpr CounterDef kCounters[] = {
     {"fs-ad-updates", &vtd::Counters::fs_ad_updates},
     {"translation-requests", &vtd::Counters::ats_requests},
     {"untranslated-only", &vtd::Counters::ats_untranslated_only},
+    {"psc-misses", &vtd::Counters::psc_misses},
+    {"psc-dropped", &vtd::Counters::psc_dropped},
+    {"inv-leaf-hints", &vtd::Counters::inv_leaf_hints},
 };
 // The counters by granularity (and the scalable-mode ones by kind) follow the table above.
 struct ArrayCounterDef {
@@ -175,6 +179,9 @@ constexpr ArrayCounterDef kGranCounters[] = {
     {"pc-inv-global", [](const vtd::Counters& c) { return c.pc_inv[3]; }},
     {"piotlb-inv-pasid", [](const vtd::Counters& c) { return c.piotlb_inv[0]; }},
     {"piotlb-inv-page", [](const vtd::Counters& c) { return c.piotlb_inv[1]; }},
+    {"pde-cache-hits", [](const vtd::Counters& c) { return c.psc_hits[0]; }},
+    {"pdpe-cache-hits", [](const vtd::Counters& c) { return c.psc_hits[1]; }},
+    {"pml4e-cache-hits", [](const vtd::Counters& c) { return c.psc_hits[2]; }},
 };
 constexpr unsigned kPlain = sizeof kCounters / sizeof kCounters[0];
 constexpr unsigned kAll = kPlain + sizeof kGranCounters / sizeof kGranCounters[0];

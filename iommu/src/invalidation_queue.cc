@@ -153,7 +153,7 @@ void InvalidationQueue::perform(uint64_t now)
     if (const auto* cc = std::get_if<CcInv>(&d); cc && !dropped)
         inv_.context(cc->g, cc->did, cc->sid, cc->fm, true);
     else if (const auto* it = std::get_if<IotlbInv>(&d); it && !dropped)
-        inv_.iotlb(it->g, it->did, it->addr, it->am, true);
+        inv_.iotlb(it->g, it->did, it->addr, it->am, it->ih, true);
     else if (const auto* ie = std::get_if<IecInv>(&d); ie && !dropped)
         inv_.iec(*ie);
     else if (const auto* dt = std::get_if<DevTlbInv>(&d); dt && !dropped)

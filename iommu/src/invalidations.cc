@@ -96,7 +96,25 @@ uint64_t Invalidations::context(Gran g, uint16_t did, uint16_t sid, uint8_t fm, 
     return n;
 }
 
-uint64_t Invalidations::iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued)
+template <class Pred> uint64_t Invalidations::drop_psc(uint16_t did, Pred&& pred)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < Caches::kPscLevels; i++) {
+        auto& c = t_.caches().psc[i];
+        if (!c)
+            continue;
+        const uint64_t size = pow2(Caches::psc_shift(i));
+        n += c->drop_group_if(did, [&](const PscEntry& e) {
+            uint64_t lo = e.region << Caches::psc_shift(i);
+            return pred(e, lo, lo + (size - 1));
+        });
+    }
+    s_.counters.psc_dropped += n;
+    return n;
+}
+
+uint64_t Invalidations::iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool ih,
+                              bool queued)
 {
     uint64_t size = pow2(12 + am);
     uint64_t first = addr & ~(size - 1);
@@ -105,6 +123,25 @@ uint64_t Invalidations::iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, 
     Caches& caches = t_.caches();
     auto& tlb = caches.iotlb;
     uint64_t n = 0;
+    // The paging-structure caches (6.5.2.3): a global or domain-selective invalidation
+    // drops their entries as the IOTLB's; a page-selective one those whose region overlaps
+    // its range, of every PASID (scalable mode: the domain's second-stage entries are
+    // shared by its PASIDs), unless its hint says only leaves changed.
+    if (g == Gran::Global) {
+        uint64_t psc = 0;
+        for (auto& c : caches.psc)
+            if (c)
+                psc += c->drop_all();
+        s_.counters.psc_dropped += psc;
+    } else if (g == Gran::Domain) {
+        drop_psc(did, [](const PscEntry&, uint64_t, uint64_t) { return true; });
+    } else if (g == Gran::Selective && ih) {
+        s_.counters.inv_leaf_hints++;
+    } else if (g == Gran::Selective) {
+        drop_psc(did, [&](const PscEntry&, uint64_t lo, uint64_t hi) {
+            return lo <= last && first <= hi;
+        });
+    }
     if (g == Gran::Global) {
         n = tlb.drop_all();
     } else if (g == Gran::Domain) {
@@ -179,6 +216,14 @@ uint64_t Invalidations::piotlb(const PiotlbInv& inv)
     uint64_t first = Translator::in48(inv.addr) & ~(size - 1);
     uint64_t last = first + (size - 1);
     t_.forget();
+    // The PASID's paging-structure cache entries go as its IOTLB entries do, except those a
+    // page-selective invalidation's hint keeps (6.5.2.4).
+    if (inv.page && inv.ih)
+        s_.counters.inv_leaf_hints++;
+    else
+        drop_psc(inv.did, [&](const PscEntry& e, uint64_t lo, uint64_t hi) {
+            return e.pasid == inv.pasid && (!inv.page || (lo <= last && first <= hi));
+        });
     uint64_t n = t_.caches().iotlb.drop_group_if(inv.did, [&](const TlbEntry& e) {
         if (e.pasid != inv.pasid)
             return false;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -136,12 +137,23 @@ struct TlbEntry {
     bool d = true;
 };
 
+// A paging-structure cache entry (6.2.4): the table a non-leaf entry names, with the
+// permissions the walk had gathered down to it (and including it).
+struct PscEntry {
+    uint64_t table = 0;
+    uint64_t region = 0; // the input address >> the level's shift (what the tag holds)
+    uint32_t pasid = 0;
+    bool r = false, w = false;
+};
+
 class Caches
 {
   public:
     Caches(const Config& c, Prng& prng)
         : context(c.context_entries, 4, kDomainIds, c.replacement, prng),
-          iotlb(c.iotlb_entries, c.iotlb_ways, kDomainIds, c.replacement, prng)
+          iotlb(c.iotlb_entries, c.iotlb_ways, kDomainIds, c.replacement, prng),
+          psc{psc_of(c.pde_cache, c, prng), psc_of(c.pdpe_cache, c, prng),
+              psc_of(c.pml4e_cache, c, prng)}
     {
     }
     static uint64_t context_tag(uint16_t sid) { return uint64_t{1} << 63 | sid; }
@@ -161,10 +173,36 @@ class Caches
     {
         context.drop_all();
         iotlb.drop_all();
+        for (auto& p : psc)
+            if (p)
+                p->drop_all();
+    }
+
+    // The paging-structure caches, by the level of the entries they hold: psc[0] PDEs
+    // (level 2, a 2 MiB region each), psc[1] PDPEs (level 3, 1 GiB), psc[2] PML4Es (level
+    // 4, 512 GiB); null when configured off. Tagged by the region, the domain, the PASID's
+    // bits 14:0 (an entry's own PASID is compared) and the stage (first or second).
+    static constexpr unsigned kPscLevels = 3;
+    static unsigned psc_shift(unsigned i) { return 21 + 9 * i; }
+    static uint64_t psc_tag(uint16_t did, uint32_t pasid, bool fs, uint64_t region)
+    {
+        static_assert(kDomainIds <= 256);
+        // region < 2^27 (input addresses below 2^48, regions of 2 MiB at least)
+        return uint64_t{1} << 63 | uint64_t{fs} << 62 | uint64_t{pasid & 0x7fff} << 40 |
+               uint64_t{did} << 28 | region;
     }
 
     SetAssoc<ContextInfo> context;
     SetAssoc<TlbEntry> iotlb;
+    std::unique_ptr<SetAssoc<PscEntry>> psc[kPscLevels];
+
+  private:
+    static std::unique_ptr<SetAssoc<PscEntry>> psc_of(unsigned entries, const Config& c, Prng& prng)
+    {
+        if (entries == 0)
+            return nullptr;
+        return std::make_unique<SetAssoc<PscEntry>>(entries, 4, kDomainIds, c.replacement, prng);
+    }
 };
 
 class Translator
@@ -218,6 +256,16 @@ class Translator
     FaultReason context_sm(uint16_t sid, ContextInfo& out, uint64_t haw_mask);
     FaultReason pasid_entry(const SmContextEntry& ce, ContextInfo& out, uint64_t haw_mask);
     FaultReason walk(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out, bool count);
+    // The paging-structure caches' lowest entry on the way to iova in ctx's tables of
+    // `levels` levels: the level it is at (2 to 4; 0 when none is cached) and the entry.
+    // Counted as a use (and, with count, as a hit or a miss) when found.
+    unsigned psc_find(const ContextInfo& ctx, uint64_t iova, unsigned levels, PscEntry& out,
+                      bool count);
+    // Caches the non-leaf entry at `level` (2 to 4) on the way to iova: it names `table`,
+    // and the walk down to it allows r and w.
+    void psc_fill(const ContextInfo& ctx, uint64_t iova, unsigned level, uint64_t table, bool r,
+                  bool w);
+    bool psc_on() const { return caches_.psc[0] || caches_.psc[1] || caches_.psc[2]; }
     // A second-stage walk (9.8), with the legacy reasons.
     FaultReason walk_ss(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out,
                         bool count);
@@ -309,6 +357,19 @@ class Translator
         uint64_t upper_root = 0, upper_region = 0, upper_table = 0;
         unsigned upper_levels = 0;
         bool upper_r = false, upper_w = false;
+        // A walk from `root` (of `levels` levels) reached iova's leaf table `table` with
+        // permissions r and w, by reading the levels above or from the PDE cache.
+        void reached_leaf_table(uint64_t root, unsigned levels, uint64_t iova, uint64_t table,
+                                bool r, bool w)
+        {
+            have_upper = true;
+            upper_root = root;
+            upper_levels = levels;
+            upper_region = iova >> 21;
+            upper_table = table;
+            upper_r = r;
+            upper_w = w;
+        }
     };
     std::unique_ptr<Memo> memo_ = std::make_unique<Memo>();
     // Walk time not yet taken, per requester: a small open-addressed table (a unit serves
@@ -386,7 +447,9 @@ class Invalidations
     bool inject(const InvRequest& r, uint64_t& due);
     // Takes effect now: the entries it names leave the caches. How many did.
     uint64_t context(Gran g, uint16_t did, uint16_t sid, uint8_t fm, bool queued);
-    uint64_t iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool queued);
+    // ih: the invalidation hint of a page-selective one (only leaf entries changed), which
+    // keeps the paging-structure caches.
+    uint64_t iotlb(Gran g, uint16_t did, uint64_t addr, unsigned am, bool ih, bool queued);
     uint64_t pasid_cache(const PcInv& inv);
     uint64_t piotlb(const PiotlbInv& inv);
     uint64_t iec(const IecInv& inv);
@@ -394,6 +457,10 @@ class Invalidations
     void devtlb(const DevTlbInv& inv);
 
   private:
+    // Drops the paging-structure cache entries of `did` that `pred` (given the entry and the
+    // first and last address of its region) accepts; how many.
+    template <class Pred> uint64_t drop_psc(uint16_t did, Pred&& pred);
+
     Shared& s_;
     Translator& t_;
     InterruptRemapping& ir_;

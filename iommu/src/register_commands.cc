@@ -170,7 +170,7 @@ Gran RegisterCommands::perform(const Command& c, Gran g, uint64_t v)
     if (g == Gran::Selective && am > kMamv)
         return Gran::Reserved; // beyond CAP.MAMV: not performed
     inv_.iotlb(g, static_cast<uint16_t>(field(fields::IOTLB, "DID").get(v)), iva & IVA_ADDR.mask(),
-               am, false);
+               am, field(fields::IVA, "IH").get(iva) != 0, false);
     return g;
 }
 

@@ -284,7 +284,18 @@ FaultReason Translator::walk_fs(const ContextInfo& ctx, uint64_t iova, unsigned 
         s_.counters.page_walks++;
     const bool write = perm & Unit::kWrite;
     bool w = true;
-    for (unsigned level = 4; level >= 1; level--) {
+    unsigned top = 4;
+    // The audit (count false) reads the tables in memory, never the caches.
+    if (PscEntry p; count && psc_on()) {
+        if (unsigned at = psc_find(ctx, iova, 4, p, true)) {
+            // Cached entries were present, user and had A set when filled; the write
+            // permission they gathered goes on down the walk.
+            table = p.table;
+            w = p.w;
+            top = at - 1;
+        }
+    }
+    for (unsigned level = top; level >= 1; level--) {
         const unsigned shift = 12 + 9 * (level - 1);
         const uint64_t at = table + ((iova >> shift) & 511) * FlPte::kSize;
         FlPte pte;
@@ -342,9 +353,48 @@ FaultReason Translator::walk_fs(const ContextInfo& ctx, uint64_t iova, unsigned 
             out.d = pte.dirty();
             return FaultReason::None;
         }
+        // Only an entry whose A is set is cached (a query sets none), as the CPU's
+        // paging-structure caches do.
+        if (count && pte.accessed())
+            psc_fill(ctx, iova, level, pte.address(), true, w);
         table = pte.address();
     }
     return sm(SmFault::FsAccess); // not reached: level 1 is always a leaf
+}
+
+unsigned Translator::psc_find(const ContextInfo& ctx, uint64_t iova, unsigned levels, PscEntry& out,
+                              bool count)
+{
+    for (unsigned i = 0; i < Caches::kPscLevels && i + 2 <= levels; i++) {
+        auto& c = caches_.psc[i];
+        if (!c)
+            continue;
+        uint64_t tag =
+            Caches::psc_tag(ctx.did, ctx.pasid, ctx.fs, in48(iova) >> Caches::psc_shift(i));
+        PscEntry* e = c->find(c->set_of(tag), tag);
+        if (e && e->pasid == ctx.pasid) {
+            if (count)
+                s_.counters.psc_hits[i]++;
+            out = *e;
+            return i + 2;
+        }
+    }
+    if (count)
+        s_.counters.psc_misses++;
+    return 0;
+}
+
+void Translator::psc_fill(const ContextInfo& ctx, uint64_t iova, unsigned level, uint64_t table,
+                          bool r, bool w)
+{
+    if (level < 2 || level - 2 >= Caches::kPscLevels || !caches_.psc[level - 2])
+        return;
+    auto& c = *caches_.psc[level - 2];
+    const uint64_t region = in48(iova) >> Caches::psc_shift(level - 2);
+    const uint64_t tag = Caches::psc_tag(ctx.did, ctx.pasid, ctx.fs, region);
+    const unsigned set = c.set_of(tag);
+    c.drop(set, tag); // another PASID's entry under the same tag, or an older one
+    c.insert(set, tag, ctx.did, PscEntry{table, region, ctx.pasid, r, w});
 }
 
 FaultReason Translator::walk(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out,
@@ -371,8 +421,17 @@ FaultReason Translator::walk_ss(const ContextInfo& ctx, uint64_t iova, unsigned 
         s_.counters.page_walks++;
     unsigned top = levels;
     Memo& m = *memo_;
-    if (m.on && m.have_upper && m.upper_root == table && m.upper_levels == levels &&
-        m.upper_region == iova >> 21) {
+    const bool psc = count && psc_on(); // the audit reads memory, never the caches
+    PscEntry p;
+    if (unsigned at = psc ? psc_find(ctx, iova, levels, p, true) : 0) {
+        r = p.r;
+        w = p.w;
+        table = p.table;
+        top = at - 1;
+        if (m.on && at == 2)
+            m.reached_leaf_table(ctx.slptptr, levels, iova, table, r, w);
+    } else if (!psc && m.on && m.have_upper && m.upper_root == table && m.upper_levels == levels &&
+               m.upper_region == iova >> 21) {
         // translate_run: the levels above the leaf table were read for this 2 MiB region
         // earlier in the call and are counted as read again.
         if (count)
@@ -412,15 +471,10 @@ FaultReason Translator::walk_ss(const ContextInfo& ctx, uint64_t iova, unsigned 
             out.w = w;
             return FaultReason::None;
         }
-        if (m.on && level == 2) {
-            m.have_upper = true;
-            m.upper_root = ctx.slptptr;
-            m.upper_levels = levels;
-            m.upper_region = iova >> 21;
-            m.upper_table = addr;
-            m.upper_r = r;
-            m.upper_w = w;
-        }
+        if (psc)
+            psc_fill(ctx, iova, level, addr, r, w);
+        if (m.on && level == 2)
+            m.reached_leaf_table(ctx.slptptr, levels, iova, addr, r, w);
         table = addr;
     }
     return FaultReason::PageTable; // not reached: level 1 is always a leaf

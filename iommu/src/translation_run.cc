@@ -102,6 +102,27 @@ uint64_t Translator::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint
     // cached, and filling 4 KiB entries evicts only 4 KiB ones).
     const uint64_t first = iova >> 12;
     const uint64_t last = std::min(first + max_pages, ((iova >> 21) + 1) << 9);
+    // Each walk below reads the levels above again, or with the paging-structure caches on,
+    // starts below the cached PDE of this leaf table and reads the leaf only. Without that
+    // entry (evicted, or the PDE cache off), translate() walks.
+    uint64_t reads_per_walk = m.upper_levels;
+    SetAssoc<PscEntry>::Probe pde;
+    unsigned pde_set = 0;
+    if (psc_on()) {
+        auto& c = caches_.psc[0];
+        if (!c)
+            return 0;
+        uint64_t tag = Caches::psc_tag(ctx->did, ctx->pasid, false, in48(iova) >> 21);
+        pde_set = c->set_of(tag);
+        pde = c->probe(pde_set, tag);
+        if (!pde.found())
+            return 0;
+        const PscEntry& e = c->at(pde);
+        if (e.pasid != ctx->pasid || e.table != m.upper_table || e.r != m.upper_r ||
+            e.w != m.upper_w)
+            return 0;
+        reads_per_walk = 1;
+    }
     uint64_t vpn = first, walked = 0;
     TlbEntry* slot = nullptr;
     for (; vpn < last; vpn++, out += 0x1000) {
@@ -152,9 +173,12 @@ uint64_t Translator::extend_run(uint16_t sid, uint64_t iova, unsigned perm, uint
     }
     if (vpn == first)
         return 0;
-    // The levels above counted as read again by every walk.
-    s_.counters.walk_reads += walked * m.upper_levels;
-    charge(sid, walked * m.upper_levels * s_.config.walk_read_ns);
+    s_.counters.walk_reads += walked * reads_per_walk;
+    charge(sid, walked * reads_per_walk * s_.config.walk_read_ns);
+    if (pde.found() && walked) {
+        s_.counters.psc_hits[0] += walked;
+        caches_.psc[0]->use(pde);
+    }
     const uint64_t base = (vpn - 1) << 12;
     front_ = {true, sid, base, 0xfff, out - 0x1000, r0, w0, ctx->fpd, slot, stage_of(*ctx)};
     return vpn - first;

@@ -131,6 +131,9 @@ const char* check(const Config& c)
         return "walk-read-ns must be at most 1 s (1000000000 ns)";
     if (c.iec_inv_ns > kMaxCostNs)
         return "iec-inv-ns must be at most 1 s (1000000000 ns)";
+    for (unsigned n : {c.pde_cache, c.pdpe_cache, c.pml4e_cache})
+        if (n % 4 || n > 4096)
+            return "pde-cache, pdpe-cache and pml4e-cache must be multiples of 4, at most 4096";
     if (c.iec_entries < 4 || c.iec_entries > 65536 || c.iec_entries % 4)
         return "iec-entries must be a multiple of 4, from 4 to 65536";
     if (c.devtlb_timeout_ns > kMaxCostNs)

@@ -47,6 +47,9 @@ typedef struct DmalabVtdConfig {
     uint64_t devtlb_timeout_ns; /* a device-TLB invalidation times out (ITE) after; 0 never */
     bool sm;                    /* scalable mode (ECAP.SMTS): PASID tables; needs qi */
     bool fs;                    /* with sm: first-stage tables offered (ECAP.FLTS) */
+    uint32_t pde_cache;         /* paging-structure caches: PDE entries (0: none), */
+    uint32_t pdpe_cache;        /* PDPE entries and PML4E entries; each a multiple */
+    uint32_t pml4e_cache;       /* of 4, at most 4096 */
 } DmalabVtdConfig;
 
 /*

@@ -57,6 +57,17 @@ struct Config {
     // unit charges it to the requester (take_cost), so a DMA engine behind the unit can
     // add its IOTLB and context misses to its own timing.
     uint64_t walk_read_ns = 100;
+    // Paging-structure caches (6.2.4): entries of the unit's caches of non-leaf paging
+    // entries, tagged by domain (and PASID, and stage), one cache per level: PDEs (each
+    // names a 2 MiB region's leaf table), PDPEs (1 GiB) and PML4Es (512 GiB). A walk starts
+    // below the lowest level it finds cached, so a miss under a cached PDE reads one entry.
+    // Page-selective IOTLB invalidations drop the entries covering their range unless they
+    // carry the invalidation hint (IH: only leaves changed). Each a multiple of 4 (4-way),
+    // at most 4096; 0 turns that level's cache off. The sizes are not published for any
+    // Intel part: these are chosen.
+    unsigned pde_cache = 32;
+    unsigned pdpe_cache = 8;
+    unsigned pml4e_cache = 4;
     // Interrupt remapping (ECAP.IR, chapter 5): off by default. With it, ECAP.EIM (x2APIC
     // destinations) unless eim is false. It needs queued invalidation: the interrupt entry
     // cache is invalidated only through the queue.
@@ -149,6 +160,11 @@ struct Counters {
     // PCIe ATS translation requests (Unit::translation_request), and of those the ones for
     // the interrupt address range, answered untranslated-only.
     uint64_t ats_requests = 0, ats_untranslated_only = 0;
+    // Paging-structure caches: walks that started below a cached PDE, PDPE or PML4E (the
+    // lowest level found), walks that found none (with the caches on), entries dropped by
+    // invalidations, and page-selective invalidations whose hint (IH) kept them.
+    uint64_t psc_hits[3] = {}; // PDE, PDPE, PML4E
+    uint64_t psc_misses = 0, psc_dropped = 0, inv_leaf_hints = 0;
 
     // Member by member: the struct has padding (RequesterCount, ir_requesters_seen), whose
     // bytes two units that counted the same need not share.
