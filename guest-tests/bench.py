@@ -13,6 +13,8 @@ emulation's own cost), then dmalab-vtd with its default walk cost, lazy and
 strict (the modelled cost of translation).
 --set host-cost: without an IOMMU, intel-iommu, and dmalab-vtd with every modelled
 cost off (walks and invalidations): the host cost of translating through the unit.
+--set walks: without an IOMMU, then dmalab-vtd (lazy) with its paging-structure caches
+off, with them (the default), and without walk cost: what the modelled walks cost.
 --set builds --qemu-b PATH: the same guest, without an IOMMU, one copy in flight
 per channel (bench_depth=1), on --qemu and then on another QEMU build (for
 example one built from an older commit with its own DMALAB_CACHE): what a change
@@ -52,11 +54,17 @@ VTD_NO_COST = ("vtd-no-cost", ["--device", "dmalab-vtd,walk-read-ns=0,inv-desc-n
                                "inv-page-ns=0,wait-ns=0",
                                "--device", "dmalab-ioat", "--append",
                                "intel_iommu=on dmalab_exercise.mode=bench"])
+# dmalab-vtd with its paging-structure caches off: every IOTLB miss walks all four levels
+# (the unit before they existed), beside the default (lazy) and without walk cost.
+VTD_NO_PSC = ("vtd-no-psc", ["--device", "dmalab-vtd,pde-cache=0,pdpe-cache=0,pml4e-cache=0",
+                             "--device", "dmalab-ioat", "--append",
+                             "intel_iommu=on dmalab_exercise.mode=bench"])
 # Two QEMU builds, the same guest: the second gets --qemu-b in main().
 ROUND_TRIP = ["--device", "dmalab-ioat", "--no-counters", "--append",
               "dmalab_exercise.mode=bench dmalab_exercise.bench_depth=1"]
 SETS = {"iommu": [WITHOUT, INTEL], "vtd": [INTEL, VTD_FREE, VTD, VTD_STRICT],
         "host-cost": [WITHOUT, INTEL, VTD_NO_COST],
+        "walks": [WITHOUT, VTD_NO_PSC, VTD, VTD_FREE],
         "builds": [("qemu", ROUND_TRIP), ("qemu-b", ROUND_TRIP)]}
 
 
