@@ -12,9 +12,11 @@ _for_device() pair, one call at a time, on the DMA engine's PCI device, at
   vtd-strict   dmalab-vtd, iommu.strict=1: each unmap invalidates and waits
   intel-lazy, intel-strict   the same behind QEMU's intel-iommu, the peer
 
-Per operation and size it prints, for each configuration, the median over the
-boots of each boot's median (p50) and 99th percentile, the smallest and largest
-p50 of the boots (the spread), and p50 over the baseline's p50.
+Per operation and size it prints, for each configuration, the mean per call less
+the mean of an empty timed region (the median over the boots of that, with the
+smallest and largest boot beside it: the spread), the median and 99th percentile
+likewise, the ratio to the baseline, and what a byte of the CPU's own memcpy()
+and memset() costs (the same in every configuration: a consistency check).
 
 --study iommu-flush (studies/iommu_flush.py), on a modelled CPU of 1 ns per
 guest instruction (-icount shift=0; --icount N for 2^N ns), one CPU: the
@@ -93,6 +95,7 @@ from studies.swiotlb import swiotlb_configs  # noqa: E402,F401
 from measure_tables import (  # noqa: E402,F401  (tests and bench scripts use them here)
     BENCH_MAP,
     Table,
+    byte_prices,
     counter_lines,
     crossover,
     in_copies,
@@ -175,7 +178,7 @@ def make_parser():
     clock.add_argument("--icount", type=int, metavar="SHIFT",
                        help="modelled time: -icount shift=SHIFT,sleep=off, -seed 1, the RTC "
                        "on virtual time (forces TCG; "
-                       "iommu-flush's default is 5)")
+                       "the studies' default is 0: 1 ns per instruction)")
     clock.add_argument("--host-clock", action="store_true",
                        help="host-driven guest time, also for iommu-flush")
     ap.add_argument("--timeout", type=int, default=300)
@@ -440,7 +443,48 @@ def save_results(args, study, configs, variants, initrds, clock_text, results):
               "(./dmalab measure and ./dmalab test install it)")
 
 
+def tables_from(path):
+    """`measure.py tables RESULTS.json`: the tables, derived lines and counters a run
+    printed, printed again from the results file it wrote (its boots' rows and counters),
+    so that a table quoted in docs/ can be regenerated from the file committed beside it.
+    The instruction profiles' explanation, which needs the profiles themselves, is left
+    out. Exit status 2 when the file is not a results file."""
+    try:
+        with open(path) as f:
+            res = json.load(f)
+        study = STUDIES[res["study"]]
+        boots = res["boots"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print("measure.py tables: %s is not a results file: %s" % (path, e), file=sys.stderr)
+        return 2
+    clock = res.get("clock", "host")
+    icount = int(clock[len("icount-"):]) if clock.startswith("icount-") else None
+    labels = list(boots)
+    runs = {label: [[(r["tag"], {k: v for k, v in r.items() if k != "tag"}) for r in boot]
+                    for boot in boots[label]] for label in labels}
+    counters = {label: (res.get("counters") or {}).get(label, [{}] * len(runs[label]))
+                for label in labels}
+    prov_ = res.get("provenance") or {}
+    print("==== %s from %s: commit %s%s, Linux %s, %s ====" % (
+        res["study"], os.path.basename(path), prov_.get("commit", "?"),
+        " (dirty)" if prov_.get("dirty") else "", res.get("kernel_version", "?"),
+        res.get("clock_text", clock)))
+    args = argparse.Namespace(icount=icount)
+    explain, study.explain = getattr(study, "explain", None), None
+    try:
+        print_tables(args, study, labels, runs, counters, {})
+    finally:
+        study.explain = explain
+    return 0
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["tables"]:
+        if len(argv) != 2:
+            print("usage: measure.py tables RESULTS.json", file=sys.stderr)
+            return 2
+        return tables_from(argv[1])
     args = make_parser().parse_args(argv)
     study = STUDIES[args.study]
     configs = settle(args, study)

@@ -60,7 +60,8 @@ def net_of_empty(rows):
 # cost subtracted (net_of_empty), and the gross mean beside it.
 BENCH_MAP = Table("bench-map", ("op", "size"), "net_mean_ns",
                   ["mean_ns", "net_p50_ns", "net_p99_ns", "max_ns"],
-                  "ns per call, mean less the empty region's", per_boot=net_of_empty)
+                  "ns per call, mean less the empty region's", per_boot=net_of_empty,
+                  derived=lambda s, labels: byte_prices(s, labels))
 
 
 def summarise(runs, study=None):
@@ -185,6 +186,35 @@ def in_copies(summaries, labels):
                                  "metric": "p50_ns:per_memcpy",
                                  "value": round(v[0] / copy[0], 4)})
             body.append(row)
+    return lines + aligned(head, body), rows
+
+
+def byte_prices(summaries, labels):
+    """What a byte costs the modelled CPU on each string path the study timed: the net
+    mean of its memcpy() and memset() rows over their size, per configuration (a
+    consistency check: every configuration boots the same CPU, so the prices agree
+    unless something else ran in the timed regions)."""
+    ops = ("memcpy", "memset")
+    lines = ["ns per byte on the guest's clock (net mean / size): the CPU's own copy and "
+             "fill"]
+    head = ["config", "size"] + list(ops)
+    body, rows = [], []
+    for label in labels:
+        s = summaries[label]
+        for size in sorted({k[1] for k in s if k[0] in ops}, key=int):
+            row = [label, str(size)]
+            for op in ops:
+                v = s.get((op, size))
+                if not v or int(size) <= 0:
+                    row.append("-")
+                    continue
+                per = v[0] / int(size)
+                row.append("%.3f" % per)
+                rows.append({"tag": "bench-map", "op": op, "size": size, "config": label,
+                             "metric": "ns_per_byte", "value": round(per, 4)})
+            body.append(row)
+    if not body:
+        return [], []
     return lines + aligned(head, body), rows
 
 

@@ -27,7 +27,7 @@ DMAR_2008 = {"strict": 25 / 11, "deferred": 18 / 11}
 # version by Intel in 2008 (4096 bytes for I/OAT 1.2, 2048 for 2.0).
 NET_DMA_COPYBREAK = {"I/OAT 1.2": 4096, "I/OAT 2.0": 2048}
 
-OPS = ("empty", "memcpy", "map", "unmap", "sync")
+OPS = ("empty", "memcpy", "memset", "map", "unmap", "sync")
 
 
 def _values(rows, metric, tag=None):

@@ -457,6 +457,75 @@ class DerivedTableTests(unittest.TestCase):
         self.assertTrue(all(r["size"] == "4096" for r in rows))   # no memcpy at 65536
         self.assertEqual(lines[-1].split(), ["swiotlb", "4096", "1.50", "1.25", "2.10"])
 
+    def test_byte_prices_divide_each_copy_and_fill_by_its_size(self):
+        def s(**net):
+            return {tuple(k.split("_")): (v, v, v, [], 1) for k, v in net.items()}
+        summaries = {"a": s(memcpy_4096=1600, memset_4096=512, map_4096=50),
+                     "b": s(memcpy_65536=26000)}
+        lines, rows = measure.byte_prices(summaries, ["a", "b"])
+        got = {(r["config"], r["op"], r["size"]): r["value"] for r in rows}
+        self.assertEqual(got, {("a", "memcpy", "4096"): 0.3906, ("a", "memset", "4096"): 0.125,
+                               ("b", "memcpy", "65536"): 0.3967})
+        self.assertEqual(lines[-2].split(), ["a", "4096", "0.391", "0.125"])
+        self.assertEqual(lines[-1].split(), ["b", "65536", "0.397", "-"])
+        self.assertEqual(measure.byte_prices({"c": s(map_4096=1)}, ["c"]), ([], []))
+
+    def test_every_study_boots_one_cpu_model(self):
+        """One price for a byte (issue 42): every study's configurations run QEMU's
+        CPU without the fast-string features, except the offload study's erms-cpu, the
+        named variant whose copy is dearer on purpose."""
+        from studies.common import MODELLED_CPU
+        for name, study in measure.STUDIES.items():
+            self.assertEqual(study.cpu, MODELLED_CPU, name)
+            for label, args in study.configs():
+                cpus = [a for i, a in enumerate(args) if i and args[i - 1] == "--cpu"]
+                if label == "erms-cpu":
+                    self.assertEqual(cpus, ["max"])
+                else:
+                    self.assertIn(cpus, ([], [MODELLED_CPU]), (name, label))
+
+
+class TablesFromResultsTests(unittest.TestCase):
+    """`measure.py tables RESULTS.json` prints a run's tables again from its file."""
+
+    @staticmethod
+    def boot(mapped):
+        rows = [("bench-map", {"op": op, "size": "4096", "mean_ns": str(v), "p50_ns": str(v),
+                               "p99_ns": str(v), "max_ns": str(v)})
+                for op, v in (("empty", 40), ("memcpy", 1640), ("map", mapped))]
+        return [{"tag": tag, **f} for tag, f in rows]
+
+    def test_the_tables_come_back_from_the_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            stem = os.path.join(tmp, "dma-api-6.1")
+            meta = {"study": "dma-api", "clock": "icount-0", "clock_text": "modelled",
+                    "kernel_version": "6.1.0-57-amd64",
+                    "provenance": {"commit": "abcdef123456", "dirty": False}}
+            measure.write_results(stem, meta, [], {"no-iommu": [self.boot(140)],
+                                                   "vtd-strict": [self.boot(440)]},
+                                  {"no-iommu": [{}], "vtd-strict": [{}]})
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(measure.main(["tables", stem + ".json"]), 0)
+        text = out.getvalue()
+        self.assertIn("commit abcdef123456", text)
+        # map: 140 and 440 less the empty region's 40, the ratio 4.00
+        lines = text.splitlines()
+        at = lines.index(next(x for x in lines if x.startswith("op=map size=4096")))
+        self.assertEqual(lines[at + 2].split()[:2], ["no-iommu", "100"])
+        self.assertEqual(lines[at + 3].split()[:2], ["vtd-strict", "400"])
+        self.assertEqual(lines[at + 3].split()[-1], "4.00")
+        self.assertEqual(lines[-1].split(), ["vtd-strict", "4096", "0.391", "-"])
+
+    def test_a_file_that_is_no_results_file_is_refused(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            f.write("{}")
+            f.flush()
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(measure.main(["tables", f.name]), 2)
+        self.assertIn("not a results file", err.getvalue())
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

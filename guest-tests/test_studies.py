@@ -66,8 +66,9 @@ class SpreadTests(unittest.TestCase):
                 measure.main(["--study", "dma-api", "--qemu", "q", "--kernel", "k",
                               "--initrd", os.path.join(tmp, "i")])
         self.assertEqual(len(seen), 3 * 6)
-        self.assertEqual(seen[0], ("no-iommu", "1", "i", "max,-erms,-fsrm"))
-        self.assertEqual(seen[6], ("no-iommu [seed=2]", "2", "i", "max,-erms,-fsrm"))
+        cpu = "max,-erms,-fsrm,-fzrm,-fsrs,-fsrc"
+        self.assertEqual(seen[0], ("no-iommu", "1", "i", cpu))
+        self.assertEqual(seen[6], ("no-iommu [seed=2]", "2", "i", cpu))
         self.assertEqual(seen[12][2], "initrd-build-b.cpio.gz")
 
 

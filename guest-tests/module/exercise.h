@@ -203,6 +203,7 @@ void dlx_mode_raid(unsigned int n);
 #define DLX_PROF_SG		9	/* sgcost: dma_map_sg + dma_unmap_sg; ops: unmaps */
 #define DLX_PROF_SGPAGES	10	/* sgcost: the same pages one by one; ops: unmaps */
 #define DLX_PROF_MD		11	/* init.sh md_cost: an md write (size: RAID level); ops: MiB */
+#define DLX_PROF_MEMSET		12	/* mapcost: one memset() of the buffer */
 
 static inline void dlx_profile_mark(bool open, u64 arg)
 {

@@ -8,6 +8,9 @@
  *           and the subtraction), which measure.py subtracts from the others
  *   memcpy  memcpy() of the buffer into another one: the guest CPU's own copy
  *           of that size, what a bounced map, unmap or sync is made of
+ *   memset  memset() of that other buffer: the guest CPU's fill, the price of
+ *           a byte on the kernel's other string path (measure.py prints both
+ *           per byte)
  *   map     dma_map_single()      of a fresh mapping
  *   unmap   dma_unmap_single()    of that mapping (strict mode: with its IOTLB
  *                                 invalidation and wait)
@@ -127,6 +130,14 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 		dlx_mapcost_close();
 	}
 	dlx_mapcost_report("memcpy", size, a, n);
+	for (i = 0; i < n; i++) {
+		dlx_mapcost_open(DLX_PROF_MEMSET, size);
+		t0 = ktime_get_ns();
+		memset(copy, i & 0xff, size);
+		a[i] = dlx_elapsed(t0);
+		dlx_mapcost_close();
+	}
+	dlx_mapcost_report("memset", size, a, n);
 	kfree(copy);
 	for (i = 0; i < n; i++) {
 		dlx_mapcost_open(DLX_PROF_MAP, size);

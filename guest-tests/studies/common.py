@@ -52,14 +52,18 @@ def vtd_variants(configs, sets=(), sweep=None):
     return out
 
 
-# The modelled CPU of dma-api, swiotlb and offload: QEMU's "max" without the fast-string
-# features.  TCG counts one instruction per iteration of a rep movs, so with ERMS (6.1's
-# memcpy is then a rep movsb) or FSRM (6.12's) a copy costs one instruction per byte:
-# 1 ns per byte at 1 ns per instruction, a copy slower than any the CPU does.  Without
-# them Linux copies with its other memcpy (6.1: rep movsq where the CPU has REP_GOOD,
-# else memcpy_orig's loop of 8-byte moves; 6.12: memcpy_orig), at a rate each study
-# measures and reports (its memcpy row: ns per byte at the shift it runs at).
-MODELLED_CPU = "max,-erms,-fsrm"
+# The modelled CPU of every study: QEMU's "max" without the fast-string features, so
+# that a byte has one price whatever code path moves it.  TCG counts one instruction per
+# iteration of a rep-string instruction, so with ERMS (6.1's memcpy and memset are then
+# rep movsb and rep stosb), FSRM (6.12's memcpy), FSRS (6.12's memset, rep stosb),
+# FZRM or FSRC, a copy or fill costs one instruction per byte: 1 ns per byte at 1 ns per
+# instruction, dearer than any CPU's, and only on the paths Linux switched to those
+# instructions.  Without them Linux copies and fills with its other routines (6.1: rep
+# movsq and rep stosq where the CPU has REP_GOOD, else loops of 8-byte moves; 6.12:
+# memcpy_orig and memset_orig), at a rate each study measures and prints (the mapcost
+# modes' memcpy and memset rows: ns per byte at the shift it runs at).  Until
+# 2026-12-06 iommu-flush ran plain "max" and the others kept FSRS.
+MODELLED_CPU = "max,-erms,-fsrm,-fzrm,-fsrs,-fsrc"
 
 
 class Study:

@@ -9,7 +9,7 @@ scatter-gather unmap costs. measure.py's docstring and docs/measure.rst say more
 import measure_checks as checks
 import scenarios
 from measure_tables import Table, aligned, median
-from studies.common import Study, configs
+from studies.common import MODELLED_CPU, Study, configs
 
 
 # The copy study's engine: every copy completes latency-ns after its data
@@ -244,7 +244,8 @@ STUDY = Study("copycost", True, COPY_ENGINE, [
     smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab_exercise.copycost_sizes":
                   "4096,65536", "dmalab_exercise.copycost_sg_count": 50,
                   "dmalab.pktgen_count": 300, "dmalab.pktgen": "64,1500"},
-    icount=ICOUNT, extra=NIC + COPIES, quick_extra=NIC_QUICK, matrix=matrix)
+    icount=ICOUNT, cpu=MODELLED_CPU, extra=NIC + COPIES, quick_extra=NIC_QUICK,
+    matrix=matrix)
 # --quick: the three configurations --expect-order compares, twice each, in under 2 minutes
 STUDY.quick_labels = ("no-iommu", "vtd-lazy", "vtd-strict")
 # The full run's offered rates, copies and packets per second, up to back to back (0)

@@ -6,7 +6,7 @@ per packet, and a copy through dmalab-ioat (mode=offload); measure.py's docstrin
 docs/swiotlb.rst say more."""
 
 import measure_checks as checks
-from measure_tables import BENCH_MAP, Table, in_copies, net_of_empty
+from measure_tables import BENCH_MAP, Table, byte_prices, in_copies, net_of_empty
 from studies import orders
 from studies.common import MODELLED_CPU, Study
 from studies.iommu_flush import COPY_ENGINE, nic_args
@@ -45,8 +45,11 @@ def swiotlb_configs(mode, ioat):
 
 
 def _map_in_copies(summaries, labels):
-    return in_copies({k: v for k, v in summaries.items() if _calls(k)},
-                     [label for label in labels if _calls(label)])
+    summaries = {k: v for k, v in summaries.items() if _calls(k)}
+    labels = [label for label in labels if _calls(label)]
+    lines, rows = in_copies(summaries, labels)
+    more, more_rows = byte_prices(summaries, labels)
+    return lines + more, rows + more_rows
 
 
 # Needs the patched ioatdma (guest-tests/ioatdma_patched.py): Debian's refuses
