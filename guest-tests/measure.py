@@ -88,6 +88,7 @@ import measure_provenance as prov  # noqa: E402
 import plots  # noqa: E402
 from studies import STUDIES  # noqa: E402
 import studies.profiles  # noqa: E402
+from studies import cpus  # noqa: E402
 from studies.common import Study, configs, modelled_clock, vtd_variants  # noqa: E402,F401
 from studies.iommu_flush import COPY_ENGINE, NIC  # noqa: E402,F401
 from studies.offload import OFFLOAD_CONFIGS, SLOW_ENGINE, offload_configs  # noqa: E402,F401
@@ -174,6 +175,14 @@ def make_parser():
     ap.add_argument("--engine", metavar="PROPS",
                     help="dmalab-ioat's properties, e.g. latency-ns=0 (default: none for "
                     "dma-api; %s for iommu-flush)" % COPY_ENGINE)
+    ap.add_argument("--cpu-profile", metavar="NAME", default="model",
+                    help="a published CPU (studies/cpus.py: %s): every dmalab delay is set "
+                    "in that CPU's ns and scaled to its instructions on the 1-ns modelled "
+                    "clock; default model (the models' delays as they are)"
+                    % ", ".join(sorted(cpus.PROFILES)))
+    ap.add_argument("--ipc", type=float, default=1.0,
+                    help="with --cpu-profile: the instructions per cycle assumed (no "
+                    "source gives the kernel's; default 1)")
     clock = ap.add_mutually_exclusive_group()
     clock.add_argument("--icount", type=int, metavar="SHIFT",
                        help="modelled time: -icount shift=SHIFT,sleep=off, -seed 1, the RTC "
@@ -230,6 +239,17 @@ def settle(args, study):
         return None
     if args.icount is None and not args.host_clock:
         args.icount = study.icount
+    try:
+        args.profile_ = cpus.profile(args.cpu_profile)
+        if args.profile_ and args.icount != 0:
+            raise ValueError("--cpu-profile needs the modelled clock at 1 ns per "
+                             "instruction (--icount 0, the studies' default)")
+        if not args.ipc > 0:
+            raise ValueError("--ipc must be above 0")
+        configs = cpus.apply(configs, args.profile_, args.ipc)
+    except (KeyError, ValueError) as e:
+        print("measure.py: %s" % (e.args[0] if e.args else e), file=sys.stderr)
+        return None
     if args.rate is None and not args.quick and args.rates is None:
         args.rates = getattr(study, "rates", None)
     if args.same_counts and args.icount is None:
@@ -424,6 +444,8 @@ def save_results(args, study, configs, variants, initrds, clock_text, results):
             "cpu": study.cpu or "max", "smp": study.smp or 2,
             "kernel": os.path.abspath(args.kernel), "configs": dict(configs),
             "set": args.set, "sweep": args.sweep, "rate": args.rate,
+            "cpu_profile": {"name": args.cpu_profile, "ipc": args.ipc,
+                            "text": cpus.describe(args.profile_, args.ipc)},
             "spread": [dict(zip(("name", "seed", "build", "rate"), v))
                        for v in variants],
             "provenance": provenance,
@@ -469,6 +491,7 @@ def tables_from(path):
         res["study"], os.path.basename(path), prov_.get("commit", "?"),
         " (dirty)" if prov_.get("dirty") else "", res.get("kernel_version", "?"),
         res.get("clock_text", clock)))
+    print((res.get("cpu_profile") or {}).get("text", cpus.describe(None, 1)))
     args = argparse.Namespace(icount=icount)
     explain, study.explain = getattr(study, "explain", None), None
     try:
@@ -505,6 +528,7 @@ def main(argv=None):
     print("==== %s: medians of %d boots per configuration (%s), %s ====" % (
         args.study, len(variants) * args.repeat, ", ".join(v[0] for v in variants),
         clock_text))
+    print(cpus.describe(args.profile_, args.ipc))
     rows, bad = print_tables(args, study, labels, runs, counters, profiles)
     failed += bad
     failed += compare_boots(args, study, labels, runs, counters, names)

@@ -527,5 +527,72 @@ class TablesFromResultsTests(unittest.TestCase):
         self.assertIn("not a results file", err.getvalue())
 
 
+class CpuProfileTests(unittest.TestCase):
+    """--cpu-profile: the devices' delays in a published CPU's ns, scaled to its
+    instructions on the 1-ns modelled clock."""
+
+    CONFIGS = [("vtd-strict", ["--device", "dmalab-vtd,mode=scalable",
+                               "--device", "dmalab-ioat,latency-ns=2000,bandwidth=4000000000",
+                               "--append", "intel_iommu=on a=b,c=d"]),
+               ("set", ["--device", "dmalab-vtd,wait-ns=1000"])]
+
+    def test_every_delay_is_divided_and_every_bandwidth_multiplied_by_t(self):
+        from studies import cpus
+        prof = cpus.profile("cascade-lake-6234")
+        self.assertAlmostEqual(prof.ns_per_insn(1), 1 / 3.3)
+        (_, a), (_, b) = cpus.apply(self.CONFIGS, prof, 1)
+        # t = 0.303 ns: the model's 500, 200, 10 ns and the paper's 197 ns walk read
+        self.assertEqual(a[1], "dmalab-vtd,mode=scalable,wait-ns=1650,inv-desc-ns=660,"
+                               "inv-page-ns=33,walk-read-ns=650")
+        self.assertEqual(a[3], "dmalab-ioat,latency-ns=6600,bandwidth=1212121212")
+        self.assertEqual(a[5], "intel_iommu=on a=b,c=d")       # not a device
+        self.assertTrue(b[1].startswith("dmalab-vtd,wait-ns=3300,"))   # --set: that CPU's ns
+        # IPC 2 halves t
+        (_, a2), _ = cpus.apply(self.CONFIGS, prof, 2)
+        self.assertIn("wait-ns=3300", a2[1])
+        self.assertEqual(cpus.apply(self.CONFIGS, cpus.profile("model"), 1), self.CONFIGS)
+
+    def test_the_models_defaults_are_the_ones_scaled(self):
+        """VTD_DELAYS must be dmalab-vtd's defaults (iommu/include/dmalab/vtd/unit.h)."""
+        import re
+        from studies import cpus
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "..", "iommu", "include", "dmalab", "vtd",
+                               "unit.h")) as f:
+            header = f.read()
+        for prop, ns in cpus.VTD_DELAYS.items():
+            member = prop.replace("-", "_")
+            m = re.search(r"uint64_t %s = (\d+);" % member, header)
+            self.assertIsNotNone(m, member)
+            self.assertEqual(int(m.group(1)), ns, prop)
+
+    def test_every_profile_number_names_its_source(self):
+        from studies import cpus
+        for prof in cpus.PROFILES.values():
+            self.assertGreater(len(prof.ghz.where), 20, prof.name)
+            for k, s in prof.delays.items():
+                self.assertIn(k, cpus.VTD_DELAYS.keys() | set(cpus.IOAT_DELAYS)
+                              | set(cpus.IOAT_RATES), prof.name)
+                self.assertGreater(len(s.where), 20, (prof.name, k))
+
+    def run_main(self, *extra):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            rc = measure.main(["--study", "dma-api", "--qemu", "q", "--kernel", "k",
+                               "--initrd", "i"] + list(extra))
+        return rc, err.getvalue()
+
+    def test_a_profile_needs_the_1_ns_clock_and_a_known_name(self):
+        rc, err = self.run_main("--cpu-profile", "pentium-4")
+        self.assertEqual(rc, 2)
+        self.assertIn("unknown CPU profile 'pentium-4'", err)
+        rc, err = self.run_main("--cpu-profile", "cascade-lake-6234", "--icount", "3")
+        self.assertEqual(rc, 2)
+        self.assertIn("--icount 0", err)
+        rc, err = self.run_main("--cpu-profile", "cascade-lake-6234", "--ipc", "0")
+        self.assertEqual(rc, 2)
+        self.assertIn("--ipc must be above 0", err)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
