@@ -31,7 +31,9 @@
                    per chunk copied through dmalab-ioat, waited for, overlapped or
                    ordered, against its own memcpy: the crossover sizes); options go to
                    measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N,
-                   --seeds, --builds, --expect-order); iommu-flush and offload boot
+                   --seeds, --builds, --expect-order, --cpu-profile NAME, --ipc X);
+                   guest-tests/measure.py tables RESULTS.json prints a run's
+                   tables again from its results file; iommu-flush and offload boot
                    with the instruction profiler unless --no-profile;
                    --kernel 6.12 boots the backports kernel instead of 6.1
   ./dmalab setup   only install packages (as root)
