@@ -11,6 +11,7 @@ _for_device() pair, one call at a time, on the DMA engine's PCI device, at
   vtd-lazy     dmalab-vtd, iommu.strict=0: unmaps queue their IOTLB flush
   vtd-strict   dmalab-vtd, iommu.strict=1: each unmap invalidates and waits
   intel-lazy, intel-strict   the same behind QEMU's intel-iommu, the peer
+  vtd-cm       dmalab-vtd, caching-mode=on: strict, and each map invalidates too
 
 Per operation and size it prints, for each configuration, the mean per call less
 the mean of an empty timed region (the median over the boots of that, with the

@@ -108,9 +108,9 @@ class SameCountsWiringTests(unittest.TestCase):
             self.assertIn("needs --repeat 2 or more", out)
 
     def test_counters_that_differ_between_boots_fail(self):
-        # boots alternate: the six configurations, then all six again
-        rc, boots, out = self.run_main(["--repeat", "2"], lambda i: self.waits(128 + i // 6))
-        self.assertEqual(len(boots), 12)
+        # boots alternate: the seven configurations, then all seven again
+        rc, boots, out = self.run_main(["--repeat", "2"], lambda i: self.waits(128 + i // 7))
+        self.assertEqual(len(boots), 14)   # 7 configurations, 2 boots each
         self.assertEqual(rc, 1, out)
         self.assertIn("device counters differ between boots: no-iommu dmalab-vtd.waits "
                       "128/129", out)

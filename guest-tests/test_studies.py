@@ -65,11 +65,11 @@ class SpreadTests(unittest.TestCase):
                     contextlib.redirect_stdout(io.StringIO()):
                 measure.main(["--study", "dma-api", "--qemu", "q", "--kernel", "k",
                               "--initrd", os.path.join(tmp, "i")])
-        self.assertEqual(len(seen), 3 * 6)
+        self.assertEqual(len(seen), 3 * 7)
         cpu = "max,-erms,-fsrm,-fzrm,-fsrs,-fsrc"
         self.assertEqual(seen[0], ("no-iommu", "1", "i", cpu))
-        self.assertEqual(seen[6], ("no-iommu [seed=2]", "2", "i", cpu))
-        self.assertEqual(seen[12][2], "initrd-build-b.cpio.gz")
+        self.assertEqual(seen[7], ("no-iommu [seed=2]", "2", "i", cpu))
+        self.assertEqual(seen[14][2], "initrd-build-b.cpio.gz")
 
 
 class ProvenanceTests(unittest.TestCase):

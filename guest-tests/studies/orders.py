@@ -97,9 +97,15 @@ def dma_api(runs, labels, tables):
                                empty_bound, [("map", size)], net_of_empty))
     if not parts:
         return [], ["--expect-order: no no-iommu, lazy and strict configurations"]
+    if "vtd-cm" in labels and "vtd-strict" in labels:
+        # caching mode invalidates (and waits) on map too
+        for size in ("4096", "65536"):
+            parts.append(above(runs, "vtd-cm", "vtd-strict", "bench-map", "net_mean_ns",
+                               empty_bound, [("map", size)], net_of_empty))
     lines, failures = _join(*parts)
-    return ["dma-api: strict > lazy > no IOMMU (unmaps), lazy > no IOMMU (maps), net "
-            "means, every boot, beyond the empty region's cost:"] + lines, failures
+    return ["dma-api: strict > lazy > no IOMMU (unmaps), lazy > no IOMMU (maps), caching "
+            "mode > strict (maps), net means, every boot, beyond the empty region's "
+            "cost:"] + lines, failures
 
 
 def bounce_row(label, f, modelled):
