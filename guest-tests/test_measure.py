@@ -405,6 +405,28 @@ class OrderTests(unittest.TestCase):
             [("no-iommu", "vtd-lazy,wait-ns=0", "vtd-strict,wait-ns=0"),
              ("no-iommu", "vtd-lazy,wait-ns=9", "vtd-strict,wait-ns=9")])
 
+    def test_caching_mode_maps_above_strict_ones(self):
+        from studies import orders
+
+        def boot(mapped, unmapped):
+            rows = []
+            for size in ("4096", "65536"):
+                for op, v in (("empty", 40), ("map", mapped), ("unmap", unmapped)):
+                    rows.append(("bench-map", {"op": op, "size": size, "mean_ns": str(v),
+                                               "p50_ns": str(v), "p99_ns": str(v)}))
+            return [rows]
+        labels = ["no-iommu", "vtd-lazy", "vtd-strict", "vtd-cm"]
+        runs = {"no-iommu": boot(150, 90), "vtd-lazy": boot(1600, 1150),
+                "vtd-strict": boot(1120, 2640), "vtd-cm": boot(2270, 2680)}
+        lines, wrong = orders.dma_api(runs, labels, None)
+        self.assertEqual(wrong, [])
+        self.assertIn("caching mode > strict (maps)", lines[0])
+        runs["vtd-cm"] = boot(1150, 2680)   # within the empty region's 40 ns of strict's
+        _, wrong = orders.dma_api(runs, labels, None)
+        self.assertEqual(len(wrong), 2, wrong)
+        self.assertTrue(all("vtd-cm above vtd-strict by 30" in w and "not beyond" in w
+                            for w in wrong), wrong)
+
     def test_refused_where_there_is_no_order_to_check(self):
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
