@@ -178,7 +178,8 @@ def plot_iommu_flush(plt, meta, rows):
         ax.axhline(1, color="black", linewidth=0.8)
         for name, v in DMAR_2008.items():
             ax.axhline(v, color="grey", linestyle="--", linewidth=0.8)
-            ax.text(-0.45, v, "2008 DMAR thread (16 KiB UDP), %s: %.2f" % (name, v),
+            ax.text(-0.45, v, "2008 DMAR thread, another workload (16 KiB UDP on hardware), "
+                    "%s: %.2f" % (name, v),
                     va="bottom", ha="left", fontsize="x-small", color="dimgrey",
                     bbox=dict(facecolor="white", edgecolor="none", pad=1))
         ax.set_ylabel("gross guest CPU per %s, / no IOMMU" % ("copy" if tag == "bench-copy"
