@@ -105,10 +105,12 @@ class Program
         // scalable mode; first-stage tables unless the seed is odd (they need 48 bits)
         c.sm = c.qi && (ir & 0x80);
         c.fs = c.aw_bits == 48 && !(c.seed & 1);
-        // paging-structure caches: small (evicting) or off, from the seed's other bits
-        c.pde_cache = (c.seed >> 1 & 3) * 4;
-        c.pdpe_cache = (c.seed >> 3 & 1) * 4;
-        c.pml4e_cache = (c.seed >> 4 & 1) * 8;
+        // paging-structure caches, from the seed's other bits: small (evicting) unless a
+        // bit turns one off (a seed of 0, the stored seeds', has all three)
+        static constexpr unsigned kPde[] = {4, 8, 0, 32};
+        c.pde_cache = kPde[c.seed >> 1 & 3];
+        c.pdpe_cache = c.seed >> 3 & 1 ? 0 : 4;
+        c.pml4e_cache = c.seed >> 4 & 1 ? 0 : 4;
         return c;
     }
 
