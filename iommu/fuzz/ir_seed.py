@@ -20,8 +20,13 @@ directory and RID_PASID's first-stage PASID entry, a 4-level first-stage table t
 IOVA 0x1000 only, the 256-bit queue with a PASID-cache, a PASID-based IOTLB and a wait
 descriptor, and reads of 0x1000 (a walk, a hit) and 0x2000 (not present).
 
+A fifth, psc, maps two pages under one leaf table, reads both (a walk, then one under
+the cached PDE) and puts IOTLB invalidations through the queue that keep the
+paging-structure caches (page-selective with the hint) and drop them (without it;
+domain-selective), each waited for.
+
 Usage: ir_seed.py CORPUS_DIR  (writes CORPUS_DIR/ir-enable, devtlb, devtlb-ite,
-translate-cm and scalable)"""
+translate-cm, scalable and psc)"""
 
 import os
 import struct
@@ -181,6 +186,68 @@ def scalable_seed():
     return bytes(b)
 
 
+def psc_seed():
+    # legacy tables as translate_seed's, without caching mode, mapping 0x1000 and 0x2000
+    # under one leaf table; the paging-structure caches on (seed byte 0). Reads fill and
+    # use them; queued IOTLB invalidations then keep them (page-selective with the hint,
+    # IH) and drop them (page-selective without it, domain-selective), each waited for.
+    b = bytearray([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    b.append(0)  # no fault plan
+
+    def reg(off, value, shift):  # case 2
+        b.extend(struct.pack("<BHHB", 2, off, value, shift))
+
+    def reg64(off, value):  # case 0: an 8-byte write of any value
+        b.extend(struct.pack("<BHBQ", 0, off, 3, value))
+
+    def raw(addr, value):  # case 4: 8 bytes at addr (a multiple of 4)
+        b.extend(struct.pack("<BHQ", 4, addr // 4, value))
+
+    def read(devfn, page):  # case 6
+        b.extend(struct.pack("<BBBHBBB", 6, 0, devfn, page, 12, 1, 1))
+
+    def iotlb(at, g, addr, ih):  # an IOTLB invalidation descriptor, domain 1
+        raw(at, 1 << 16 | g << 4 | 2)
+        raw(at + 8, addr | (1 << 6 if ih else 0))
+
+    def wait(at, data):  # status data written to 0x3e000
+        raw(at, data << 32 | 1 << 5 | 5)
+        raw(at + 8, 0x3e000)
+
+    raw(0x30000, 0x31001)                   # root entry, bus 0
+    raw(0x31000 + 8 * 16, 0x32001)          # context entry 00:01.0: P, TT 0
+    raw(0x31000 + 8 * 16 + 8, 1 << 8 | 2)   # DID 1, AW 4-level
+    for at, nxt in [(0x32000, 0x33003), (0x33000, 0x34003), (0x34000, 0x35003),
+                    (0x35008, 0x9003), (0x35010, 0xa003)]:
+        raw(at, nxt)
+    iotlb(0x20000, 3, 0x1000, True)         # page-selective with IH: the caches stay
+    wait(0x20010, 1)
+    iotlb(0x20020, 3, 0x1000, False)        # without: the entries over 0x1000 go
+    iotlb(0x20030, 2, 0, False)             # domain-selective: all of domain 1's
+    wait(0x20040, 2)
+    reg(0x20, 0x3000, 4)    # RTADDR
+    reg(0x18, 0x4000, 16)   # GCMD: SRTP
+    b.extend([8, 7])
+    reg64(0x90, 0x20000)    # IQA: QS 0, 128-bit descriptors
+    reg(0x18, 0x400, 16)    # GCMD: QIE
+    b.extend([8, 7])
+    reg(0x18, 0x8400, 16)   # GCMD: TE, QIE
+    b.extend([8, 7])
+    read(8, 1)              # a walk of four reads
+    read(8, 2)              # under the cached PDE: one read
+    reg(0x88, 0x20, 0)      # IQT: the hinted invalidation and a wait
+    b.extend([8, 7])
+    b.extend(struct.pack("<BH", 9, 5000))
+    b.extend([8, 7])
+    read(8, 2)
+    reg(0x88, 0x50, 0)      # IQT: the other two and a wait
+    b.extend([8, 7])
+    b.extend(struct.pack("<BH", 9, 5000))
+    b.extend([8, 7])
+    read(8, 1)
+    return bytes(b)
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1].startswith("-"):  # not a directory "--help"
         print(__doc__, file=sys.stderr)
@@ -196,6 +263,8 @@ def main():
         f.write(translate_seed())
     with open(os.path.join(sys.argv[1], "scalable"), "wb") as f:
         f.write(scalable_seed())
+    with open(os.path.join(sys.argv[1], "psc"), "wb") as f:
+        f.write(psc_seed())
     return 0
 
 
