@@ -40,6 +40,9 @@ PKTGEN_COUNT=2000
 SWIOTLB_STATS=""
 PROFILE=""
 MD_COST_MIB=16
+IPERF=""
+IPERF_S=2
+IPERF_WINDOW_MS=1000
 EX_PARAMS=""
 for w in $(cat /proc/cmdline); do
 	case "$w" in
@@ -53,6 +56,9 @@ for w in $(cat /proc/cmdline); do
 	dmalab.swiotlb_stats=1)	SWIOTLB_STATS=1 ;;
 	dmalab.profile=1)	PROFILE=1 ;;
 	dmalab.md_cost_mib=[1-9]*)	MD_COST_MIB=${w#*=} ;;
+	dmalab.iperf=*)		IPERF=$(echo "${w#*=}" | tr , ' ') ;;
+	dmalab.iperf_s=[1-9]*)	IPERF_S=${w#*=} ;;
+	dmalab.iperf_window_ms=[1-9]*)	IPERF_WINDOW_MS=${w#*=} ;;
 	dmalab.iterations=*|dmalab.max_len=*|dmalab.seed=*|\
 	dmalab.timeout_ms=*|dmalab.max_channels=*)
 				EX_PARAMS="$EX_PARAMS ${w#dmalab.}" ;;
@@ -365,6 +371,200 @@ swiotlb_nic_count() {
 	return 0
 }
 
+# dmalab.iperf=SIZE:MBIT[,SIZE:MBIT..]: the udp study's workload (dmalab
+# measure udp), with the image of guest-tests/net_image.py (iperf3 and
+# iproute2's ip as ip-full).  For each driver of dmalab.nics (e1000e, igb)
+# two NICs on one QEMU hub: the first stays here as the client's
+# (10.N.0.1), the second goes into a network namespace of its own as the
+# server's (10.N.0.2), so that the datagrams leave through one NIC and come
+# in through the other.  For each SIZE:MBIT an iperf3 server (-1: one test)
+# and a client sending UDP datagrams of SIZE bytes at MBIT Mbit/s of payload
+# (0: as fast as it can) for dmalab.iperf_s seconds; the window measured,
+# dmalab.iperf_window_ms long, sits in the middle of the client's run, away
+# from iperf3's start (exec, control connection) and end (results
+# exchange).  One "DMALAB: iperf" line per run: what crossed in the window
+# (the server's UDP InDatagrams), its wall and busy time (cpu_time: the
+# exerciser's cpu_us), and over the whole run the datagrams the client's
+# stack sent (in all, and by the window's end), the server's received,
+# those counted lost (the server's UDP receive errors, failed reassemblies,
+# the NICs' drops) and iperf3's own lost/total (the receiver's, as of the
+# test's end: datagrams still on their way then are in neither); the IOMMU
+# domain type of both NICs (none without an IOMMU).
+nic_iperf() {
+	for p in iperf3 ip-full; do
+		command -v $p > /dev/null ||
+			{ say "error: no $p in the image (guest-tests/net_image.py builds the one with it)"; return 1; }
+	done
+	[ -r $CPU_US ] || { say "error: no cpu_us from the exerciser (dmalab_exercise.mode=clock)"; return 1; }
+	NCPUS=$(grep -c '^cpu[0-9]' /proc/stat)
+	grep -q ' /run ' /proc/mounts || mount -t tmpfs tmpfs /run
+	mkdir -p /run/netns
+	# iperf3 -w 4M: igb fell short of 826 Mbit/s with the default socket
+	# buffers (net.core.wmem_max caps SO_SNDBUF); not per namespace
+	echo 8388608 > /proc/sys/net/core/wmem_max
+	echo 8388608 > /proc/sys/net/core/rmem_max
+	for drv in $NICS; do
+		load_mod "$drv" || return 1
+	done
+	n=1
+	for drv in $NICS; do
+		tries=100
+		while [ "$(nic_ifaces "$drv" | wc -w)" -lt 2 ] && [ "$tries" -gt 0 ]; do
+			sleep 0.1
+			tries=$((tries - 1))
+		done
+		# shellcheck disable=SC2046  # one word per interface
+		set -- $(nic_ifaces "$drv")
+		[ $# -ge 2 ] || { say "error: fewer than two $drv interfaces"; return 1; }
+		iperf_pair "$drv" "$1" "$2" "$n" || return 1
+		n=$((n + 1))
+	done
+}
+
+# The IOMMU domain type of the PCI device at sysfs path $1 (DMA, DMA-FQ,
+# identity), "none" where it is in no IOMMU group.
+iommu_domain() {
+	t=none
+	[ -r "$1/iommu_group/type" ] && read -r t < "$1/iommu_group/type"
+	echo "$t"
+}
+
+# UDP_IN, UDP_ERR and UDP_OUT from /proc/$1/net/snmp (the counters of
+# process $1's network namespace): builtins only, as it is read inside the
+# window.  UDP_IN stays empty when the file is not as expected.
+udp_counts() {
+	UDP_IN="" hdr=""
+	while read -r p a _ c d rest; do
+		[ "$p" = Udp: ] || continue
+		if [ -z "$hdr" ]; then
+			hdr="$a $c $d"
+			[ "$hdr" = "InDatagrams InErrors OutDatagrams" ] || return 1
+			continue
+		fi
+		UDP_IN=$a UDP_ERR=$c UDP_OUT=$d
+		return 0
+	done < "/proc/$1/net/snmp"
+	return 1
+}
+
+# What the server's namespace counted as lost: failed IP reassemblies
+# (/proc/$1/net/snmp's Ip ReasmFails) and its interface $2's dropped and
+# missed receptions (/proc/$1/net/dev: drop and fifo).
+srv_lost() {
+	awk -v ifc="$2:" '
+	$1 == "Ip:" { if (!h) { for (i = 2; i <= NF; i++) if ($i == "ReasmFails") k = i; h = 1 } else r = $k }
+	$1 == ifc { d = $5 + $6 }
+	END { print r + d }' "/proc/$1/net/snmp" "/proc/$1/net/dev"
+}
+
+# One driver's pair: $2 the client's NIC, $3 the server's, subnet 10.$4.0.0/24.
+iperf_pair() {
+	drv=$1 cli=$2 srvif=$3 net=10.$4.0 ns=srv$4
+	IP=ip-full
+	dom_cli=$(iommu_domain "$(readlink -f "/sys/class/net/$cli/device")")
+	dom_srv=$(iommu_domain "$(readlink -f "/sys/class/net/$srvif/device")")
+	$IP netns add "$ns" || { say "error: ip netns add $ns"; return 1; }
+	$IP link set "$srvif" netns "$ns" || { say "error: $srvif not moved to $ns"; return 1; }
+	# the server's namespace takes the datagrams' 12 fragments however far apart
+	# they arrive (the default distance check, 64, failed reassemblies with two CPUs)
+	$IP netns exec "$ns" sh -c 'echo 0 > /proc/sys/net/ipv4/ipfrag_max_dist' ||
+		{ say "error: ipfrag_max_dist not set in $ns"; return 1; }
+	$IP link set lo up && $IP addr add "$net.1/24" dev "$cli" && $IP link set "$cli" up &&
+		$IP -n "$ns" link set lo up && $IP -n "$ns" addr add "$net.2/24" dev "$srvif" &&
+		$IP -n "$ns" link set "$srvif" up || { say "error: $drv pair not set up"; return 1; }
+	tries=100
+	while ! { $IP link show "$cli" | grep -q LOWER_UP && $IP -n "$ns" link show "$srvif" | grep -q LOWER_UP; } &&
+	      [ "$tries" -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	[ "$tries" -gt 0 ] || { say "error: $cli or $srvif has no link"; return 1; }
+	# a process that stays in the server's namespace for the pair's runs:
+	# /proc/$NSPID/net holds the namespace's counters between servers
+	$IP netns exec "$ns" sleep 100000 &
+	NSPID=$!
+	lead=$(((IPERF_S * 1000 - IPERF_WINDOW_MS) / 2))
+	[ "$lead" -ge 100 ] || { say "error: dmalab.iperf_window_ms $IPERF_WINDOW_MS leaves no lead-in in $IPERF_S s"; return 1; }
+	for run in $IPERF; do
+		iperf_run "${run%%:*}" "${run#*:}" || { kill $NSPID; return 1; }
+	done
+	kill $NSPID
+}
+
+# Seconds for sleep from milliseconds $1 ("0.250").
+secs() {
+	echo "$(($1 / 1000)).$(printf %03d $(($1 % 1000)))"
+}
+
+# One run: datagrams of $1 bytes at $2 Mbit/s (0: unlimited).
+iperf_run() {
+	size=$1 rate=$2
+	rm -f /tmp/iperf-srv.log /tmp/iperf-cli.log
+	# ip netns exec execs iperf3 in place: $! is the server's pid
+	$IP netns exec "$ns" iperf3 -s -1 > /tmp/iperf-srv.log 2>&1 &
+	SRV=$!
+	tries=50
+	while ! grep -qE ':1451 0+:0000 0A' "/proc/$SRV/net/tcp" "/proc/$SRV/net/tcp6" 2>/dev/null &&
+	      [ "$tries" -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	[ "$tries" -gt 0 ] || { say "error: the iperf3 server did not listen"; return 1; }
+	udp_counts $$ || { say "error: unexpected /proc/net/snmp"; return 1; }
+	out0=$UDP_OUT
+	udp_counts $NSPID
+	in0=$UDP_IN err0=$UDP_ERR
+	lost0=$(srv_lost $NSPID "$srvif")
+	read -r txd0 < "/sys/class/net/$cli/statistics/tx_dropped"
+	iperf3 -c "$net.2" -u -l "$size" -b "${rate}M" -t "$IPERF_S" -w 4M > /tmp/iperf-cli.log 2>&1 &
+	CLI=$!
+	sleep "$(secs "$lead")"
+	udp_counts $NSPID
+	win_in0=$UDP_IN
+	udp_counts $$
+	win_out0=$UDP_OUT
+	cpu_time; b0=$BUSY t0=$NOW
+	sleep "$(secs "$IPERF_WINDOW_MS")"
+	cpu_time; busy=$((BUSY - b0)) wall=$((NOW - t0))
+	udp_counts $$
+	win_out=$((UDP_OUT - win_out0)) by_end=$((UDP_OUT - out0))
+	udp_counts $NSPID
+	win_in=$((UDP_IN - win_in0))
+	wait $CLI
+	rc=$?
+	# the server ends after its results exchange with the client
+	tries=50
+	while [ -d "/proc/$SRV" ] && [ "$tries" -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	[ -d "/proc/$SRV" ] && { say "error: the iperf3 server did not end"; kill "$SRV"; }
+	if [ "$rc" != 0 ]; then
+		say "error: iperf3 client rc=$rc"
+		while read -r l; do say "iperf3: $l"; done < /tmp/iperf-cli.log
+		return 1
+	fi
+	wait "$SRV" 2>/dev/null
+	udp_counts $$
+	sent=$((UDP_OUT - out0))
+	udp_counts $NSPID
+	received=$((UDP_IN - in0))
+	read -r txd < "/sys/class/net/$cli/statistics/tx_dropped"
+	lost=$((UDP_ERR - err0 + txd - txd0 + $(srv_lost $NSPID "$srvif") - lost0))
+	# iperf3's own report: the sender's datagrams and the receiver's lost/total
+	ip3=$(awk '$NF == "sender" || $NF == "receiver" {
+		for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\/[0-9]+$/) { split($i, a, "/"); v[$NF] = a[1] " " a[2] } }
+		END { print v["sender"] " " v["receiver"] }' /tmp/iperf-cli.log)
+	# shellcheck disable=SC2086  # four numbers
+	set -- $ip3
+	[ $# = 4 ] || { say "error: no sender and receiver lines from iperf3"; return 1; }
+	if [ "$win_in" -le 0 ] || [ "$wall" -le 0 ]; then
+		say "error: nothing crossed in the window"
+		return 1
+	fi
+	say "iperf nic=$drv size=$size rate=$rate window_us=$wall busy_us=$busy win_received=$win_in win_sent=$win_out per_s=$((win_in * 1000000 / wall)) kbit_s=$((win_in * size * 8000 / wall)) util_ppm=$((busy * 1000000 / wall / NCPUS)) busy_ns_per_datagram=$((busy * 1000 / win_in)) sent=$sent sent_by_window_end=$by_end received=$received lost=$lost iperf_sent=$2 iperf_lost=$3 iperf_total=$4 domain=$dom_cli domain_srv=$dom_srv clock_us=$CLOCK_US cpus=$NCPUS"
+}
+
 case "$SCENARIO" in
 boot|memcpy|raid5|raid6|mdcost|dmatest|vfio|net) ;;
 *)
@@ -566,6 +766,9 @@ net) helper_scenario net virtio_pci virtio_net ;;
 esac
 report_irqs
 
+if [ -n "$IPERF" ]; then
+	nic_iperf || say "error: the iperf workload failed"
+fi
 if [ -n "$PKTGEN" ]; then
 	nic_pktgen || say "error: the pktgen workload failed"
 	if [ -n "$SWIOTLB_STATS" ]; then

@@ -99,6 +99,22 @@ HEADER_RE = re.compile(
 IRQ_RE = re.compile(r"^irq (\d+)\s*(.*)$")
 
 
+# /init's own figures, one line per run: "DMALAB: WORD key=value ..." becomes a bench
+# row of the tag INIT_BENCH[WORD], as the exerciser's "# bench-..." lines do
+# (init.sh's dmalab.iperf workload: "DMALAB: iperf nic=... size=... rate=...")
+INIT_BENCH = {"iperf": "bench-iperf"}
+INIT_BENCH_RE = re.compile(r"^(\w+)((?:\s+[\w/.-]+=\S+)+)\s*$")
+
+
+def parse_init_bench(msg):
+    """(tag, {key: value}) of one of /init's figure lines (the text after "DMALAB: "),
+    else None."""
+    m = INIT_BENCH_RE.match(msg)
+    if not m or m.group(1) not in INIT_BENCH:
+        return None
+    return INIT_BENCH[m.group(1)], dict(kv.split("=", 1) for kv in m.group(2).split())
+
+
 def split_boots(boot):
     """One Boot per boot of a run's serial log.  A boot starts at the
     firmware's or the kernel's banner ("SeaBIOS (version", "Linux
@@ -276,6 +292,9 @@ def read_dmalab(facts, msg, stamp):
     im = IRQ_RE.match(msg)
     if im:
         facts.irqs.append((int(im.group(1)), im.group(2).strip()))
+    fig = parse_init_bench(msg)
+    if fig:
+        facts.bench.append(fig)
 
 
 def read_diagnostics(facts, ktap):
