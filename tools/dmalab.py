@@ -29,7 +29,11 @@
                    like syncs, e1000e packets and engine copies with and without
                    swiotlb=force, and the bytes bounced) or offload (the CPU's busy time
                    per chunk copied through dmalab-ioat, waited for, overlapped or
-                   ordered, against its own memcpy: the crossover sizes); options go to
+                   ordered, against its own memcpy: the crossover sizes) or udp
+                   (iperf3's UDP between two e1000e and two igb: the guest CPU's
+                   utilisation at 100-400 Mbit/s of 16 KiB datagrams and 32-byte
+                   datagrams/s at saturation, beside the 2008 DMAR thread's figures;
+                   boots the image with iperf3, guest-tests/net_image.py); options go to
                    measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N,
                    --seeds, --builds, --expect-order, --cpu-profile NAME, --ipc X);
                    guest-tests/measure.py tables RESULTS.json prints a run's
@@ -233,6 +237,10 @@ def measure(rest):
         # Debian's ioatdma refuses dmalab-ioat under swiotlb=force (the scenario
         # swiotlb-selftest-bug): this study boots the image with the patched one.
         initrd = "initramfs-ioatdma-patched.cpio.gz"
+    if study[1:] == ["udp"]:
+        # iperf3 and iproute2's ip are not in the default image: net_image.py appends
+        # them from Debian's packages
+        initrd = "initramfs-net.cpio.gz"
     if "--name" not in rest:
         # results and plots named by study and kernel, so that one run does not replace
         # another's (build/measure/iommu-flush-6.12.json ...)
