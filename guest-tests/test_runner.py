@@ -5,8 +5,9 @@ boot splitting of --boots (test_boots.py), the harness's process handling
 (test_harness.py), the registry, summaries and image helpers
 (test_registry.py) and measure.py's variants and repeat checks
 (test_measure.py), the studies' spread, provenance and orders
-(test_studies.py) and the vhost-user backend's IOTLB, rings and messages
-(test_vhost_backend.py) run with them: `test_runner.py` runs all seven."""
+(test_studies.py), the vhost-user backend's IOTLB, rings and messages
+(test_vhost_backend.py) and the udp study's parsing, checks and tables and its
+image's pieces (test_udp.py) run with them: `test_runner.py` runs all eight."""
 
 import hashlib
 import io
@@ -684,9 +685,10 @@ def load_tests(loader, tests, pattern):
     import test_measure
     import test_registry
     import test_studies
+    import test_udp
     import test_vhost_backend
     for module in (test_boots, test_harness, test_measure, test_registry,
-                   test_studies, test_vhost_backend):
+                   test_studies, test_udp, test_vhost_backend):
         tests.addTests(loader.loadTestsFromModule(module))
     return tests
 
