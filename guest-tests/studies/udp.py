@@ -23,10 +23,11 @@ IPERF_S, WINDOW_MS = 1, 500
 QUICK = {"dmalab.iperf": "16384:200,32:0"}
 NICS = ("e1000e", "igb")
 
-# The offered rate counts as achieved within this fraction (the window's datagram count
-# against the rate's: iperf3 paces in bursts, a window of the 100 Mbit/s run held 1% more
-# than its share)
-RATE_TOLERANCE = 0.03
+# The offered rate counts as carried by the window within this fraction.  iperf3 paces
+# by its average since the start, so a window runs above the rate by what the start fell
+# behind: in the full runs of 2026-12-06 up to 1.2% on 6.1 and 3.3% on 6.12 (at 400
+# Mbit/s, every configuration alike); 3% failed 6.12's 400 Mbit/s rows
+RATE_TOLERANCE = 0.05
 
 # The 2008 DMAR thread (netperf, 16 KiB UDP sends at 826 Mbit/s on a 10G NIC): CPU
 # utilisation strict 25%, lazy (deferred) 18%, no IOMMU 11%; with small packets deferred
