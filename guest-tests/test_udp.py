@@ -24,6 +24,7 @@ from imagelib import userspace  # noqa: E402
 from imagelib.cpio import Cpio  # noqa: E402
 from measure_tables import summarise  # noqa: E402
 from studies import udp  # noqa: E402
+from studies.common import MODELLED_CPU  # noqa: E402
 
 LINE = ("DMALAB: iperf nic=e1000e size=16384 rate=200 window_us=502000 busy_us=77000 "
         "win_received=775 win_sent=775 per_s=1543 kbit_s=202300 util_ppm=153386 "
@@ -221,7 +222,7 @@ class StudyTests(unittest.TestCase):
                         argv.index("dmalab.iperf=16384:200,32:0"))
         self.assertIn("dmalab_exercise.mode=clock", argv)
         self.assertIn("shift=0,sleep=off", argv)
-        self.assertEqual(udp.STUDY.cpu, "max,-erms,-fsrm")
+        self.assertEqual(udp.STUDY.cpu, MODELLED_CPU)
 
 
 class UserspaceTests(unittest.TestCase):
