@@ -225,6 +225,18 @@ nic_ifaces() {
 	done
 }
 
+# The interfaces of driver $1 once there are two (up to 10 s), or an error
+# line and status 1.
+nic_two_ifaces() {
+	tries=100
+	while [ "$(nic_ifaces "$1" | wc -w)" -lt 2 ] && [ "$tries" -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	[ "$(nic_ifaces "$1" | wc -w)" -ge 2 ] || { say "error: fewer than two $1 interfaces"; return 1; }
+	nic_ifaces "$1"
+}
+
 # dmalab.pktgen=SIZE[,SIZE..]: the NIC workload of dmalab measure's
 # iommu-flush study.  For each driver of dmalab.nics (e1000e, igb; default
 # e1000e) two NICs on one QEMU hub (the runner puts them there): the first
@@ -253,14 +265,9 @@ nic_pktgen() {
 		dmalab-mark close 1
 	fi
 	for drv in $NICS; do
-		tries=100
-		while [ "$(nic_ifaces "$drv" | wc -w)" -lt 2 ] && [ "$tries" -gt 0 ]; do
-			sleep 0.1
-			tries=$((tries - 1))
-		done
-		# shellcheck disable=SC2046  # one word per interface
-		set -- $(nic_ifaces "$drv")
-		[ $# -ge 2 ] || { say "error: fewer than two $drv interfaces"; return 1; }
+		ifaces=$(nic_two_ifaces "$drv") || return 1
+		# shellcheck disable=SC2086  # one word per interface
+		set -- $ifaces
 		nic_pair "$drv" "$1" "$2" || return 1
 	done
 	[ -n "$PROFILE" ] && echo "# dmalab-profile windows=$windows source=nic"
@@ -408,14 +415,9 @@ nic_iperf() {
 	done
 	n=1
 	for drv in $NICS; do
-		tries=100
-		while [ "$(nic_ifaces "$drv" | wc -w)" -lt 2 ] && [ "$tries" -gt 0 ]; do
-			sleep 0.1
-			tries=$((tries - 1))
-		done
-		# shellcheck disable=SC2046  # one word per interface
-		set -- $(nic_ifaces "$drv")
-		[ $# -ge 2 ] || { say "error: fewer than two $drv interfaces"; return 1; }
+		ifaces=$(nic_two_ifaces "$drv") || return 1
+		# shellcheck disable=SC2086  # one word per interface
+		set -- $ifaces
 		iperf_pair "$drv" "$1" "$2" "$n" || return 1
 		n=$((n + 1))
 	done

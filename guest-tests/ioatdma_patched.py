@@ -21,7 +21,6 @@ Nothing is rebuilt when the inputs did not change.
 
 import argparse
 import glob
-import gzip
 import hashlib
 import io
 import json
@@ -37,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from imagelib.util import ImageError, file_sig, read_stamp, run, sha256_file, write_stamp  # noqa: E402
 from imagelib.debs import find_deb  # noqa: E402
 from imagelib.kmods import index_modules, modinfo  # noqa: E402
-from imagelib.cpio import Cpio  # noqa: E402
+from imagelib.cpio import Cpio, append_archive  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATCHES = sorted(glob.glob(os.path.join(HERE, "ioatdma", "*.patch")))
@@ -166,13 +165,7 @@ def write_initramfs(path, base, kos):
     cp.file("etc/dmalab/ioatdma-patches",
             (" ".join(os.path.basename(p) for p in PATCHES) + "\n").encode())
     cp.trailer()
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as raw:
-        with open(base, "rb") as f:
-            shutil.copyfileobj(f, raw)
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-            gz.write(buf.getvalue())
-    os.replace(tmp, path)
+    append_archive(base, path, buf.getvalue())
 
 
 def main():

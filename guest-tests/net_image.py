@@ -13,17 +13,15 @@ versions, the files added and their sizes).  Nothing is rebuilt when the inputs
 """
 
 import argparse
-import gzip
 import hashlib
 import io
 import json
 import os
-import shutil
 import sys
 
 sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from imagelib.cpio import Cpio  # noqa: E402
+from imagelib.cpio import Cpio, append_archive  # noqa: E402
 from imagelib.util import ImageError, file_sig, read_stamp, sha256_file, write_stamp  # noqa: E402
 from imagelib import userspace  # noqa: E402
 
@@ -54,13 +52,7 @@ def write_initrd(path, base, root):
         cp.mkdir(d)
     added = userspace.add_programs(cp, root, PROGRAMS)
     cp.trailer()
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as raw:
-        with open(base, "rb") as f:
-            shutil.copyfileobj(f, raw)
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-            gz.write(buf.getvalue())
-    os.replace(tmp, path)
+    append_archive(base, path, buf.getvalue())
     return added
 
 

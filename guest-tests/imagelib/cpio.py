@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A gzip'd newc cpio writer for the initramfs, and busybox's applet links."""
 
+import gzip
 import os
+import shutil
 
 from imagelib.util import run
 
@@ -51,6 +53,19 @@ class Cpio:
 
     def trailer(self):
         self._entry("TRAILER!!!", 0, nlink=1)
+
+
+def append_archive(base, path, archive):
+    """path: the initramfs `base` with the cpio archive `archive` (bytes, trailer
+    included) after it, gzip'd as a member of its own (the kernel unpacks one after the
+    other, later files replacing earlier ones); written whole or not at all."""
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as raw:
+        with open(base, "rb") as f:
+            shutil.copyfileobj(f, raw)
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+            gz.write(archive)
+    os.replace(tmp, path)
 
 
 def busybox_links(busybox):

@@ -33,12 +33,26 @@ import struct
 import sys
 
 
+# What every seed writes, as Program::run in vtd_fuzz.cc reads it, appended to b.
+def reg(b, off, value, shift):  # case 2: an 8-byte register write of value << shift
+    b.extend(struct.pack("<BHHB", 2, off, value, shift))
+
+
+def reg64(b, off, value):  # case 0: an 8-byte write of any value
+    b.extend(struct.pack("<BHBQ", 0, off, 3, value))
+
+
+def raw(b, addr, value):  # case 4: 8 bytes at addr (a multiple of 4)
+    b.extend(struct.pack("<BHQ", 4, addr // 4, value))
+
+
+def read(b, devfn, page):  # case 6: a translation for a read of page << 12
+    b.extend(struct.pack("<BBBHBBB", 6, 0, devfn, page, 12, 1, 1))
+
+
 def seed():
     b = bytearray([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0])  # configuration
     b.append(0)  # no fault plan
-
-    def reg(off, value, shift):  # case 2: an 8-byte register write of value << shift
-        b.extend(struct.pack("<BHHB", 2, off, value, shift))
 
     def steps():  # case 8: eight timer expiries
         b.extend([8, 7])
@@ -52,13 +66,13 @@ def seed():
     def interrupt(handle):  # case 12: remappable format (IF), data 0, requester 01:00.0
         b.extend(struct.pack("<BBHBHH", 12, 9, handle, 0, 0, 0x100))
 
-    reg(0x90, 0x2000, 4)    # IQA
-    reg(0x18, 0x400, 16)    # GCMD: QIE
+    reg(b, 0x90, 0x2000, 4)    # IQA
+    reg(b, 0x18, 0x400, 16)    # GCMD: QIE
     steps()
-    reg(0xB8, 0x1000, 4)    # IRTA
-    reg(0x18, 0x500, 16)    # GCMD: QIE, SIRTP
+    reg(b, 0xB8, 0x1000, 4)    # IRTA
+    reg(b, 0x18, 0x500, 16)    # GCMD: QIE, SIRTP
     steps()
-    reg(0x18, 0x600, 16)    # GCMD: QIE, IRE
+    reg(b, 0x18, 0x600, 16)    # GCMD: QIE, IRE
     steps()
     irte(0x1000, 0x100, 0x30, 0x01)  # slot * 16 = 0x10000: entry 0, P
     interrupt(1)            # address bit 4 (IF), handle 0
@@ -66,7 +80,7 @@ def seed():
     irte(0x1001, 0x200, 0x31, 0x00)  # entry 1, not present
     interrupt(3)            # handle 1
     iec_global(0x2000)
-    reg(0x88, 0x10, 0)      # IQT: one descriptor
+    reg(b, 0x88, 0x10, 0)      # IQT: one descriptor
     steps()
     b.extend(struct.pack("<BH", 9, 5000))  # case 9: time passes
     steps()
@@ -85,19 +99,16 @@ def devtlb_seed(ite=False):
     else:
         b.append(0)  # no fault plan
 
-    def reg(off, value, shift):  # case 2: an 8-byte register write of value << shift
-        b.extend(struct.pack("<BHHB", 2, off, value, shift))
-
     def devtlb(slot, sid, hi):  # case 13, kind 4|2: a device-TLB descriptor with its hi
         b.extend(struct.pack("<BHBHBBQ", 13, slot, 6, sid, 0, 0, hi))
 
-    reg(0x90, 0x2000, 4)    # IQA
-    reg(0x18, 0x400, 16)    # GCMD: QIE
+    reg(b, 0x90, 0x2000, 4)    # IQA
+    reg(b, 0x18, 0x400, 16)    # GCMD: QIE
     b.extend([8, 7])
     devtlb(0x2000, 0x100, 0x5000)          # one page
     devtlb(0x2001, 0x100, 0x3000 | 1)      # S: 2^3 pages
     devtlb(0x2002, 0x100, 0x1000 | 2)      # reserved bit 1: IQE
-    reg(0x88, 0x30, 0)      # IQT: three descriptors
+    reg(b, 0x88, 0x30, 0)      # IQT: three descriptors
     b.extend([8, 7])
     b.extend(struct.pack("<BH", 9, 5000))  # case 9: time passes
     b.extend([8, 7])
@@ -112,29 +123,20 @@ def translate_seed():
     b = bytearray([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x20, 0])
     b.append(0)  # no fault plan
 
-    def reg(off, value, shift):  # case 2
-        b.extend(struct.pack("<BHHB", 2, off, value, shift))
-
-    def raw(addr, value):  # case 4: 8 bytes at addr (a multiple of 4)
-        b.extend(struct.pack("<BHQ", 4, addr // 4, value))
-
-    def read(devfn, page):  # case 6: a translation for a read of page << 12
-        b.extend(struct.pack("<BBBHBBB", 6, 0, devfn, page, 12, 1, 1))
-
-    raw(0x30000, 0x31001)                   # root entry, bus 0
-    raw(0x31000 + 8 * 16, 0x32001)          # context entry 00:01.0: P, TT 0
-    raw(0x31000 + 8 * 16 + 8, 1 << 8 | 2)   # DID 1, AW 4-level
+    raw(b, 0x30000, 0x31001)                   # root entry, bus 0
+    raw(b, 0x31000 + 8 * 16, 0x32001)          # context entry 00:01.0: P, TT 0
+    raw(b, 0x31000 + 8 * 16 + 8, 1 << 8 | 2)   # DID 1, AW 4-level
     for level, (at, nxt) in enumerate([(0x32000, 0x33003), (0x33000, 0x34003),
                                        (0x34000, 0x35003), (0x35008, 0x9003)]):
-        raw(at, nxt)
-    reg(0x20, 0x3000, 4)    # RTADDR
-    reg(0x18, 0x4000, 16)   # GCMD: SRTP
+        raw(b, at, nxt)
+    reg(b, 0x20, 0x3000, 4)    # RTADDR
+    reg(b, 0x18, 0x4000, 16)   # GCMD: SRTP
     b.extend([8, 7])
-    reg(0x18, 0x8000, 16)   # GCMD: TE
+    reg(b, 0x18, 0x8000, 16)   # GCMD: TE
     b.extend([8, 7])
-    read(8, 1)
-    read(8, 2)
-    read(8, 2)
+    read(b, 8, 1)
+    read(b, 8, 2)
+    read(b, 8, 2)
     return bytes(b)
 
 
@@ -142,47 +144,35 @@ def scalable_seed():
     b = bytearray([1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0x80, 0])
     b.append(0)  # no fault plan
 
-    def reg(off, value, shift):  # case 2
-        b.extend(struct.pack("<BHHB", 2, off, value, shift))
-
-    def reg64(off, value):  # case 0: an 8-byte write of any value
-        b.extend(struct.pack("<BHBQ", 0, off, 3, value))
-
-    def raw(addr, value):  # case 4: 8 bytes at addr (a multiple of 4)
-        b.extend(struct.pack("<BHQ", 4, addr // 4, value))
-
-    def read(devfn, page):  # case 6
-        b.extend(struct.pack("<BBBHBBB", 6, 0, devfn, page, 12, 1, 1))
-
-    raw(0x30000, 0x31001)                    # root entry, bus 0: LP, lower context table
-    raw(0x31000 + 8 * 32, 0x36000 | 2 << 9 | 1)  # 00:01.0: PASID directory, PDTS 2, P
-    raw(0x36000, 0x37001)                    # directory entry 0
-    raw(0x37000, 1 << 6 | 1)                 # PASID 0: PGTT first stage, P
-    raw(0x37008, 2)                          # domain 2
-    raw(0x37010, 0x32000)                    # FLPTR
+    raw(b, 0x30000, 0x31001)                    # root entry, bus 0: LP, lower context table
+    raw(b, 0x31000 + 8 * 32, 0x36000 | 2 << 9 | 1)  # 00:01.0: PASID directory, PDTS 2, P
+    raw(b, 0x36000, 0x37001)                    # directory entry 0
+    raw(b, 0x37000, 1 << 6 | 1)                 # PASID 0: PGTT first stage, P
+    raw(b, 0x37008, 2)                          # domain 2
+    raw(b, 0x37010, 0x32000)                    # FLPTR
     for at, nxt in [(0x32000, 0x33007), (0x33000, 0x34007), (0x34000, 0x35007),
                     (0x35008, 0x9067)]:      # P, RW, US (and A, D in the leaf)
-        raw(at, nxt)
-    raw(0x20000, 3 << 4 | 7)                 # PASID-cache, global
-    raw(0x20020, 2 << 16 | 2 << 4 | 6)       # PASID-based IOTLB, domain 2 PASID 0
-    raw(0x20040, 1 << 32 | 1 << 5 | 5)       # wait: status 1
-    raw(0x20048, 0x3e000)
-    reg64(0x20, 0x30000 | 1 << 10)           # RTADDR, TTM 01
-    reg(0x18, 0x4000, 16)                    # GCMD: SRTP
+        raw(b, at, nxt)
+    raw(b, 0x20000, 3 << 4 | 7)                 # PASID-cache, global
+    raw(b, 0x20020, 2 << 16 | 2 << 4 | 6)       # PASID-based IOTLB, domain 2 PASID 0
+    raw(b, 0x20040, 1 << 32 | 1 << 5 | 5)       # wait: status 1
+    raw(b, 0x20048, 0x3e000)
+    reg64(b, 0x20, 0x30000 | 1 << 10)           # RTADDR, TTM 01
+    reg(b, 0x18, 0x4000, 16)                    # GCMD: SRTP
     b.extend([8, 7])
-    reg64(0x90, 0x20000 | 1 << 11 | 1)       # IQA: DW, QS 1
-    reg(0x18, 0x400, 16)                     # GCMD: QIE
+    reg64(b, 0x90, 0x20000 | 1 << 11 | 1)       # IQA: DW, QS 1
+    reg(b, 0x18, 0x400, 16)                     # GCMD: QIE
     b.extend([8, 7])
-    reg(0x18, 0x8400, 16)                    # GCMD: TE, QIE
+    reg(b, 0x18, 0x8400, 16)                    # GCMD: TE, QIE
     b.extend([8, 7])
-    read(8, 1)
-    read(8, 1)
-    read(8, 2)
-    reg(0x88, 0x60, 0)                       # IQT: three 256-bit descriptors
+    read(b, 8, 1)
+    read(b, 8, 1)
+    read(b, 8, 2)
+    reg(b, 0x88, 0x60, 0)                       # IQT: three 256-bit descriptors
     b.extend([8, 7])
     b.extend(struct.pack("<BH", 9, 5000))
     b.extend([8, 7])
-    read(8, 1)
+    read(b, 8, 1)
     return bytes(b)
 
 
@@ -194,57 +184,45 @@ def psc_seed():
     b = bytearray([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
     b.append(0)  # no fault plan
 
-    def reg(off, value, shift):  # case 2
-        b.extend(struct.pack("<BHHB", 2, off, value, shift))
-
-    def reg64(off, value):  # case 0: an 8-byte write of any value
-        b.extend(struct.pack("<BHBQ", 0, off, 3, value))
-
-    def raw(addr, value):  # case 4: 8 bytes at addr (a multiple of 4)
-        b.extend(struct.pack("<BHQ", 4, addr // 4, value))
-
-    def read(devfn, page):  # case 6
-        b.extend(struct.pack("<BBBHBBB", 6, 0, devfn, page, 12, 1, 1))
-
     def iotlb(at, g, addr, ih):  # an IOTLB invalidation descriptor, domain 1
-        raw(at, 1 << 16 | g << 4 | 2)
-        raw(at + 8, addr | (1 << 6 if ih else 0))
+        raw(b, at, 1 << 16 | g << 4 | 2)
+        raw(b, at + 8, addr | (1 << 6 if ih else 0))
 
     def wait(at, data):  # status data written to 0x3e000
-        raw(at, data << 32 | 1 << 5 | 5)
-        raw(at + 8, 0x3e000)
+        raw(b, at, data << 32 | 1 << 5 | 5)
+        raw(b, at + 8, 0x3e000)
 
-    raw(0x30000, 0x31001)                   # root entry, bus 0
-    raw(0x31000 + 8 * 16, 0x32001)          # context entry 00:01.0: P, TT 0
-    raw(0x31000 + 8 * 16 + 8, 1 << 8 | 2)   # DID 1, AW 4-level
+    raw(b, 0x30000, 0x31001)                   # root entry, bus 0
+    raw(b, 0x31000 + 8 * 16, 0x32001)          # context entry 00:01.0: P, TT 0
+    raw(b, 0x31000 + 8 * 16 + 8, 1 << 8 | 2)   # DID 1, AW 4-level
     for at, nxt in [(0x32000, 0x33003), (0x33000, 0x34003), (0x34000, 0x35003),
                     (0x35008, 0x9003), (0x35010, 0xa003)]:
-        raw(at, nxt)
+        raw(b, at, nxt)
     iotlb(0x20000, 3, 0x1000, True)         # page-selective with IH: the caches stay
     wait(0x20010, 1)
     iotlb(0x20020, 3, 0x1000, False)        # without: the entries over 0x1000 go
     iotlb(0x20030, 2, 0, False)             # domain-selective: all of domain 1's
     wait(0x20040, 2)
-    reg(0x20, 0x3000, 4)    # RTADDR
-    reg(0x18, 0x4000, 16)   # GCMD: SRTP
+    reg(b, 0x20, 0x3000, 4)    # RTADDR
+    reg(b, 0x18, 0x4000, 16)   # GCMD: SRTP
     b.extend([8, 7])
-    reg64(0x90, 0x20000)    # IQA: QS 0, 128-bit descriptors
-    reg(0x18, 0x400, 16)    # GCMD: QIE
+    reg64(b, 0x90, 0x20000)    # IQA: QS 0, 128-bit descriptors
+    reg(b, 0x18, 0x400, 16)    # GCMD: QIE
     b.extend([8, 7])
-    reg(0x18, 0x8400, 16)   # GCMD: TE, QIE
+    reg(b, 0x18, 0x8400, 16)   # GCMD: TE, QIE
     b.extend([8, 7])
-    read(8, 1)              # a walk of four reads
-    read(8, 2)              # under the cached PDE: one read
-    reg(0x88, 0x20, 0)      # IQT: the hinted invalidation and a wait
-    b.extend([8, 7])
-    b.extend(struct.pack("<BH", 9, 5000))
-    b.extend([8, 7])
-    read(8, 2)
-    reg(0x88, 0x50, 0)      # IQT: the other two and a wait
+    read(b, 8, 1)              # a walk of four reads
+    read(b, 8, 2)              # under the cached PDE: one read
+    reg(b, 0x88, 0x20, 0)      # IQT: the hinted invalidation and a wait
     b.extend([8, 7])
     b.extend(struct.pack("<BH", 9, 5000))
     b.extend([8, 7])
-    read(8, 1)
+    read(b, 8, 2)
+    reg(b, 0x88, 0x50, 0)      # IQT: the other two and a wait
+    b.extend([8, 7])
+    b.extend(struct.pack("<BH", 9, 5000))
+    b.extend([8, 7])
+    read(b, 8, 1)
     return bytes(b)
 
 
