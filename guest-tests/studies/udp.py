@@ -113,11 +113,6 @@ def udp_bound(f):
     return (cpus + 1) * 1000 / n + 2 * per / n + 1
 
 
-def chains(labels):
-    """(no-iommu, LAZY, STRICT) per IOMMU (and --sweep value) with both."""
-    return checks.chains(labels)
-
-
 def expect_not_below(runs, labels, tables):
     """--expect-order: per NIC, size and rate, no boot of a stricter configuration below a
     boot of the laxer one by more than the two figures' resolution (udp_bound): strict >=
