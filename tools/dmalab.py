@@ -363,6 +363,13 @@ def main():
     elif cmd == "test" and "--stress" in sys.argv[2:]:
         build()
         sys.exit(stress.stress(BUILD, sys.argv[2:]))
+    elif cmd == "test" and sys.argv[2:]:
+        # anything else after "test" is a mistake (--help included): say so, run nothing
+        print("usage: ./dmalab test                 the whole suite\n"
+              "       ./dmalab test --stress N [--busy] [--first-seed S] NAME..\n"
+              "                                     guest tests again and again (README)",
+              file=sys.stdout if sys.argv[2] in ("-h", "--help") else sys.stderr)
+        sys.exit(0 if sys.argv[2] in ("-h", "--help") else 2)
     elif cmd == "test":
         sys.exit(test())
     elif cmd == "replay":

@@ -73,5 +73,37 @@ class StressTests(unittest.TestCase):
             self.assertEqual(idle.procs, [])
 
 
+class TestCommandTests(unittest.TestCase):
+    """./dmalab test with words after it that are not --stress runs nothing."""
+
+    def run_main(self, *words):
+        import dmalab
+        out, err = io.StringIO(), io.StringIO()
+        with unittest.mock.patch.object(dmalab, "test", side_effect=AssertionError("ran")), \
+                unittest.mock.patch.object(sys, "argv", ["dmalab"] + list(words)), \
+                unittest.mock.patch.object(sys, "stdout", out), \
+                unittest.mock.patch.object(sys, "stderr", err):
+            with self.assertRaises(SystemExit) as cm:
+                dmalab.main()
+        return cm.exception.code, out.getvalue(), err.getvalue()
+
+    def test_help_and_unknown_words_run_no_suite(self):
+        code, out, _ = self.run_main("test", "--help")
+        self.assertEqual(code, 0)
+        self.assertIn("./dmalab test --stress N", out)
+        code, _, err = self.run_main("test", "raid-ops")
+        self.assertEqual(code, 2)
+        self.assertIn("usage: ./dmalab test", err)
+
+    def test_test_alone_runs_the_suite(self):
+        import dmalab
+        with unittest.mock.patch.object(dmalab, "test", return_value=0) as suite, \
+                unittest.mock.patch.object(sys, "argv", ["dmalab", "test"]):
+            with self.assertRaises(SystemExit) as cm:
+                dmalab.main()
+        self.assertEqual(cm.exception.code, 0)
+        suite.assert_called_once()
+
+
 if __name__ == "__main__":
     unittest.main()
