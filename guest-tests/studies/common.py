@@ -29,6 +29,19 @@ def configs(mode, pt=True, ioat="dmalab-ioat"):
                    strict)]
 
 
+def hub_pairs(drivers, prefix, ends):
+    """Runner arguments: two NICs of each driver (ends: their id suffixes), each pair on
+    a QEMU hub of its own; igb's at addresses apart (each reserves slots for its VFs)."""
+    out = []
+    for hub, drv in enumerate(drivers):
+        for end, addr in zip(ends, ("0x8", "0xa")):
+            out += ["--qemu-arg=-netdev",
+                    "--qemu-arg=hubport,id=%s-%s-%s,hubid=%d" % (prefix, drv, end, hub),
+                    "--device", "%s,netdev=%s-%s-%s,romfile=%s" % (
+                        drv, prefix, drv, end, ",addr=" + addr if drv == "igb" else "")]
+    return out
+
+
 def vtd_variants(configs, sets=(), sweep=None):
     """The configurations with dmalab-vtd's properties `sets` ("PROP=VALUE") added to
     each -device dmalab-vtd, and with `sweep` ("PROP=V1,V2,..."), each configuration

@@ -9,7 +9,7 @@ scatter-gather unmap costs. measure.py's docstring and docs/measure.rst say more
 import measure_checks as checks
 import scenarios
 from measure_tables import Table, aligned, median
-from studies.common import MODELLED_CPU, Study, configs
+from studies.common import MODELLED_CPU, Study, configs, hub_pairs
 
 
 # The copy study's engine: every copy completes latency-ns after its data
@@ -41,14 +41,7 @@ NIC_SIZES = "64,512,1500"
 
 def nic_args(drivers=("e1000e", "igb"), sizes=NIC_SIZES):
     """Runner arguments: a pair of each driver's NICs, each pair on its own hub."""
-    out = []
-    for hub, drv in enumerate(drivers):
-        for end, addr in (("tx", "0x8"), ("rx", "0xa")):
-            out += ["--qemu-arg=-netdev",
-                    "--qemu-arg=hubport,id=dlx-%s-%s,hubid=%d" % (drv, end, hub),
-                    "--device", "%s,netdev=dlx-%s-%s,romfile=%s" % (
-                        drv, drv, end, ",addr=" + addr if drv == "igb" else "")]
-    return out + ["--append", "dmalab.nics=%s dmalab.pktgen=%s dmalab.pktgen_count=1000" % (
+    return hub_pairs(drivers, "dlx", ("tx", "rx")) + ["--append", "dmalab.nics=%s dmalab.pktgen=%s dmalab.pktgen_count=1000" % (
         ",".join(drivers), sizes)]
 
 

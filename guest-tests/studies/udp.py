@@ -10,7 +10,7 @@ docstring and docs/measure.rst say more."""
 
 import measure_checks as checks
 from measure_tables import Table, aligned
-from studies.common import MODELLED_CPU, Study
+from studies.common import MODELLED_CPU, Study, hub_pairs
 from studies.iommu_flush import ratios_2008
 
 # The runs of each boot, SIZE:MBIT (0: as fast as iperf3 can send), each pair of NICs in
@@ -43,14 +43,7 @@ DOMAINS = {"no-iommu": "none", "pt": "identity", "lazy": "DMA-FQ", "strict": "DM
 def nic_pairs(drivers=NICS):
     """Runner arguments: two NICs of each driver on a QEMU hub of their own, and the
     workload's words (init.sh's dmalab.iperf)."""
-    out = []
-    for hub, drv in enumerate(drivers):
-        for end, addr in (("cli", "0x8"), ("srv", "0xa")):
-            out += ["--qemu-arg=-netdev",
-                    "--qemu-arg=hubport,id=udp-%s-%s,hubid=%d" % (drv, end, hub),
-                    "--device", "%s,netdev=udp-%s-%s,romfile=%s" % (
-                        drv, drv, end, ",addr=" + addr if drv == "igb" else "")]
-    return out + ["--append", "dmalab.nics=%s dmalab.iperf=%s dmalab.iperf_s=%d "
+    return hub_pairs(drivers, "udp", ("cli", "srv")) + ["--append", "dmalab.nics=%s dmalab.iperf=%s dmalab.iperf_s=%d "
                   "dmalab.iperf_window_ms=%d" % (",".join(drivers), RUNS, IPERF_S, WINDOW_MS)]
 
 
@@ -58,13 +51,6 @@ def mode_of(label):
     """'strict' for vtd-strict, 'no-iommu' for no-iommu (a --sweep's ',PROP=V' aside)."""
     name = label.split(",")[0]
     return name if name == "no-iommu" else name.rsplit("-", 1)[-1]
-
-
-def _ints(f, *names):
-    try:
-        return [int(f[n]) for n in names]
-    except (KeyError, ValueError):
-        return None
 
 
 def udp_row(label, f, modelled):
@@ -75,7 +61,7 @@ def udp_row(label, f, modelled):
     the window carried the offered rate; both NICs in the configuration's IOMMU domain;
     the busy time read from the exerciser's cpu_us."""
     what = "bench-iperf nic=%s size=%s rate=%s" % (f.get("nic"), f.get("size"), f.get("rate"))
-    v = _ints(f, "sent", "sent_by_window_end", "received", "lost", "iperf_lost", "rate",
+    v = checks._ints(f, "sent", "sent_by_window_end", "received", "lost", "iperf_lost", "rate",
               "kbit_s", "clock_us")
     if v is None:
         return ["%s: no sent=, sent_by_window_end=, received=, lost=, iperf_lost=, rate=, "
@@ -107,7 +93,7 @@ def udp_bound(f):
     """The most busy_ns_per_datagram can be off by its clocks: the window's busy time is
     read in whole us (off by less than CPUs + 1 of them) and its datagrams are the server's
     count read next to the clock (off by one at each end: one datagram's share more)."""
-    n, cpus, per = _ints(f, "win_received", "cpus", "busy_ns_per_datagram") or (0, 0, 0)
+    n, cpus, per = checks._ints(f, "win_received", "cpus", "busy_ns_per_datagram") or (0, 0, 0)
     if not n:
         return None
     return (cpus + 1) * 1000 / n + 2 * per / n + 1
