@@ -318,11 +318,24 @@ nic_pair() {
 	done
 }
 
-# One window: pktgen sends $PKTGEN_COUNT packets of $size at $rate.
+# The interrupts the vectors of interfaces $@ have taken, on all CPUs: the
+# /proc/interrupts lines whose name is an interface's, alone or followed by
+# "-" (e1000e's eth0-rx-0, igb's eth1-TxRx-0).
+nic_irqs() {
+	awk -v ifs=" $* " 'NR == 1 { n = NF; next }
+	{ name = $NF; sub(/-.*/, "", name) }
+	index(ifs, " " name " ") { for (i = 2; i <= n + 1; i++) s += $i }
+	END { print s + 0 }' /proc/interrupts
+}
+
+# One window: pktgen sends $PKTGEN_COUNT packets of $size at $rate.  Its
+# interrupts (both NICs') are read just outside it: pktgen sends nothing
+# before its start or after its end, so they are the window's.
 nic_window() {
 	echo "pkt_size $size" > "$pg/$tx"
 	read -r rx0 < "/sys/class/net/$rx/statistics/rx_packets"
 	lost0=$(nic_lost "$tx" "$rx")
+	irq0=$(nic_irqs "$tx" "$rx")
 	# dmalab.profile=1: an instruction-profile window (docs/profile.rst)
 	# around what is measured, opened and closed outside it
 	if [ -n "$PROFILE" ]; then
@@ -332,6 +345,7 @@ nic_window() {
 	echo start > $pg/pgctrl
 	cpu_time; busy=$((BUSY - b0)); wall=$((NOW - t0))
 	[ -n "$PROFILE" ] && dmalab-mark close "$PKTGEN_COUNT"
+	irqs=$(($(nic_irqs "$tx" "$rx") - irq0))
 	read -r got < "/sys/class/net/$rx/statistics/rx_packets"
 	got=$((got - rx0))
 	lost=$(($(nic_lost "$tx" "$rx") - lost0))
@@ -344,7 +358,7 @@ nic_window() {
 	base=$((idle_us > 0 ? idle_busy * wall / idle_us : 0))
 	net=$((busy > base ? busy - base : 0))
 	per=$((busy * 1000 / sent))
-	echo "# bench-nic nic=$drv size=$size rate=$rate sent=$sent received=$got lost=$lost per_s=${pps:-0} wall_ms=$((wall / 1000)) busy_ms=$((busy / 1000)) idle_busy_ms=$((base / 1000)) busy_ns_per_packet=$per net_ns_per_packet=$((net * 1000 / sent)) util_ppm=$((per * ${pps:-0} / 1000 / NCPUS)) clock_us=$CLOCK_US cpus=$NCPUS"
+	echo "# bench-nic nic=$drv size=$size rate=$rate sent=$sent received=$got lost=$lost per_s=${pps:-0} wall_ms=$((wall / 1000)) busy_ms=$((busy / 1000)) idle_busy_ms=$((base / 1000)) busy_ns_per_packet=$per net_ns_per_packet=$((net * 1000 / sent)) util_ppm=$((per * ${pps:-0} / 1000 / NCPUS)) irqs=$irqs clock_us=$CLOCK_US cpus=$NCPUS"
 }
 
 # dmalab.swiotlb_stats=1 with dmalab.pktgen (the swiotlb study): what swiotlb
@@ -521,6 +535,9 @@ iperf_run() {
 	iperf3 -c "$net.2" -u -l "$size" -b "${rate}M" -t "$IPERF_S" -w 4M > /tmp/iperf-cli.log 2>&1 &
 	CLI=$!
 	sleep "$(secs "$lead")"
+	# the NICs' interrupts: read beside the datagram counts, while the
+	# client sends (so a reading's own time lets in a few more of either)
+	irq0=$(nic_irqs "$cli" "$srvif")
 	udp_counts $NSPID
 	win_in0=$UDP_IN
 	udp_counts $$
@@ -532,6 +549,7 @@ iperf_run() {
 	win_out=$((UDP_OUT - win_out0)) by_end=$((UDP_OUT - out0))
 	udp_counts $NSPID
 	win_in=$((UDP_IN - win_in0))
+	win_irqs=$(($(nic_irqs "$cli" "$srvif") - irq0))
 	wait $CLI
 	rc=$?
 	# the server ends after its results exchange with the client
@@ -564,7 +582,7 @@ iperf_run() {
 		say "error: nothing crossed in the window"
 		return 1
 	fi
-	say "iperf nic=$drv size=$size rate=$rate window_us=$wall busy_us=$busy win_received=$win_in win_sent=$win_out per_s=$((win_in * 1000000 / wall)) kbit_s=$((win_in * size * 8000 / wall)) util_ppm=$((busy * 1000000 / wall / NCPUS)) busy_ns_per_datagram=$((busy * 1000 / win_in)) sent=$sent sent_by_window_end=$by_end received=$received lost=$lost iperf_sent=$2 iperf_lost=$3 iperf_total=$4 domain=$dom_cli domain_srv=$dom_srv clock_us=$CLOCK_US cpus=$NCPUS"
+	say "iperf nic=$drv size=$size rate=$rate window_us=$wall busy_us=$busy win_received=$win_in win_sent=$win_out per_s=$((win_in * 1000000 / wall)) kbit_s=$((win_in * size * 8000 / wall)) util_ppm=$((busy * 1000000 / wall / NCPUS)) busy_ns_per_datagram=$((busy * 1000 / win_in)) win_irqs=$win_irqs sent=$sent sent_by_window_end=$by_end received=$received lost=$lost iperf_sent=$2 iperf_lost=$3 iperf_total=$4 domain=$dom_cli domain_srv=$dom_srv clock_us=$CLOCK_US cpus=$NCPUS"
 }
 
 case "$SCENARIO" in
@@ -738,11 +756,11 @@ report_channels
 if [ "$SCENARIO" = memcpy ]; then
 	EX_PARAMS="$EX_PARAMS $(mod_params dmalab_exercise)"
 	EX_PARAMS=${EX_PARAMS% }
-	# mode=copycost reads the remapping unit's invalidation queue (sgcost.c),
-	# mode=irfault its interrupt remapping table (irfault.c)
+	# mode=copycost and mode=mapcost read the remapping unit's invalidation
+	# queue (counts.c), mode=irfault its interrupt remapping table (irfault.c)
 	VTD_ADDR=/sys/class/iommu/dmar0/intel-iommu/address
 	case " $EX_PARAMS " in
-	*" mode=copycost "* | *" mode=irfault "*)
+	*" mode=copycost "* | *" mode=mapcost "* | *" mode=irfault "*)
 		[ -r $VTD_ADDR ] && EX_PARAMS="$EX_PARAMS vtd_base=0x$(cat $VTD_ADDR)" ;;
 	esac
 	say "exercise start params=${EX_PARAMS# }"

@@ -63,6 +63,11 @@ rate: the gross guest CPU per datagram and the utilisation (at a fixed rate) or 
 datagrams per second (at saturation), each over no IOMMU's, beside the 2008 thread's
 figures with whether the metric and the workload are the same.
 
+Every study prints its counts first (measure_tables.Counts, docs/measure.rst, Counts and
+times): per operation, invalidation descriptors and waits from the remapping unit's queue as
+the exerciser reads it, bytes bounced, interrupts, engine copies; exact and untimed.  With
+--profile, the instruction profiles follow them.
+
 --quick: fewer calls and shorter windows, one boot per configuration unless
 --repeat says otherwise; a smoke run of the machinery, not a measurement to
 quote.  --same-counts (modelled clock, --repeat 2 or more): fail unless the
@@ -106,8 +111,10 @@ from studies.offload import OFFLOAD_CONFIGS, SLOW_ENGINE, offload_configs  # noq
 from studies.swiotlb import swiotlb_configs  # noqa: E402,F401
 from measure_tables import (  # noqa: E402,F401  (tests and bench scripts use them here)
     BENCH_MAP,
+    Counts,
     Table,
     byte_prices,
+    count_lines,
     counter_lines,
     crossover,
     in_copies,
@@ -392,10 +399,21 @@ def run_boots(args, study, configs, variants, initrds):
 
 
 def print_tables(args, study, labels, runs, counters, profiles):
-    """The study's tables, derived lines, the devices' counters and its explanation:
-    (summary rows, failures)."""
-    rows = []
+    """The study's counts first (count_lines, and with profiles the instructions per
+    operation), then its tables, derived lines, the devices' counters and its
+    explanation: (summary rows, failures)."""
     failed = []
+    loaded = {}
+    if profiles and args.icount is not None:
+        try:
+            loaded = {label: studies.profiles.load(path) for label, path in profiles.items()}
+        except (OSError, TypeError, studies.profiles.prof.ProfileError) as e:
+            failed.append(("profile", ["no profile: %s" % e]))
+    lines, rows = count_lines(runs, labels, getattr(study, "counts", None))
+    for line in lines:
+        print(line)
+    if loaded and getattr(study, "profile_lines", None):
+        print("\n".join(study.profile_lines(loaded, labels)))
     for t in study.tables:
         summaries = {label: summarise(runs[label], t) for label in labels}
         for line in table(summaries, labels, t, "%d ns per guest instruction" % (
@@ -410,12 +428,7 @@ def print_tables(args, study, labels, runs, counters, profiles):
     for line in counter_lines(counters, labels):
         print(line)
     if getattr(study, "explain", None) and args.icount is not None:
-        try:
-            loaded = {label: studies.profiles.load(path) for label, path in profiles.items()}
-        except (OSError, TypeError, studies.profiles.prof.ProfileError) as e:
-            failed.append(("profile", ["no profile: %s" % e]))
-            loaded = {}
-        print("\n".join(study.explain(runs, counters, labels, args.icount, loaded)))
+        print("\n".join(study.explain(runs, counters, labels, args.icount)))
     return rows, failed
 
 

@@ -323,3 +323,92 @@ def repeat_differences(runs, counters, labels, variants=None):
                     figures.append("%s %s %s %s %s %s" % ((tag,) + key + (
                         "/".join(str(x) for x in vals),)))
     return devices, figures
+
+
+class Counts:
+    """One of a study's counts tables, which it prints first: per value of `keys` and per
+    configuration, each column's count per operation (the row's `ops` field), the median
+    over the boots with the range beside it where the boots differ.  Counts are read from
+    the hardware's or the kernel's own state around or inside the window (the unit's
+    invalidation queue, /proc/interrupts, swiotlb's copies, the exerciser's own tally), not
+    timed: exact, whatever the clock, where `how` does not say otherwise.  `columns`:
+    [(name, field)], field a bench field's name or a function of the row's fields giving a
+    number or None; a field read as a negative number was not counted ("-")."""
+
+    def __init__(self, tag, keys, ops, columns, what, how, only=None):
+        self.tag, self.keys, self.ops, self.columns = tag, keys, ops, columns
+        self.what, self.how, self.only = what, how, only
+
+    def value(self, f, field):
+        """The count of one row's column, or None where it was not counted."""
+        try:
+            v = field(f) if callable(field) else int(f[field])
+        except (KeyError, ValueError, TypeError):
+            return None
+        return None if v is None or v < 0 else v
+
+    def per_op(self, runs):
+        """{key: {column: [count per op, one per boot]}} of one configuration's boots."""
+        out = {}
+        for rows in runs:
+            for tag, f in rows:
+                if tag != self.tag:
+                    continue
+                try:
+                    ops = int(f[self.ops])
+                except (KeyError, ValueError):
+                    continue
+                if ops <= 0:
+                    continue
+                cols = out.setdefault(tuple(f.get(k) for k in self.keys), {})
+                for name, field in self.columns:
+                    v = self.value(f, field)
+                    if v is not None:
+                        cols.setdefault(name, []).append(v / ops)
+        return out
+
+
+def _count_text(values):
+    if not values:
+        return "-"
+    m = median(values)
+    lo, hi = min(values), max(values)
+    text = "%.3f" % m
+    return text if "%.3f" % lo == "%.3f" % hi else "%s (%.3f-%.3f)" % (text, lo, hi)
+
+
+def count_lines(runs, labels, counts):
+    """The counts tables of a study (Counts), first of what it prints: (lines, rows)."""
+    if not counts:
+        return [], []
+    lines = ["counts per operation (exact unless the table says otherwise: read from the "
+             "unit's queue, the kernel's own counters or the exerciser's tally, not timed; "
+             "median over the boots, range where they differ; - not counted):"]
+    rows = []
+    for c in counts:
+        labels_c = [x for x in labels if not c.only or c.only(x)]
+        per = {label: c.per_op(runs.get(label, [])) for label in labels_c}
+        keys = list(dict.fromkeys(k for label in labels_c for k in per[label]))
+        if not keys:
+            continue
+        if not any(per[label][k] for label in labels_c for k in per[label]):
+            # boots of an exerciser from before these counts, say
+            lines.append("%s, %s: none counted in these boots" % (c.tag, c.what))
+            continue
+        lines.append("%s, %s (%s):" % (c.tag, c.what, c.how))
+        head = list(c.keys) + ["config"] + [name for name, _ in c.columns]
+        body = []
+        for key in keys:
+            for label in labels_c:
+                cols = per[label].get(key)
+                if cols is None:
+                    continue
+                body.append([str(k) for k in key] + [label] +
+                            [_count_text(cols.get(name)) for name, _ in c.columns])
+                for name, _ in c.columns:
+                    if cols.get(name):
+                        rows.append(dict(zip(c.keys, key), tag=c.tag, config=label,
+                                         metric="count:%s" % name,
+                                         value=round(median(cols[name]), 6)))
+        lines += aligned(head, body)
+    return lines, rows

@@ -509,6 +509,59 @@ class DerivedTableTests(unittest.TestCase):
                     self.assertIn(cpus, ([], [MODELLED_CPU]), (name, label))
 
 
+class CountsTests(unittest.TestCase):
+    """The counts tables each study prints first: per operation, the median over the
+    boots with the range where they differ, '-' for what was not counted."""
+
+    @staticmethod
+    def inv(op, calls, descs, waits):
+        return ("bench-inv", {"op": op, "size": "4096", "calls": str(calls),
+                              "descs": str(descs), "waits": str(waits),
+                              "iotlb_invs": str(waits)})
+
+    def test_counts_per_call_with_their_range(self):
+        from studies.common import MAP_INVS
+        runs = {"no-iommu": [[self.inv("unmap", 200, -1, 0)]],
+                "vtd-strict": [[self.inv("unmap", 200, 400, 200)],
+                               [self.inv("unmap", 200, 402, 201)]]}
+        lines, rows = measure.count_lines(runs, ["no-iommu", "vtd-strict"], [MAP_INVS])
+        self.assertTrue(lines[0].startswith("counts per operation (exact"))
+        body = {x.split()[2]: x.split()[3:] for x in lines if "unmap" in x.split()[:1]}
+        # no unit: not counted; strict: 2 descriptors per call (2.000-2.010 over the boots)
+        self.assertEqual(body["no-iommu"], ["-", "-", "-"])
+        self.assertEqual(body["vtd-strict"][:2], ["2.010", "(2.000-2.010)"])
+        self.assertIn({"op": "unmap", "size": "4096", "tag": "bench-inv",
+                       "config": "vtd-strict", "metric": "count:waits", "value": 1.005},
+                      rows)
+
+    def test_boots_without_the_counts_say_so_in_one_line(self):
+        from studies.common import MAP_INVS
+        runs = {"vtd-strict": [[("bench-inv", {"op": "map", "size": "4096", "calls": "5"})]]}
+        lines, rows = measure.count_lines(runs, ["vtd-strict"], [MAP_INVS])
+        self.assertEqual(lines[1:], ["bench-inv, per call: none counted in these boots"])
+        self.assertEqual(rows, [])
+
+    def test_every_study_prints_counts_before_its_tables(self):
+        from studies import STUDIES
+        for name, study in STUDIES.items():
+            self.assertTrue(getattr(study, "counts", None), name)
+
+    def test_print_tables_puts_the_counts_first(self):
+        from studies import STUDIES
+        study = STUDIES["dma-api"]
+        runs = {"no-iommu": [[self.inv("map", 10, -1, 0)] + [
+            ("bench-map", {"op": op, "size": "4096", "mean_ns": "5", "p50_ns": "5",
+                           "p99_ns": "5", "max_ns": "5"}) for op in ("empty", "map")]]}
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            measure.print_tables(unittest.mock.Mock(icount=0), study, ["no-iommu"], runs,
+                                 {"no-iommu": [{}]}, {})
+        lines = out.getvalue().splitlines()
+        self.assertTrue(lines[0].startswith("counts per operation"))
+        self.assertLess(lines.index(next(x for x in lines if x.startswith("bench-inv"))),
+                        lines.index(next(x for x in lines if x.startswith("op=map"))))
+
+
 class TablesFromResultsTests(unittest.TestCase):
     """`measure.py tables RESULTS.json` prints a run's tables again from its file."""
 

@@ -26,7 +26,10 @@
  * net_ns_per_copy=... busy_us_per_mib=... cpus=..." line per rate and size;
  * slept counts the copies still running when their thread came to wait, which
  * measure.py keeps equal across configurations by fixing the engine's timing
- * (and requires equal to copies); slots, the wake-ups of the pacing window.
+ * (and requires equal to copies); slots, the wake-ups of the pacing window;
+ * descs, waits and iotlb_invs what the remapping unit's invalidation queue
+ * processed during the copies (counts.c; descs=-1 without a unit): counts,
+ * exact, whatever the clock.
  * Then sgcost.c's scatter-gather windows (copycost_sg_count).
  */
 
@@ -129,8 +132,17 @@ struct dlx_window {
 	u64 wall_ns, wall_us;	/* wall_us: times the CPUs */
 	u64 busy_us;	/* all CPUs: wall minus idle */
 	u64 idle_us, iowait_us;
+	struct dlx_queue q;	/* the unit's invalidations during the window */
 	bool ok;
 };
+
+/*
+ * The unit's queue is read every DLX_QUEUE_EVERY copies: a copy submits at
+ * most 8 descriptors (two maps and two unmaps, each an invalidation and a wait
+ * under caching mode), and a lazy flush 3, far fewer than the 128 entries of
+ * the smallest queue Linux sets up, so no reading misses one (counts.c).
+ */
+#define DLX_QUEUE_EVERY	8
 
 /* One pacing slot's n copies of len, each waited for, counted in w. */
 static void dlx_copycost_slot(struct dlx_chan *c, size_t len, unsigned int n,
@@ -168,6 +180,8 @@ static void dlx_copycost_slot(struct dlx_chan *c, size_t len, unsigned int n,
 		if (c->result != DMA_TRANS_NOERROR)
 			w->ok = false;
 		w->copies++;
+		if (w->copies % DLX_QUEUE_EVERY == 0)
+			dlx_queue_read(&w->q);
 	}
 }
 
@@ -193,7 +207,12 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, uns
 	 * into a copy's submission: an interrupt there can hold the thread
 	 * until the copy is done, and it does not sleep.
 	 */
+	if (copy)
+		dlx_queue_open(&w.q);
 	schedule_timeout_uninterruptible(1);
+	/* what the unit processed before the window opens is not the window's */
+	dlx_queue_read(&w.q);
+	w.q.descs = w.q.waits = w.q.iotlb = 0;
 	/* an instruction-profile window around what is measured (docs/profile.rst) */
 	dlx_profile_mark(true, DLX_PROF_ID(copy ? DLX_PROF_COPY : DLX_PROF_PACE, len));
 	dlx_copycost_windows++;
@@ -230,6 +249,8 @@ static struct dlx_window dlx_copycost_window(struct dlx_chan *c, size_t len, uns
 	idle1 = dlx_idle_us(false);
 	io1 = dlx_idle_us(true);
 	dlx_profile_mark(false, copy ? w.copies : w.slots);
+	dlx_queue_read(&w.q);
+	dlx_queue_close(&w.q);
 	if (idle0 == U64_MAX || idle1 == U64_MAX) {
 		w.ok = false;
 		return w;
@@ -263,13 +284,15 @@ static bool dlx_copycost_size(struct dlx_chan *c, size_t len, unsigned int rate)
 	per = div64_u64(w.busy_us * 1000, max_t(u64, w.copies, 1));
 	if (!idle.ok && !c->abandoned)
 		pr_info("# %s: copycost: no idle time from the kernel (no NO_HZ?)\n", DLX_NAME);
-	pr_info("# bench-copy size=%zu rate=%u batch=%u copies=%llu slept=%llu slots=%llu per_s=%llu busy_us=%llu idle_us=%llu iowait_us=%llu wall_us=%llu util_ppm=%llu busy_ns_per_copy=%llu pacing_ns_per_copy=%llu net_ns_per_copy=%llu busy_us_per_mib=%llu cpus=%u\n",
+	pr_info("# bench-copy size=%zu rate=%u batch=%u copies=%llu slept=%llu slots=%llu per_s=%llu busy_us=%llu idle_us=%llu iowait_us=%llu wall_us=%llu util_ppm=%llu busy_ns_per_copy=%llu pacing_ns_per_copy=%llu net_ns_per_copy=%llu busy_us_per_mib=%llu descs=%lld waits=%llu iotlb_invs=%llu cpus=%u\n",
 		len, rate, batch, w.copies, w.slept, idle.slots,
 		div64_u64(w.copies * NSEC_PER_SEC, max_t(u64, w.wall_ns, 1)), w.busy_us,
 		w.idle_us, w.iowait_us, w.wall_us,
 		div64_u64(w.busy_us * 1000000, max_t(u64, w.wall_us, 1)),
 		per, base, per > base ? per - base : 0,
-		div64_u64(w.busy_us << 20, max_t(u64, w.copies * len, 1)), num_online_cpus());
+		div64_u64(w.busy_us << 20, max_t(u64, w.copies * len, 1)),
+		w.q.entries ? (s64)w.q.descs : -1LL, w.q.waits, w.q.iotlb,
+		num_online_cpus());
 	c->ops += w.copies;
 	c->bytes += w.copies * len;
 	return idle.ok && w.ok && w.copies;

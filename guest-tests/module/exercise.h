@@ -78,8 +78,22 @@ extern unsigned int max_len;
 extern unsigned long long seed;
 extern unsigned int timeout_ms;
 extern char *stale_expect;
-/* sgcost.c: the remapping unit's register base, from /init (0: none) */
+/* counts.c: the remapping unit's register base, from /init (0: none) */
 extern unsigned long vtd_base;
+
+/* counts.c: the unit's invalidation queue read by descriptor type, for exact counts */
+struct dlx_queue {
+	void __iomem *regs;	/* NULL: no unit (the counts stay 0) */
+	const u64 *desc;	/* the queue, in the kernel's direct map */
+	unsigned int entries, shift, words;	/* shift: IQH's index shift */
+	unsigned int head;
+	u64 descs, waits, iotlb;
+};
+/* Zeroes q and starts counting from the unit's head now; false without a unit. */
+bool dlx_queue_open(struct dlx_queue *q);
+/* Counts what the unit processed since the last call. */
+void dlx_queue_read(struct dlx_queue *q);
+void dlx_queue_close(struct dlx_queue *q);
 
 /* lib.c: the PRNG, poisoned buffers, copies tracked by their callback */
 u64 dlx_next(u64 *state);

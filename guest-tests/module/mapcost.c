@@ -19,6 +19,13 @@
  * and prints the mean, median, 90th and 99th percentile and the largest as
  * "# bench-map op=... size=... n=... p50_ns=... p90_ns=... p99_ns=... max_ns=...
  * mean_ns=..." lines.  No DMA runs: the figures are the mapping layer's own.
+ * Behind a VT-d unit (vtd_base), what the unit's invalidation queue processed
+ * is read after each map, unmap and sync call, outside its timed region
+ * (counts.c), and counted against the op just called: one "# bench-inv op=...
+ * size=... calls=... descs=... waits=... iotlb_invs=..." line per op and size
+ * (descs=-1 without a unit).  A lazy unmap's flush can run from a timer: it
+ * is counted against the call whose reading comes next, map or unmap, so
+ * their sum per pair is exact and the split between them need not be.
  * Then, untimed, a few calls of each with swiotlb's copies counted (bounce.c:
  * "# bench-bounce op=... size=..." lines).  With mapcost_xdp=1, the syncs of
  * an AF_XDP-like receive path follow (xdpsync.c).
@@ -70,6 +77,29 @@ static void dlx_mapcost_report(const char *op, size_t size, u32 *ns, unsigned in
 	dlx_report_calls("bench-map", op, size, ns, n);
 }
 
+/* What the unit's queue processed while one op was called */
+struct dlx_inv {
+	u64 descs, waits, iotlb;
+};
+
+/* Reads the queue and counts what it processed since the last reading against inv. */
+static void dlx_inv_take(struct dlx_queue *q, struct dlx_inv *inv)
+{
+	struct dlx_queue was = *q;
+
+	dlx_queue_read(q);
+	inv->descs += q->descs - was.descs;
+	inv->waits += q->waits - was.waits;
+	inv->iotlb += q->iotlb - was.iotlb;
+}
+
+static void dlx_inv_report(const struct dlx_queue *q, const char *op, size_t size,
+			   unsigned int calls, const struct dlx_inv *inv)
+{
+	pr_info("# bench-inv op=%s size=%zu calls=%u descs=%lld waits=%llu iotlb_invs=%llu\n",
+		op, size, calls, q->regs ? (s64)inv->descs : -1LL, inv->waits, inv->iotlb);
+}
+
 /*
  * What swiotlb copies per call of each op (nothing without bouncing), in
  * untimed passes of DLX_BOUNCE_CALLS calls with the probe enabled; dma is
@@ -107,6 +137,8 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 {
 	void *buf = kmalloc(size, GFP_KERNEL);
 	void *copy = kmalloc(size, GFP_KERNEL);
+	struct dlx_inv maps = { }, unmaps = { }, syncs = { };
+	struct dlx_queue q;
 	dma_addr_t dma;
 	unsigned int i;
 	u64 t0;
@@ -139,15 +171,19 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 	}
 	dlx_mapcost_report("memset", size, a, n);
 	kfree(copy);
+	/* each call submits at most a few descriptors: a reading per call never misses one */
+	dlx_queue_open(&q);
 	for (i = 0; i < n; i++) {
 		dlx_mapcost_open(DLX_PROF_MAP, size);
 		t0 = ktime_get_ns();
 		dma = dma_map_single(dev, buf, size, DMA_BIDIRECTIONAL);
 		a[i] = dlx_elapsed(t0);
 		dlx_mapcost_close();
+		dlx_inv_take(&q, &maps);
 		if (dma_mapping_error(dev, dma)) {
 			pr_info("# %s: mapcost: mapping %zu bytes failed after %u calls\n",
 				DLX_NAME, size, i);
+			dlx_queue_close(&q);
 			kfree(buf);
 			return false;
 		}
@@ -156,15 +192,20 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 		dma_unmap_single(dev, dma, size, DMA_BIDIRECTIONAL);
 		b[i] = dlx_elapsed(t0);
 		dlx_mapcost_close();
+		dlx_inv_take(&q, &unmaps);
 	}
 	dlx_mapcost_report("map", size, a, n);
 	dlx_mapcost_report("unmap", size, b, n);
+	dlx_inv_report(&q, "map", size, n, &maps);
+	dlx_inv_report(&q, "unmap", size, n, &unmaps);
 
 	dma = dma_map_single(dev, buf, size, DMA_BIDIRECTIONAL);
 	if (dma_mapping_error(dev, dma)) {
+		dlx_queue_close(&q);
 		kfree(buf);
 		return false;
 	}
+	dlx_queue_read(&q);	/* that map is not a sync's */
 	for (i = 0; i < n; i++) {
 		dlx_mapcost_open(DLX_PROF_SYNC, size);
 		t0 = ktime_get_ns();
@@ -172,8 +213,11 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 		dma_sync_single_for_device(dev, dma, size, DMA_BIDIRECTIONAL);
 		a[i] = dlx_elapsed(t0);
 		dlx_mapcost_close();
+		dlx_inv_take(&q, &syncs);
 	}
 	dlx_mapcost_report("sync", size, a, n);
+	dlx_inv_report(&q, "sync", size, n, &syncs);
+	dlx_queue_close(&q);
 	dlx_mapcost_count(dev, buf, size, dma);
 	dma_unmap_single(dev, dma, size, DMA_BIDIRECTIONAL);
 	kfree(buf);

@@ -23,7 +23,9 @@
  * copied, and each iteration's elapsed time per chunk gives the percentiles:
  * "# bench-offload op=... size=... n=ITERATIONS chunks=... p50_ns=...
  * p90_ns=... p99_ns=... max_ns=... mean_ns=... elapsed_ns=... busy_ns=...
- * idle_us=... cpus=...".  After each kind the destination is compared with
+ * idle_us=... dma_copies=... cpus=..." (dma_copies: the chunks the engine
+ * copied).
+ * After each kind the destination is compared with
  * the source, so a copy that did not happen fails the size.
  */
 
@@ -212,9 +214,10 @@ static bool dlx_offload_kind(struct dlx_chan *c, unsigned int kind, size_t len,
 	wall *= num_online_cpus();
 	busy = wall - min(wall, (idle1 - idle0) * NSEC_PER_USEC);
 	dlx_calls_stats(ns, n, &st);
-	pr_info("# bench-offload op=%s size=%zu n=%u chunks=%u p50_ns=%u p90_ns=%u p99_ns=%u max_ns=%u mean_ns=%llu elapsed_ns=%llu busy_ns=%llu idle_us=%llu cpus=%u\n",
+	pr_info("# bench-offload op=%s size=%zu n=%u chunks=%u p50_ns=%u p90_ns=%u p99_ns=%u max_ns=%u mean_ns=%llu elapsed_ns=%llu busy_ns=%llu idle_us=%llu dma_copies=%u cpus=%u\n",
 		dlx_offload_kinds[kind], len, n, n * per, st.p50, st.p90, st.p99, st.max, st.mean,
 		div_u64(wall, n * per), div_u64(busy, n * per), idle1 - idle0,
+		kind == DLX_OFF_CPU ? 0 : n * (per - (kind != DLX_OFF_WAIT)),
 		num_online_cpus());
 	return true;
 }

@@ -9,17 +9,10 @@
  *          behind an IOMMU the pages get one IOVA range, unmapped at once;
  *   pages  one dma_map_page() and one dma_unmap_page() per page.
  *
- * No DMA runs.  What the IOMMU did meanwhile is read from the unit itself:
- * with vtd_base (the remapping unit's register base, which /init takes from
- * /sys/class/iommu/dmar0/intel-iommu/address) the module reads the
- * invalidation queue's head register (IQH, how far the unit has processed the
- * queue) after every map and unmap, and counts the descriptors the unit
- * processed since the last reading by type, from the queue's memory (IQA says
- * where): invalidation waits (type 5), IOTLB invalidations (type 2, and type 6,
- * the PASID-based ones a unit in scalable mode is sent for first-stage tables),
- * the rest.
- * Between two readings fewer descriptors than the queue holds must pass (a
- * strict unmap submits two, a lazy flush two); the counts then are exact.
+ * No DMA runs.  What the IOMMU did meanwhile is read from the unit itself
+ * (counts.c: its invalidation queue, by descriptor type) after every map and
+ * unmap: between two readings fewer descriptors than the queue holds pass (a
+ * strict unmap submits two, a lazy flush two), so the counts are exact.
  * One "# bench-sg way=... pages=... unmaps=... busy_ns_per_unmap=...
  * descs=... waits=... iotlb_invs=... waits_per_kunmap=... cpus=..." line per
  * way: unmaps are dma_unmap_sg() calls (sg) or dma_unmap_page() calls
@@ -29,8 +22,6 @@
  */
 
 #include <linux/dma-mapping.h>
-#include <linux/io.h>
-#include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/module.h>
@@ -48,59 +39,7 @@ static unsigned int copycost_sg_pages = 16;
 module_param(copycost_sg_pages, uint, 0444);
 MODULE_PARM_DESC(copycost_sg_pages, "copycost: pages per scatterlist (default 16)");
 
-unsigned long vtd_base;
-module_param(vtd_base, ulong, 0444);
-MODULE_PARM_DESC(vtd_base, "physical address of the remapping unit's registers (0: none)");
-
 unsigned int dlx_sgcost_windows;
-
-#define DLX_IQH	0x80
-#define DLX_IQA	0x90
-
-struct dlx_queue {
-	void __iomem *regs;
-	const u64 *desc;	/* the queue, in the kernel's direct map */
-	unsigned int entries, shift, words;	/* shift: IQH's index shift */
-	unsigned int head;
-	u64 descs, waits, iotlb;
-};
-
-static bool dlx_queue_open(struct dlx_queue *q)
-{
-	u64 iqa;
-
-	if (!vtd_base)
-		return false;
-	q->regs = ioremap(vtd_base, PAGE_SIZE);
-	if (!q->regs)
-		return false;
-	iqa = lo_hi_readq(q->regs + DLX_IQA);
-	/* IQA.DW (bit 11): 256-bit descriptors; QS (bits 2:0): 2^QS pages */
-	q->words = iqa & BIT(11) ? 4 : 2;
-	q->shift = iqa & BIT(11) ? 5 : 4;
-	q->entries = (PAGE_SIZE << (iqa & 7)) / (q->words * 8);
-	q->desc = phys_to_virt(iqa & ~0xfffULL);
-	q->head = (readl(q->regs + DLX_IQH) >> q->shift) % q->entries;
-	return true;
-}
-
-/* Counts the descriptors the unit processed since the last call, by type. */
-static void dlx_queue_read(struct dlx_queue *q)
-{
-	unsigned int now;
-
-	if (!q->regs)
-		return;
-	now = (readl(q->regs + DLX_IQH) >> q->shift) % q->entries;
-	for (; q->head != now; q->head = (q->head + 1) % q->entries) {
-		u64 lo = READ_ONCE(q->desc[q->head * q->words]);
-		unsigned int type = (lo & 0xf) | ((lo >> 5) & 0x70);
-
-		q->descs++;
-		q->waits += type == 5;
-		q->iotlb += type == 2 || type == 6;
-	}
-}
 
 /* One way's window: copycost_sg_count maps and unmaps of the pages. */
 static bool dlx_sg_window(struct dlx_chan *c, struct page **pages, bool sg)
@@ -161,8 +100,7 @@ static bool dlx_sg_window(struct dlx_chan *c, struct page **pages, bool sg)
 		sg ? "sg" : "pages", n, unmaps, div64_u64(busy_us * 1000, max(unmaps, 1U)),
 		have_q ? (s64)q.descs : -1LL, q.waits, q.iotlb,
 		div64_u64(q.waits * 1000, max(unmaps, 1U)), num_online_cpus());
-	if (q.regs)
-		iounmap(q.regs);
+	dlx_queue_close(&q);
 	sg_free_table(&st);
 	kfree(dma);
 	return ok && unmaps;

@@ -4,6 +4,33 @@ them boot (configs), dmalab-vtd property variants (--set, --sweep) and the model
 runner arguments. One module per study beside this one; measure.py runs them."""
 
 import measure_checks as checks
+from measure_tables import Counts
+
+# The counts tables the studies share (measure_tables.Counts): the unit's invalidation
+# queue as the exerciser reads it, swiotlb's copies, the NICs' interrupts.
+QUEUE = "the unit's invalidation queue, read by the guest (IQH and the descriptors)"
+
+
+def _queue_field(name):
+    """A count read from the unit's queue: none where the guest had no unit to read
+    (descs=-1)."""
+    return lambda f: None if int(f["descs"]) < 0 else int(f[name])
+
+
+INV_COLUMNS = [("descriptors", "descs"), ("waits", _queue_field("waits")),
+               ("iotlb invs", _queue_field("iotlb_invs"))]
+MAP_INVS = Counts("bench-inv", ("op", "size"), "calls", INV_COLUMNS, "per call",
+                  QUEUE + " after each call, outside its timed region; a lazy flush "
+                  "counts against the call read after it")
+MAP_BOUNCES = Counts("bench-bounce", ("op", "size"), "calls",
+                     [("bytes bounced", lambda f: int(f["to_dev_bytes"]) +
+                       int(f["from_dev_bytes"])),
+                      ("copies", lambda f: int(f["to_dev_copies"]) +
+                       int(f["from_dev_copies"]))],
+                     "per call", "a kprobe on swiotlb_bounce, untimed passes")
+NIC_IRQS = Counts("bench-nic", ("nic", "size", "rate"), "sent", [("interrupts", "irqs")],
+                  "per packet sent", "/proc/interrupts, both NICs' vectors, read just "
+                  "outside the window")
 
 
 def configs(mode, pt=True, ioat="dmalab-ioat"):

@@ -11,7 +11,7 @@ first, the empty timed region's cost subtracted (measure_tables.net_of_empty).""
 import measure_checks as checks
 from measure_tables import BENCH_MAP
 from studies import orders
-from studies.common import MODELLED_CPU, Study, configs
+from studies.common import MAP_BOUNCES, MAP_INVS, MODELLED_CPU, Study, configs
 
 # Caching mode (CAP.CM), what a guest behind a vIOMMU with VFIO runs: the unit may cache
 # not-present entries, so Linux invalidates on map as well as on unmap, and goes strict
@@ -30,3 +30,4 @@ def matrix(mode, ioat):
 STUDY = Study("mapcost", True, "", [BENCH_MAP], smp=1, icount=0, cpu=MODELLED_CPU,
               quick={"dmalab_exercise.mapcost_calls": 200}, expect=orders.dma_api,
               matrix=matrix)
+STUDY.counts = [MAP_INVS, MAP_BOUNCES]

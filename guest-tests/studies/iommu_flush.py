@@ -8,8 +8,9 @@ scatter-gather unmap costs. measure.py's docstring and docs/measure.rst say more
 
 import measure_checks as checks
 import scenarios
-from measure_tables import Table, aligned, median
-from studies.common import MODELLED_CPU, Study, configs, hub_pairs
+from measure_tables import Counts, Table, aligned, median
+from studies.common import (INV_COLUMNS, MODELLED_CPU, NIC_IRQS, QUEUE, Study, configs,
+                            hub_pairs)
 
 
 # The copy study's engine: every copy completes latency-ns after its data
@@ -123,13 +124,12 @@ def ratios_2008(summaries, labels, t):
             aligned(head, body)), rows
 
 
-def explain(runs, counters, labels, shift, profiles):
+def explain(runs, counters, labels, shift):
     """What each configuration's figures are made of: per copy, the busy time and the
     instructions it stands for at 2^shift ns each, the unit's modelled waits (QMP:
     wait-modelled-ns over waits, and waits per unmap from the sg window's reading of the
-    unit's queue) and the engine's modelled time (during which the CPU is idle); with
-    profiles, the instructions counted and the top symbols of strict minus no IOMMU and
-    strict minus lazy."""
+    unit's queue) and the engine's modelled time (during which the CPU is idle).  The
+    instruction profiles, counts, are printed with the counts (profile_lines)."""
     ns = 2 ** shift
     out = ["service demand per 4 KiB copy at the lowest rate (1 guest instruction = %d ns; "
            "no calibration of real VT-d hardware exists in the project's sources: "
@@ -162,8 +162,6 @@ def explain(runs, counters, labels, shift, profiles):
                "instructions; the unit's waits are inside it, as the instructions of the "
                "guest polling for the wait descriptor's status. The profiles below count "
                "the instructions themselves)" % ns)
-    if profiles:
-        out += profile_lines(profiles, labels)
     return out
 
 
@@ -251,3 +249,11 @@ STUDY.quick_labels = ("no-iommu", "vtd-lazy", "vtd-strict")
 STUDY.rates = "1000,2000,5000,10000,0"
 STUDY.explain = explain
 STUDY.ns_per_insn = True
+STUDY.profile_lines = profile_lines
+STUDY.counts = [
+    Counts("bench-copy", ("size", "rate"), "copies", INV_COLUMNS, "per copy",
+           QUEUE + " every 8 copies inside the window (its own instructions are in the "
+           "window's busy time)"),
+    Counts("bench-sg", ("way",), "unmaps", INV_COLUMNS, "per unmap",
+           QUEUE + " after every map and unmap"),
+    NIC_IRQS]

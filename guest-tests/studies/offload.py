@@ -4,7 +4,7 @@ as the CPU's busy time and the elapsed time, on the modelled clock at 1 ns per g
 instruction; measure.py's docstring and docs/offload.rst say more."""
 
 import measure_checks as checks
-from measure_tables import Table, crossover
+from measure_tables import Counts, Table, crossover
 from studies import orders
 from studies.common import MODELLED_CPU, Study
 from studies.iommu_flush import COPY_ENGINE
@@ -74,11 +74,10 @@ STUDY = Study("offload", False, COPY_ENGINE, [
     matrix=offload_configs, expect=orders.offload)
 
 
-def explain(runs, counters, labels, shift, profiles, top=12):
-    """With --profile: instructions per MiB in each configuration's md write windows, and
-    what the CPU's parity costs over the offloaded one, symbol by symbol, per level."""
-    if not profiles:
-        return []
+def profile_lines(profiles, labels, top=12):
+    """With --profile, among the counts: instructions per MiB in each configuration's md
+    write windows, and what the CPU's parity costs over the offloaded one, symbol by
+    symbol, per level."""
     from studies.profiles import per_op_table, diff_lines
     have = [label for label in labels if _raid(label) and label in profiles]
     out = ["", "md writes, instruction profiles (window md-5: RAID5, md-6: RAID6; "
@@ -89,5 +88,9 @@ def explain(runs, counters, labels, shift, profiles, top=12):
     return out
 
 
-STUDY.explain = explain
+STUDY.profile_lines = profile_lines
+STUDY.counts = [
+    Counts("bench-offload", ("op", "size"), "chunks", [("engine copies", "dma_copies")],
+           "per chunk", "the exerciser's tally: how many of the chunks the engine copied",
+           only=lambda label: not _raid(label))]
 

@@ -6,9 +6,9 @@ per packet, and a copy through dmalab-ioat (mode=offload); measure.py's docstrin
 docs/swiotlb.rst say more."""
 
 import measure_checks as checks
-from measure_tables import BENCH_MAP, Table, byte_prices, in_copies, net_of_empty
+from measure_tables import BENCH_MAP, Counts, Table, byte_prices, in_copies, net_of_empty
 from studies import orders
-from studies.common import MODELLED_CPU, Study
+from studies.common import MAP_BOUNCES, MODELLED_CPU, NIC_IRQS, Study
 from studies.iommu_flush import COPY_ENGINE, nic_args
 
 
@@ -79,3 +79,12 @@ STUDY = Study("mapcost", False, "", [
     quick={"dmalab_exercise.mapcost_calls": 200, "dmalab.pktgen_count": 300,
            "dmalab_exercise.offload_calls": 170},
     extra=["--allow", "ioatdma: module verification failed"], expect=orders.swiotlb)
+STUDY.counts = [
+    MAP_BOUNCES,
+    Counts("bench-nic-bounce", ("size",), "sent",
+           [("bytes bounced", lambda f: int(f["to_dev_bytes"]) + int(f["from_dev_bytes"])),
+            ("copies", lambda f: int(f["to_dev_copies"]) + int(f["from_dev_copies"]))],
+           "per packet sent", "swiotlb's trace event summed by a histogram trigger, a "
+           "counting pass after the timed one"),
+    Counts("bench-nic", ("size", "rate"), "sent", [("interrupts", "irqs")],
+           "per packet sent", NIC_IRQS.how)]
