@@ -193,6 +193,10 @@ def make_parser():
     ap.add_argument("--engine", metavar="PROPS",
                     help="dmalab-ioat's properties, e.g. latency-ns=0 (default: none for "
                     "dma-api; %s for iommu-flush)" % COPY_ENGINE)
+    ap.add_argument("--smp", type=int, metavar="N",
+                    help="guest CPUs (default: the study's, 1 for every study today)")
+    ap.add_argument("--configs", metavar="LABEL,...",
+                    help="boot only these configurations (e.g. no-iommu,vtd-strict)")
     ap.add_argument("--cpu-profile", metavar="NAME", default="model",
                     help="a published CPU (studies/cpus.py: %s): every dmalab delay is set "
                     "in that CPU's ns and scaled to its instructions on the 1-ns modelled "
@@ -277,6 +281,24 @@ def settle(args, study):
     if args.quick:
         keep = getattr(study, "quick_labels", None)
         configs = [c for c in configs if not keep or c[0].split(",")[0] in keep]
+    if args.configs:
+        want = args.configs.split(",")
+        unknown = sorted(set(want) - {c[0] for c in configs})
+        if unknown:
+            print("measure.py: --configs: no configuration %s in this run (%s)" % (
+                ", ".join(unknown), ", ".join(c[0] for c in configs)), file=sys.stderr)
+            return None
+        configs = [c for c in configs if c[0] in want]
+    if args.smp is not None and args.smp < 1:
+        print("measure.py: --smp must be 1 or more", file=sys.stderr)
+        return None
+    if args.profile and (args.smp or study.smp or 1) > 1 and args.icount is not None:
+        # runner.py refuses it too: QEMU's plugins with -icount and more than one vCPU
+        # crashed the guest in boot (docs/profile.rst)
+        print("measure.py: --profile with --smp %d on the modelled clock: the guest "
+              "crashes in boot (QEMU's plugins with -icount and more than one vCPU); "
+              "profile at --smp 1" % (args.smp or study.smp), file=sys.stderr)
+        return None
     if args.repeat is None:
         args.repeat = 1
     if args.same_counts and args.repeat < 2:
@@ -320,9 +342,18 @@ def clock_args(args, study, variant, profile):
                        "dmalab.pktgen_rate": sweep})
     if args.quick:
         params.update(study.quick)
+    smp = args.smp or study.smp
+    if smp and smp > 1 and args.icount is not None:
+        # Under -icount every vCPU's TSC reads the one virtual clock, so they agree; Linux
+        # cannot tell (TCG's CPU has no invariant-TSC flag) and would time with the ACPI
+        # PM timer's 279 ns ticks: tsc=reliable keeps the TSC as the clocksource
+        params["tsc"] = "reliable"
+    if smp and smp > 1:
+        # mapcost's concurrent windows: every CPU maps and unmaps at once
+        params["dmalab_exercise.mapcost_threads"] = smp
     clock = ["--append", " ".join("%s=%s" % kv for kv in params.items())]
-    if study.smp:
-        clock += ["--smp", str(study.smp)]
+    if smp:
+        clock += ["--smp", str(smp)]
     if args.icount is not None:
         clock += modelled_clock(args.icount, seed)
     else:
@@ -466,7 +497,7 @@ def save_results(args, study, configs, variants, initrds, clock_text, results):
             "clock": "icount-%d" % args.icount if args.icount is not None else "host",
             "clock_text": clock_text,
             "ns_per_insn": 2 ** args.icount if args.icount is not None else None,
-            "cpu": study.cpu or "max", "smp": study.smp or 2,
+            "cpu": study.cpu or "max", "smp": args.smp or study.smp or 2,
             "kernel": os.path.abspath(args.kernel), "configs": dict(configs),
             "set": args.set, "sweep": args.sweep, "rate": args.rate,
             "cpu_profile": {"name": args.cpu_profile, "ipc": args.ipc,

@@ -28,7 +28,7 @@ import sys
 
 # Window kinds, as module/exercise.h's DLX_PROF_* (test_profile.py checks the two agree).
 KINDS = {1: "copy", 2: "pace", 3: "map", 4: "unmap", 5: "sync", 6: "memcpy", 7: "nic",
-         8: "marks", 9: "sg", 10: "sgpages", 11: "md", 12: "memset"}
+         8: "marks", 9: "sg", 10: "sgpages", 11: "md", 12: "memset", 13: "mapmt"}
 
 USER_TOP = 0x0000800000000000     # below: user space
 MODULE_REACH = 0x10000            # a module address this far past its symbol is unknown

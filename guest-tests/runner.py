@@ -444,6 +444,14 @@ def check_args(ap, args):
     try:
         if not args.judge_log:
             qemu_args = clock_args(args.clock, args.qemu_arg)
+            if args.profile_plugin and args.smp > 1 and "-icount" in qemu_args:
+                # QEMU 10.0 with any TCG plugin of ours (count=tb or insn), -icount and
+                # two or more vCPUs ran guests into page faults at instructions that
+                # touch no memory, in boot, before any window (2026-12-06): refused
+                # rather than reported as the guest's bug
+                ap.error("--profile-plugin with --smp %d under -icount: the guest "
+                         "crashes in boot (QEMU's plugins with -icount and more than one "
+                         "vCPU); profile with --smp 1, or on the host clock" % args.smp)
             args.accel_used, args.accel_why = accel.choose(
                 args.accel,
                 accel.tcg_reason(qemu_args,

@@ -562,6 +562,58 @@ class CountsTests(unittest.TestCase):
                         lines.index(next(x for x in lines if x.startswith("op=map"))))
 
 
+class SmpTests(unittest.TestCase):
+    """--smp N: the TSC kept as the clocksource on the modelled clock, mapcost's
+    concurrent windows, no profiler (it crashes such guests), and --configs."""
+
+    @staticmethod
+    def args(*argv):
+        return measure.make_parser().parse_args(
+            ["--qemu", "q", "--kernel", "k", "--initrd", "i", "--study", "dma-api"] +
+            list(argv))
+
+    def words(self, args):
+        from studies import STUDIES
+        study = STUDIES["dma-api"]
+        self.assertIsNotNone(measure.settle(args, study))
+        clock = measure.clock_args(args, study, ("ref", 1, "a", 1000), False)
+        return clock[clock.index("--append") + 1].split(), clock
+
+    def test_four_cpus_keep_the_tsc_and_map_on_every_cpu(self):
+        words, clock = self.words(self.args("--smp", "4"))
+        self.assertIn("tsc=reliable", words)
+        self.assertIn("dmalab_exercise.mapcost_threads=4", words)
+        self.assertEqual(clock[clock.index("--smp") + 1], "4")
+        words, clock = self.words(self.args())
+        self.assertNotIn("tsc=reliable", words)
+        self.assertNotIn("dmalab_exercise.mapcost_threads=4", " ".join(words))
+        self.assertEqual(clock[clock.index("--smp") + 1], "1")
+        # the host clock: Linux's own choice of clocksource stands
+        words, _ = self.words(self.args("--smp", "4", "--host-clock"))
+        self.assertNotIn("tsc=reliable", words)
+
+    def test_no_profiler_with_more_than_one_cpu_on_the_modelled_clock(self):
+        from studies import STUDIES
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertIsNone(measure.settle(self.args("--smp", "2", "--profile", "p.so"),
+                                             STUDIES["dma-api"]))
+        self.assertIn("crashes in boot", err.getvalue())
+        self.assertIsNotNone(measure.settle(self.args("--profile", "p.so"),
+                                            STUDIES["dma-api"]))
+
+    def test_configs_picks_and_refuses_unknown_ones(self):
+        from studies import STUDIES
+        configs = measure.settle(self.args("--configs", "vtd-strict,no-iommu"),
+                                 STUDIES["dma-api"])
+        self.assertEqual([c[0] for c in configs], ["no-iommu", "vtd-strict"])
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertIsNone(measure.settle(self.args("--configs", "vtd-nope"),
+                                             STUDIES["dma-api"]))
+        self.assertIn("no configuration vtd-nope", err.getvalue())
+
+
 class TablesFromResultsTests(unittest.TestCase):
     """`measure.py tables RESULTS.json` prints a run's tables again from its file."""
 

@@ -420,6 +420,18 @@ class OptionTests(unittest.TestCase):
                               "read-error: copy from"])
         runner.check_args(ap, args)
 
+    def test_no_profiler_with_more_than_one_cpu_under_icount(self):
+        ap = runner.make_parser()
+        base = ["--qemu", "q", "--kernel", "k", "--initrd", "i", "--profile-plugin", "p.so",
+                "--accel", "tcg"]
+        args = ap.parse_args(base + ["--clock", "modelled", "--smp", "2"])
+        with unittest.mock.patch("sys.stderr", new=io.StringIO()) as err:
+            with self.assertRaises(SystemExit):
+                runner.check_args(ap, args)
+        self.assertIn("crashes in boot", err.getvalue())
+        for ok in (["--clock", "modelled", "--smp", "1"], ["--clock", "host", "--smp", "2"]):
+            runner.check_args(ap, ap.parse_args(base + ok))
+
     def test_virtio_disk(self):
         sha = "ab" * 32
         args = runner.make_parser().parse_args(

@@ -218,6 +218,7 @@ void dlx_mode_raid(unsigned int n);
 #define DLX_PROF_SGPAGES	10	/* sgcost: the same pages one by one; ops: unmaps */
 #define DLX_PROF_MD		11	/* init.sh md_cost: an md write (size: RAID level); ops: MiB */
 #define DLX_PROF_MEMSET		12	/* mapcost: one memset() of the buffer */
+#define DLX_PROF_MAPMT		13	/* mapcost: maps and unmaps on every CPU at once; ops: pairs */
 
 static inline void dlx_profile_mark(bool open, u64 arg)
 {

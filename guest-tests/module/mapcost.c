@@ -27,7 +27,18 @@
  * is counted against the call whose reading comes next, map or unmap, so
  * their sum per pair is exact and the split between them need not be.
  * Then, untimed, a few calls of each with swiotlb's copies counted (bounce.c:
- * "# bench-bounce op=... size=..." lines).  With mapcost_xdp=1, the syncs of
+ * "# bench-bounce op=... size=..." lines).
+ *
+ * With mapcost_threads=N (2 or more, at most the online CPUs), each size ends
+ * with a window in which N kernel threads, one bound to each of the first N
+ * CPUs, map and unmap a buffer of their own mapcost_calls times at once: the
+ * IOVA allocator's per-CPU caches, the flush queues and the invalidation
+ * queue's lock under contention.  Each thread reads the unit's queue after
+ * every pair, under one lock, so the counts are exact.  One "# bench-mapmt
+ * size=... threads=... pairs=... map_ns=... unmap_ns=... busy_ns_per_pair=...
+ * descs=... waits=... iotlb_invs=... cpus=..." line per size: map_ns and
+ * unmap_ns are the mean call as each thread's clock saw it, busy_ns_per_pair
+ * the window's CPU time (all CPUs, wall less idle) per pair.  With mapcost_xdp=1, the syncs of
  * an AF_XDP-like receive path follow (xdpsync.c).
  */
 
@@ -35,10 +46,12 @@
 #include <linux/kernel.h>
 #include <linux/dmaengine.h>
 #include <linux/dma-mapping.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/spinlock.h>
 #include <linux/vmalloc.h>
 
 #include "exercise.h"
@@ -46,6 +59,11 @@
 static unsigned int mapcost_calls = 2000;
 module_param(mapcost_calls, uint, 0444);
 MODULE_PARM_DESC(mapcost_calls, "mapcost: calls timed per operation and size (default 2000)");
+
+static unsigned int mapcost_threads;
+module_param(mapcost_threads, uint, 0444);
+MODULE_PARM_DESC(mapcost_threads,
+		 "mapcost: also map and unmap on this many CPUs at once (default 0: not)");
 
 static bool mapcost_xdp;
 module_param(mapcost_xdp, bool, 0444);
@@ -224,6 +242,130 @@ static bool dlx_mapcost_size(struct device *dev, size_t size, u32 *a, u32 *b,
 	return true;
 }
 
+/* The concurrent window of one size (mapcost_threads) */
+struct dlx_mt {
+	struct device *dev;
+	size_t size;
+	unsigned int calls;
+	struct completion start, done;
+	atomic_t left;		/* threads still mapping */
+	spinlock_t lock;	/* the queue, the counts and the sums below */
+	struct dlx_queue q;
+	struct dlx_inv inv;
+	u64 map_ns, unmap_ns;
+	unsigned int pairs;
+	bool failed;
+};
+
+static int dlx_mt_thread(void *arg)
+{
+	struct dlx_mt *mt = arg;
+	void *buf = kmalloc(mt->size, GFP_KERNEL);
+	u64 map_ns = 0, unmap_ns = 0, t0;
+	unsigned int i = 0;
+	dma_addr_t dma;
+
+	wait_for_completion(&mt->start);
+	for (; buf && i < mt->calls; i++) {
+		t0 = ktime_get_ns();
+		dma = dma_map_single(mt->dev, buf, mt->size, DMA_BIDIRECTIONAL);
+		map_ns += ktime_get_ns() - t0;
+		if (dma_mapping_error(mt->dev, dma))
+			break;
+		t0 = ktime_get_ns();
+		dma_unmap_single(mt->dev, dma, mt->size, DMA_BIDIRECTIONAL);
+		unmap_ns += ktime_get_ns() - t0;
+		spin_lock(&mt->lock);
+		dlx_inv_take(&mt->q, &mt->inv);
+		spin_unlock(&mt->lock);
+	}
+	spin_lock(&mt->lock);
+	mt->map_ns += map_ns;
+	mt->unmap_ns += unmap_ns;
+	mt->pairs += i;
+	mt->failed |= i < mt->calls;
+	spin_unlock(&mt->lock);
+	kfree(buf);
+	if (atomic_dec_and_test(&mt->left))
+		complete(&mt->done);
+	/* kthread_stop() ends the thread: it must not return before */
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/* mapcost_threads: one size's concurrent window; false if a thread failed. */
+static bool dlx_mapcost_mt(struct device *dev, size_t size, unsigned int calls)
+{
+	unsigned int n = min(mapcost_threads, num_online_cpus()), k = 0, cpu;
+	struct task_struct **tasks = kcalloc(n, sizeof(*tasks), GFP_KERNEL);
+	struct dlx_mt *mt = kzalloc(sizeof(*mt), GFP_KERNEL);
+	u64 t0, wall, idle0, idle1, busy;
+	bool ok = false;
+
+	if (!tasks || !mt)
+		goto out;
+	mt->dev = dev;
+	mt->size = size;
+	mt->calls = calls;
+	init_completion(&mt->start);
+	init_completion(&mt->done);
+	spin_lock_init(&mt->lock);
+	for_each_online_cpu(cpu) {
+		if (k == n)
+			break;
+		tasks[k] = kthread_create(dlx_mt_thread, mt, "dlx-map/%u", cpu);
+		if (IS_ERR(tasks[k]))
+			break;
+		kthread_bind(tasks[k], cpu);
+		get_task_struct(tasks[k]);
+		wake_up_process(tasks[k]);
+		k++;
+	}
+	if (k < n) {
+		pr_info("# %s: mapcost: %u of %u threads started\n", DLX_NAME, k, n);
+		complete_all(&mt->start);
+		goto stop;
+	}
+	atomic_set(&mt->left, n);
+	dlx_queue_open(&mt->q);
+	dlx_profile_mark(true, DLX_PROF_ID(DLX_PROF_MAPMT, size));
+	idle0 = dlx_idle_us(false);
+	t0 = ktime_get_ns();
+	complete_all(&mt->start);
+	wait_for_completion(&mt->done);
+	wall = (ktime_get_ns() - t0) * num_online_cpus();
+	idle1 = dlx_idle_us(false);
+	dlx_profile_mark(false, mt->pairs);
+	spin_lock(&mt->lock);
+	dlx_queue_read(&mt->q);
+	spin_unlock(&mt->lock);
+	busy = idle0 == U64_MAX || idle1 == U64_MAX ? 0 :
+	       wall - min(wall, (idle1 - idle0) * NSEC_PER_USEC);
+	pr_info("# bench-mapmt size=%zu threads=%u pairs=%u map_ns=%llu unmap_ns=%llu busy_ns_per_pair=%llu descs=%lld waits=%llu iotlb_invs=%llu cpus=%u\n",
+		size, n, mt->pairs, div64_u64(mt->map_ns, max(mt->pairs, 1U)),
+		div64_u64(mt->unmap_ns, max(mt->pairs, 1U)),
+		div64_u64(busy, max(mt->pairs, 1U)),
+		mt->q.entries ? (s64)mt->inv.descs : -1LL, mt->inv.waits, mt->inv.iotlb,
+		num_online_cpus());
+	dlx_queue_close(&mt->q);
+	ok = !mt->failed;
+stop:
+	while (k--) {
+		kthread_stop(tasks[k]);
+		put_task_struct(tasks[k]);
+	}
+out:
+	kfree(mt);
+	kfree(tasks);
+	return ok;
+}
+
 /* mode=mapcost: the DMA API's per-call cost on channel 0's device. */
 void dlx_mode_mapcost(unsigned int n)
 {
@@ -243,6 +385,9 @@ void dlx_mode_mapcost(unsigned int n)
 	for (i = 0; i < ARRAY_SIZE(dlx_mapcost_sizes); i++) {
 		size_t size = dlx_mapcost_sizes[i];
 		bool done = ok && dlx_mapcost_size(dev, size, a, b, calls);
+
+		if (done && mapcost_threads > 1)
+			done = dlx_mapcost_mt(dev, size, calls);
 
 		dlx_ktap_result(done, "map-%zu%s", size,
 				ok ? "" : " # no memory for the samples");

@@ -9,9 +9,10 @@ at 1 ns per guest instruction by default (--host-clock for the host's); the mean
 first, the empty timed region's cost subtracted (measure_tables.net_of_empty)."""
 
 import measure_checks as checks
-from measure_tables import BENCH_MAP
+from measure_tables import BENCH_MAP, Counts, Table
 from studies import orders
-from studies.common import MAP_BOUNCES, MAP_INVS, MODELLED_CPU, Study, configs
+from studies.common import (INV_COLUMNS, MAP_BOUNCES, MAP_INVS, MODELLED_CPU, QUEUE, Study,
+                            configs)
 
 # Caching mode (CAP.CM), what a guest behind a vIOMMU with VFIO runs: the unit may cache
 # not-present entries, so Linux invalidates on map as well as on unmap, and goes strict
@@ -27,7 +28,43 @@ def matrix(mode, ioat):
          checks.premise("translated", "DMA", CM_LINE))]
 
 
-STUDY = Study("mapcost", True, "", [BENCH_MAP], smp=1, icount=0, cpu=MODELLED_CPU,
+# --smp N (2 or more): the exerciser's concurrent windows, every CPU mapping and unmapping
+# at once (mapcost_threads).  No configuration must print them: a one-CPU run has none.
+BENCH_MAPMT = Table("bench-mapmt", ("size", "threads"), "busy_ns_per_pair",
+                    ["map_ns", "unmap_ns", "pairs"],
+                    "guest CPU ns per map and unmap pair, every CPU mapping at once (all "
+                    "CPUs' busy time; map_ns and unmap_ns: each thread's mean call)",
+                    only=lambda label: False)
+
+STUDY = Study("mapcost", True, "", [BENCH_MAP, BENCH_MAPMT], smp=1, icount=0, cpu=MODELLED_CPU,
               quick={"dmalab_exercise.mapcost_calls": 200}, expect=orders.dma_api,
               matrix=matrix)
-STUDY.counts = [MAP_INVS, MAP_BOUNCES]
+STUDY.counts = [
+    MAP_INVS,
+    Counts("bench-mapmt", ("size", "threads"), "pairs", INV_COLUMNS,
+           "per map and unmap pair, every CPU at once",
+           QUEUE + " after every pair by the thread that made it, under one lock"),
+    MAP_BOUNCES]
+
+
+
+def profile_lines(profiles, labels, top=10):
+    """With --profile, among the counts: instructions per operation of every window, and
+    strict's over no IOMMU's, symbol by symbol, in the one-CPU unmap window and, at
+    --smp 2 or more, in the window where every CPU maps and unmaps at once (the locks'
+    slow paths show there)."""
+    from studies.profiles import diff_lines, per_op_table, prof
+    out = per_op_table(profiles, labels)
+    if "no-iommu" not in profiles:
+        return out
+    for label in labels:
+        if label.split(",")[0] not in ("vtd-strict", "intel-strict") or label not in profiles:
+            continue
+        names = {prof.window_name(w) for w in profiles[label][0].ids()}
+        for window in ("unmap-4096", "mapmt-4096"):
+            if window in names:
+                out += diff_lines(profiles, label, "no-iommu", window, top)
+    return out
+
+
+STUDY.profile_lines = profile_lines
