@@ -681,6 +681,17 @@ class CpuProfileTests(unittest.TestCase):
         self.assertIn("wait-ns=3300", a2[1])
         self.assertEqual(cpus.apply(self.CONFIGS, cpus.profile("model"), 1), self.CONFIGS)
 
+    def test_a_profiles_sizes_are_set_as_they_are_unless_given(self):
+        from studies import cpus
+        prof = cpus.profile("haswell-ep-2620v3")
+        (_, a), _ = cpus.apply(self.CONFIGS, prof, 1)
+        self.assertIn("iotlb-entries=120,iotlb-ways=8", a[1])
+        (_, a), = cpus.apply([("x", ["--device", "dmalab-vtd,iotlb-entries=64"])], prof, 1)
+        self.assertIn("iotlb-entries=64,", a[1])
+        self.assertNotIn("iotlb-entries=120", a[1])
+        self.assertIn("iotlb-entries 120 (fitted), iotlb-ways 8 (chosen)",
+                      cpus.describe(prof, 1))
+
     def test_the_models_defaults_are_the_ones_scaled(self):
         """VTD_DELAYS must be dmalab-vtd's defaults (iommu/include/dmalab/vtd/unit.h)."""
         import re

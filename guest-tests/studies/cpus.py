@@ -37,6 +37,8 @@ class Profile:
     # real ns (or bytes/s) per dmalab-vtd and dmalab-ioat property; the others keep the
     # models' chosen values, as real ns on this CPU
     delays: dict = field(default_factory=dict)
+    # dmalab-vtd properties that are no delay (sizes), set as they are, unless given
+    shape: dict = field(default_factory=dict)
 
     def ns_per_insn(self, ipc):
         return 1.0 / (self.ghz.value * ipc)
@@ -59,7 +61,15 @@ PROFILES = {
                                      "MiB window, median latency with 4 KiB IOMMU pages "
                                      "(intel_iommu=on,sp_off) less without; a whole IOTLB "
                                      "miss with the upper levels cached, which the unit's "
-                                     "paging-structure caches make one read")}),
+                                     "paging-structure caches make one read")},
+        {"iotlb-entries": Source(120, "the same data, fitted here: with walk-read-ns 227 and "
+                                      "8 ways, 120 entries give the 1 MiB window's mean "
+                                      "latency difference (121.9 ns measured, 120.6 "
+                                      "modelled: iommu/tools/pciebench_replay.cc); the "
+                                      "2 MiB mean, held out, is then predicted within 1% "
+                                      "(docs/measure.rst, CPU profiles)"),
+         "iotlb-ways": Source(8, "chosen: no associativity of this IOTLB is published; "
+                                 "the fit above assumes it")}),
 }
 
 
@@ -91,6 +101,8 @@ def _scale_device(arg, prof, t):
         delays = {k: given.get(k, prof.delays[k].value if k in prof.delays else v)
                   for k, v in VTD_DELAYS.items()}
         rates = {}
+        for k, src in prof.shape.items():
+            given.setdefault(k, "%g" % src.value)
     elif name == "dmalab-ioat":
         delays = {k: given[k] for k in IOAT_DELAYS if k in given}
         delays.update({k: prof.delays[k].value for k in IOAT_DELAYS
@@ -122,6 +134,10 @@ def describe(prof, ipc):
                 "nothing here is a published CPU)")
     t = prof.ns_per_insn(ipc)
     sourced = ", ".join("%s %g" % (k, s.value) for k, s in sorted(prof.delays.items()))
+    if prof.shape:
+        sourced += "; sizes set: %s" % ", ".join(
+            "%s %g (%s)" % (k, s.value, "chosen" if s.where.startswith("chosen") else
+                            "fitted") for k, s in sorted(prof.shape.items()))
     return ("CPU profile %s: %s x IPC %g (assumed, not measured) = %.3f ns per instruction; "
             "device delays in its ns, divided by %.3f into modelled ns (sourced: %s; the "
             "rest the models' chosen values); a figure's modelled ns x %.3f = ns on it"
