@@ -100,9 +100,10 @@ PACKAGES = [
     "seabios", "busybox-static", "kmod", "gcc-12", "libelf1",
 ]
 BACKPORTS = ["meson", "python3-pycotap", "qemu-system-data"]
-# What `measure` and `test` add: the studies' plots (guest-tests/plots.py). The demo
-# and a plain build do without it (it is about 60 MB to download).
-PLOT_PACKAGES = ["python3-matplotlib"]
+# What `measure` and `test` add: the studies' plots (guest-tests/plots.py) and the docs'
+# check (tools/test_docs.py). The demo and a plain build do without them (matplotlib is
+# about 60 MB to download).
+PLOT_PACKAGES = ["python3-matplotlib", "python3-docutils"]
 
 
 def say(msg):
@@ -250,6 +251,10 @@ def measure(rest):
     profile = study[1:] in (["iommu-flush"], ["offload"]) and "--profile" not in rest
     if "--no-profile" in rest:
         rest.remove("--no-profile")
+        profile = False
+    if "--smp" in rest and rest[rest.index("--smp") + 1:][:1] != ["1"]:
+        # the profiler crashes guests of more than one vCPU under -icount (measure.py
+        # refuses the two together): more CPUs go without the profiles
         profile = False
     if profile:
         # iommu-flush and offload explain figures from instruction profiles
