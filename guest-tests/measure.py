@@ -68,6 +68,13 @@ times): per operation, invalidation descriptors and waits from the remapping uni
 the exerciser reads it, bytes bounced, interrupts, engine copies; exact and untimed.  With
 --profile, the instruction profiles follow them.
 
+--smp N (2 or more): the guest gets N CPUs (on the modelled clock with tsc=reliable: every
+vCPU's TSC reads the one virtual clock), and dma-api and iommu-flush add windows in which
+every CPU maps and unmaps (bench-mapmt) or copies on a channel of its own (bench-copymt) at
+once.  Under -icount QEMU runs the vCPUs in turn on one host thread and the virtual clock
+counts every vCPU's instructions: N busy CPUs share one 1-GIPS clock, so their times are
+not N CPUs' times; their counts are exact (docs/measure.rst, More than one CPU).
+
 --quick: fewer calls and shorter windows, one boot per configuration unless
 --repeat says otherwise; a smoke run of the machinery, not a measurement to
 quote.  --same-counts (modelled clock, --repeat 2 or more): fail unless the
@@ -349,8 +356,10 @@ def clock_args(args, study, variant, profile):
         # PM timer's 279 ns ticks: tsc=reliable keeps the TSC as the clocksource
         params["tsc"] = "reliable"
     if smp and smp > 1:
-        # mapcost's concurrent windows: every CPU maps and unmaps at once
+        # the concurrent windows: every CPU maps and unmaps at once (mapcost), every CPU
+        # copies on a channel of its own at once (copycost)
         params["dmalab_exercise.mapcost_threads"] = smp
+        params["dmalab_exercise.copycost_threads"] = smp
     clock = ["--append", " ".join("%s=%s" % kv for kv in params.items())]
     if smp:
         clock += ["--smp", str(smp)]

@@ -31,6 +31,16 @@
  * processed during the copies (counts.c; descs=-1 without a unit): counts,
  * exact, whatever the clock.
  * Then sgcost.c's scatter-gather windows (copycost_sg_count).
+ *
+ * With copycost_threads=N (2 or more), each size then gets a window in which N
+ * kernel threads, one bound to each of the first N CPUs with a channel of its
+ * own, copy back to back at once, copycost_mt_count copies each, mapped and
+ * unmapped as above: the IOMMU's flush queues, IOVA caches and invalidation
+ * queue with every CPU unmapping.  Each thread reads the unit's queue after
+ * every copy, under one lock (counts.c): the counts are exact.  One "# bench-copymt
+ * size=... threads=... copies=... per_s=... busy_ns_per_copy=... descs=...
+ * waits=... iotlb_invs=... cpus=..." line per size, busy_ns_per_copy being all
+ * CPUs' busy time in the window per copy.
  */
 
 #include <linux/module.h>
@@ -39,9 +49,11 @@
 #include <linux/delay.h>
 #include <linux/dmaengine.h>
 #include <linux/dma-mapping.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <linux/sysfs.h>
 #include <linux/tick.h>
 
@@ -76,6 +88,16 @@ static unsigned int copycost_batch;
 module_param(copycost_batch, uint, 0444);
 MODULE_PARM_DESC(copycost_batch,
 		 "copycost: copies per wake-up of the paced thread (default 0: rate / HZ, at least 1: one wake-up per tick)");
+
+static unsigned int copycost_threads;
+module_param(copycost_threads, uint, 0444);
+MODULE_PARM_DESC(copycost_threads,
+		 "copycost: also copy on this many channels and CPUs at once (default 0: not)");
+
+static unsigned int copycost_mt_count = 300;
+module_param(copycost_mt_count, uint, 0444);
+MODULE_PARM_DESC(copycost_mt_count,
+		 "copycost: copies per thread in the concurrent window (default 300)");
 
 static unsigned int copycost_sizes[4] = { 4096, 16384, 65536 };
 static int copycost_nsizes = 3;
@@ -298,18 +320,182 @@ static bool dlx_copycost_size(struct dlx_chan *c, size_t len, unsigned int rate)
 	return idle.ok && w.ok && w.copies;
 }
 
+/* The concurrent window of one size (copycost_threads) */
+struct dlx_cmt {
+	size_t len;
+	struct completion start, done;
+	atomic_t left;		/* threads still copying */
+	spinlock_t lock;	/* the queue and the sums below */
+	struct dlx_queue q;
+	u64 copies;
+	bool failed;
+};
+
+struct dlx_cmt_thread {
+	struct dlx_cmt *mt;
+	struct dlx_chan *c;
+};
+
+static int dlx_cmt_thread(void *arg)
+{
+	struct dlx_cmt_thread *t = arg;
+	struct dlx_cmt *mt = t->mt;
+	struct dlx_chan *c = t->c;
+	unsigned int i, copies = 0;
+	bool ok = true;
+	dma_addr_t s, d;
+
+	wait_for_completion(&mt->start);
+	for (i = 0; ok && i < copycost_mt_count; i++) {
+		if (!dlx_map_pair(c, mt->len, &s, &d)) {
+			ok = false;
+			break;
+		}
+		if (!dlx_start_copy(c, d, s, mt->len)) {
+			dlx_unmap_pair(c, mt->len, s, d);
+			ok = false;
+			break;
+		}
+		if (!dlx_wait(c, c->tmo_ms)) {
+			c->abandoned = true;	/* in flight: its buffers stay mapped */
+			ok = false;
+			break;
+		}
+		dlx_unmap_pair(c, mt->len, s, d);
+		ok = c->result == DMA_TRANS_NOERROR;
+		copies += ok;
+		spin_lock(&mt->lock);
+		dlx_queue_read(&mt->q);
+		spin_unlock(&mt->lock);
+	}
+	spin_lock(&mt->lock);
+	mt->copies += copies;
+	mt->failed |= !ok;
+	spin_unlock(&mt->lock);
+	c->ops += copies;
+	c->bytes += (u64)copies * mt->len;
+	if (atomic_dec_and_test(&mt->left))
+		complete(&mt->done);
+	/* kthread_stop() ends the thread: it must not return before */
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/* copycost_threads: one size's concurrent window on n channels; false if a copy failed. */
+static bool dlx_copycost_mt(unsigned int n, size_t len)
+{
+	struct task_struct *tasks[DLX_MAX_CHANNELS];
+	struct dlx_cmt_thread args[DLX_MAX_CHANNELS];
+	struct dlx_cmt *mt = kzalloc(sizeof(*mt), GFP_KERNEL);
+	unsigned int k = 0, cpu;
+	u64 t0, wall, idle0, idle1, busy;
+	bool ok = false;
+
+	if (!mt)
+		return false;
+	mt->len = len;
+	init_completion(&mt->start);
+	init_completion(&mt->done);
+	spin_lock_init(&mt->lock);
+	for_each_online_cpu(cpu) {
+		if (k == n)
+			break;
+		args[k].mt = mt;
+		args[k].c = &dlx_chans[k];
+		tasks[k] = kthread_create(dlx_cmt_thread, &args[k], "dlx-copy/%u", cpu);
+		if (IS_ERR(tasks[k]))
+			break;
+		kthread_bind(tasks[k], cpu);
+		get_task_struct(tasks[k]);
+		wake_up_process(tasks[k]);
+		k++;
+	}
+	if (k < n) {
+		pr_info("# %s: copycost: %u of %u threads started\n", DLX_NAME, k, n);
+		complete_all(&mt->start);
+		goto stop;
+	}
+	atomic_set(&mt->left, n);
+	dlx_queue_open(&mt->q);
+	idle0 = dlx_idle_us(false);
+	t0 = ktime_get_ns();
+	complete_all(&mt->start);
+	wait_for_completion(&mt->done);
+	wall = ktime_get_ns() - t0;
+	idle1 = dlx_idle_us(false);
+	spin_lock(&mt->lock);
+	dlx_queue_read(&mt->q);
+	spin_unlock(&mt->lock);
+	busy = idle0 == U64_MAX || idle1 == U64_MAX ? 0 :
+	       wall * num_online_cpus() - min(wall * num_online_cpus(),
+					      (idle1 - idle0) * NSEC_PER_USEC);
+	pr_info("# bench-copymt size=%zu threads=%u copies=%llu per_s=%llu busy_ns_per_copy=%llu descs=%lld waits=%llu iotlb_invs=%llu cpus=%u\n",
+		len, n, mt->copies, div64_u64(mt->copies * NSEC_PER_SEC, max_t(u64, wall, 1)),
+		div64_u64(busy, max_t(u64, mt->copies, 1)),
+		mt->q.entries ? (s64)mt->q.descs : -1LL, mt->q.waits, mt->q.iotlb,
+		num_online_cpus());
+	dlx_queue_close(&mt->q);
+	ok = !mt->failed;
+stop:
+	while (k--) {
+		kthread_stop(tasks[k]);
+		put_task_struct(tasks[k]);
+	}
+	kfree(mt);
+	return ok;
+}
+
+/* The concurrent windows, one per size: false (each size's result) if one failed. */
+static void dlx_copycost_threads(unsigned int nchans)
+{
+	unsigned int n = min3(copycost_threads, nchans, num_online_cpus());
+	unsigned int i, k;
+	bool ok = n == copycost_threads;
+
+	for (k = 1; ok && k < n; k++) {
+		init_completion(&dlx_chans[k].done);
+		dlx_chans[k].tmo_ms = timeout_ms;
+		ok = !dlx_alloc_buffers(&dlx_chans[k]);
+		if (!ok)
+			n = k;	/* the ones with buffers are freed below */
+	}
+	if (!ok)
+		pr_info("# %s: copycost: %u threads asked for, %u channels and %u CPUs\n",
+			DLX_NAME, copycost_threads, nchans, num_online_cpus());
+	for (i = 0; i < copycost_nsizes; i++) {
+		size_t len = min_t(size_t, copycost_sizes[i], dlx_chans[0].buf_len / 2);
+		bool done = ok && !dlx_chans[0].abandoned && dlx_copycost_mt(n, len);
+
+		for (k = 0; k < n; k++)
+			done &= !dlx_chans[k].abandoned;
+		dlx_ktap_result(done, "copymt-%u", copycost_sizes[i]);
+		ok &= done;
+	}
+	for (k = 1; k < n; k++)
+		if (!dlx_chans[k].abandoned)
+			dlx_free_buffers(&dlx_chans[k]);
+}
+
 /* mode=copycost: mapped copies on channel 0 at the offered rates, and their CPU cost. */
 void dlx_mode_copycost(unsigned int n)
 {
 	struct dlx_chan *c = &dlx_chans[0];
 	unsigned int nrates = copycost_nrates ? copycost_nrates : 1;
+	unsigned int plan = nrates * copycost_nsizes + 1 +
+			    (copycost_threads > 1 ? copycost_nsizes : 0);
 	unsigned int i, r;
 
-	dlx_ktap_plan(nrates * copycost_nsizes + 1);
+	dlx_ktap_plan(plan);
 	init_completion(&c->done);
 	c->tmo_ms = timeout_ms;
 	if (dlx_alloc_buffers(c)) {
-		for (i = 0; i < nrates * copycost_nsizes + 1; i++)
+		for (i = 0; i < plan; i++)
 			dlx_ktap_result(false, "copycost # no buffers");
 		return;
 	}
@@ -326,6 +512,8 @@ void dlx_mode_copycost(unsigned int n)
 		}
 	}
 	dlx_ktap_result(!c->abandoned && dlx_sgcost(c), "sg");
+	if (copycost_threads > 1)
+		dlx_copycost_threads(n);
 	pr_info("# dmalab-profile windows=%u source=copycost\n",
 		dlx_copycost_windows + dlx_sgcost_windows);
 	if (!c->abandoned)

@@ -237,10 +237,16 @@ STUDY = Study("copycost", True, COPY_ENGINE, [
     Table("bench-sg", ("way",), "busy_ns_per_unmap",
           ["waits_per_kunmap", "waits", "iotlb_invs", "descs", "unmaps"],
           "guest CPU ns per map and unmap of 16 pages (sg) or of one page (pages)",
-          check=sg_row)],
+          check=sg_row),
+    # --smp N (2 or more): copies on every CPU, each with a channel of its own, at once
+    # (copycost_threads); a one-CPU run has none, so no configuration must print them
+    Table("bench-copymt", ("size", "threads"), "busy_ns_per_copy", ["per_s", "copies"],
+          "all CPUs' busy ns per copy, every CPU copying back to back on a channel of its "
+          "own at once", only=lambda label: False)],
     smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab_exercise.copycost_sizes":
                   "4096,65536", "dmalab_exercise.copycost_sg_count": 50,
-                  "dmalab.pktgen_count": 300, "dmalab.pktgen": "64,1500"},
+                  "dmalab.pktgen_count": 300, "dmalab.pktgen": "64,1500",
+                  "dmalab_exercise.copycost_mt_count": 100},
     icount=ICOUNT, cpu=MODELLED_CPU, extra=NIC + COPIES, quick_extra=NIC_QUICK,
     matrix=matrix)
 # --quick: the three configurations --expect-order compares, twice each, in under 2 minutes
@@ -256,4 +262,7 @@ STUDY.counts = [
            "window's busy time)"),
     Counts("bench-sg", ("way",), "unmaps", INV_COLUMNS, "per unmap",
            QUEUE + " after every map and unmap"),
+    Counts("bench-copymt", ("size", "threads"), "copies", INV_COLUMNS,
+           "per copy, every CPU copying at once",
+           QUEUE + " after every copy by the thread that made it, under one lock"),
     NIC_IRQS]
