@@ -11,6 +11,7 @@ different initramfs and copies a different module at insmod, runs other instruct
 before the study's windows open, and its timers (the tick, lazy mode's flush timer) fall
 elsewhere among the measured calls. The studies' spread includes a boot with that build."""
 
+import fcntl
 import gzip
 import hashlib
 import io
@@ -152,6 +153,16 @@ def second_build(kernel, initrd, workdir, log=print):
                            kernel)
     key = "\n".join([source_key(), ver, sha256(initrd) or ""])
     bdir, out = second_build_paths(initrd, ver, workdir)
+    os.makedirs(workdir, exist_ok=True)
+    # two studies at once with one --log-dir: the second waits for the first's build,
+    # then finds it stamped (each removing the other's folder mid-build failed both)
+    with open(bdir + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _second_build_locked(kbuild, ver, initrd, key, bdir, out, log)
+
+
+def _second_build_locked(kbuild, ver, initrd, key, bdir, out, log):
+    """second_build()'s work, with its folder's lock held."""
     stamp = out + ".stamp"
     try:
         with open(stamp) as f:

@@ -7,6 +7,7 @@ import contextlib
 import gzip
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -80,6 +81,40 @@ class ProvenanceTests(unittest.TestCase):
         self.assertEqual(a, ("/m/module-build-b-6.1.0-44-amd64",
                              "/m/initramfs-6.1.0-44-amd64-build-b.cpio.gz"))
         self.assertFalse(set(a) & set(b))
+
+    def test_two_studies_at_once_build_the_second_exerciser_once(self):
+        """Two measure.py runs with one --log-dir: one builds, the other waits and
+        takes the stamped result (each used to remove the other's folder mid-build)."""
+        import threading
+        import time
+        makes = []
+
+        def make(cmd, **kw):
+            makes.append(cmd)
+            time.sleep(0.3)          # long enough for the other thread to arrive
+            bdir = next(a[2:] for a in cmd if a.startswith("M="))
+            with open(os.path.join(bdir, prov.EXERCISER), "wb") as f:
+                f.write(b"ko")
+            return subprocess.CompletedProcess(cmd, 0, "", "")
+        with tempfile.TemporaryDirectory() as tmp:
+            initrd = os.path.join(tmp, "initramfs.cpio.gz")
+            with open(initrd, "wb") as f:
+                f.write(gzip.compress(b""))
+            info = {"kernel_version": "6.1.0-57-amd64", "kbuild_dir": "/kb"}
+            outs = []
+            with unittest.mock.patch.object(prov, "image_info", lambda k: info), \
+                    unittest.mock.patch.object(prov.subprocess, "run", make):
+                threads = [threading.Thread(target=lambda: outs.append(
+                    prov.second_build("k", initrd, tmp, log=lambda m: None)))
+                    for _ in range(2)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+            self.assertEqual(len(makes), 1)
+            self.assertEqual(len(outs), 2)
+            self.assertEqual(outs[0], outs[1])
+            self.assertTrue(os.path.isfile(outs[0]))
 
     def test_the_last_archive_decides_a_modules_hash(self):
         def archive(files):
