@@ -501,6 +501,9 @@ void dlx_mode_copycost(unsigned int n)
 	}
 	pr_info("# %s: copycost: %s, %u rate(s), %u ms per paced window, HZ %u, guest clock\n",
 		DLX_NAME, c->name, nrates, copycost_ms, HZ);
+	/* a window before the kernel keeps idle time could not say what its copies cost */
+	if (!dlx_idle_ready("copycost"))
+		pr_info("# %s: copycost: the kernel keeps no idle time in us\n", DLX_NAME);
 	for (r = 0; r < nrates; r++) {
 		unsigned int rate = copycost_nrates ? copycost_rates[r] : copycost_rate;
 

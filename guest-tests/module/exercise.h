@@ -136,6 +136,8 @@ static inline bool dlx_map_pair(struct dlx_chan *c, size_t len, dma_addr_t *s,
 void dlx_unmap_pair(struct dlx_chan *c, size_t len, dma_addr_t s, dma_addr_t d);
 /* idle (or iowait) time of all online CPUs in us, U64_MAX if none kept */
 u64 dlx_idle_us(bool iowait);
+/* Waits (up to 5 s) until the kernel keeps idle time in us; false if it never does. */
+bool dlx_idle_ready(const char *mode);
 
 /* A copy whose callback marks it done (several in flight: inflight-reset, bench). */
 struct dlx_op {

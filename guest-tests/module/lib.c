@@ -12,6 +12,7 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/dmaengine.h>
 #include <linux/dma-mapping.h>
 #include <linux/gfp.h>
@@ -363,6 +364,30 @@ u64 dlx_idle_us(bool iowait)
 		sum += t;
 	}
 	return sum;
+}
+
+/*
+ * The kernel counts idle time in us only once its tick can stop (NO_HZ): not
+ * before the clocksource is one that high-resolution timers can use, which
+ * under TCG came after /init started (tsc-early, then tsc after its refined
+ * calibration, about a second into the boot, a little before or after the
+ * exerciser's first window depending on what the boot did).  Waits for that,
+ * up to five seconds of the guest's clock; false if it never came.
+ */
+bool dlx_idle_ready(const char *mode)
+{
+	unsigned int waited = 0;
+
+	while (dlx_idle_us(false) == U64_MAX) {
+		if (waited >= 5000)
+			return false;
+		msleep(50);
+		waited += 50;
+	}
+	if (waited)
+		pr_info("# %s: %s: waited %u ms for the kernel's idle time in us\n",
+			DLX_NAME, mode, waited);
+	return true;
 }
 
 static int dlx_cmp_u32(const void *a, const void *b)

@@ -66,29 +66,6 @@ struct dlx_offload_map {
 	dma_addr_t s, d;
 };
 
-/*
- * The kernel counts idle time in us only once its tick can stop (NO_HZ):
- * not before the clocksource is one that high-resolution timers can use,
- * which under TCG came after /init started (tsc-early, then tsc after its
- * refined calibration, about a second into the boot).  Waits for that, up to
- * five seconds of the guest's clock; false if it never came.
- */
-static bool dlx_offload_idle_ready(void)
-{
-	unsigned int waited = 0;
-
-	while (dlx_idle_us(false) == U64_MAX) {
-		if (waited >= 5000)
-			return false;
-		msleep(50);
-		waited += 50;
-	}
-	if (waited)
-		pr_info("# %s: offload: waited %u ms for the kernel's idle time in us\n",
-			DLX_NAME, waited);
-	return true;
-}
-
 static void dlx_offload_done(void *param)
 {
 	complete(param);
@@ -237,7 +214,7 @@ void dlx_mode_offload(unsigned int n)
 	init_completion(&c->done);
 	c->tmo_ms = timeout_ms;
 	ok = maps && ns && !dlx_alloc_buffers(c);
-	if (ok && !dlx_offload_idle_ready()) {
+	if (ok && !dlx_idle_ready("offload")) {
 		pr_info("# %s: offload: no idle time from the kernel (no NO_HZ?)\n", DLX_NAME);
 		ok = false;
 	}
