@@ -99,6 +99,7 @@ FAIL: <reason>".
 
 import argparse
 import csv
+import gzip
 import json
 import os
 import sys
@@ -540,11 +541,12 @@ def tables_from(path):
     The instruction profiles' explanation, which needs the profiles themselves, is left
     out. Exit status 2 when the file is not a results file."""
     try:
-        with open(path) as f:
+        # docs/results keeps them gzip'd (NAME.json.gz), a tenth of the size
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             res = json.load(f)
         study = STUDIES[res["study"]]
         boots = res["boots"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as e:
         print("measure.py tables: %s is not a results file: %s" % (path, e), file=sys.stderr)
         return 2
     clock = res.get("clock", "host")
@@ -573,7 +575,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["tables"]:
         if len(argv) != 2:
-            print("usage: measure.py tables RESULTS.json", file=sys.stderr)
+            print("usage: measure.py tables RESULTS.json[.gz]", file=sys.stderr)
             return 2
         return tables_from(argv[1])
     args = make_parser().parse_args(argv)

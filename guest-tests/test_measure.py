@@ -646,6 +646,24 @@ class TablesFromResultsTests(unittest.TestCase):
         self.assertEqual(lines[at + 3].split()[-1], "4.00")
         self.assertEqual(lines[-1].split(), ["vtd-strict", "4096", "0.391", "-"])
 
+    def test_a_gzipd_results_file_reads_the_same(self):
+        import gzip
+        with tempfile.TemporaryDirectory() as tmp:
+            stem = os.path.join(tmp, "r")
+            meta = {"study": "dma-api", "clock": "icount-0", "clock_text": "modelled"}
+            measure.write_results(stem, meta, [], {"no-iommu": [self.boot(140)]},
+                                  {"no-iommu": [{}]})
+            with open(stem + ".json", "rb") as f, gzip.open(stem + ".json.gz", "wb") as g:
+                g.write(f.read())
+            outs = []
+            for path in (stem + ".json", stem + ".json.gz"):
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out):
+                    self.assertEqual(measure.main(["tables", path]), 0)
+                outs.append(out.getvalue().replace(".json.gz", ".json"))
+        self.assertEqual(outs[0], outs[1])
+        self.assertIn("op=map size=4096", outs[0])
+
     def test_a_file_that_is_no_results_file_is_refused(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
             f.write("{}")
