@@ -557,10 +557,10 @@ def tables_from(path):
     counters = {label: (res.get("counters") or {}).get(label, [{}] * len(runs[label]))
                 for label in labels}
     prov_ = res.get("provenance") or {}
-    print("==== %s from %s: commit %s%s, Linux %s, %s ====" % (
+    print("==== %s from %s: commit %s%s, Linux %s, %s CPU(s), %s ====" % (
         res["study"], os.path.basename(path), prov_.get("commit", "?"),
         " (dirty)" if prov_.get("dirty") else "", res.get("kernel_version", "?"),
-        res.get("clock_text", clock)))
+        res.get("smp", "?"), res.get("clock_text", clock)))
     print((res.get("cpu_profile") or {}).get("text", cpus.describe(None, 1)))
     args = argparse.Namespace(icount=icount)
     explain, study.explain = getattr(study, "explain", None), None
@@ -595,9 +595,9 @@ def main(argv=None):
                                                         initrds)
     labels = list(dict.fromkeys(label for label, _ in configs))
     clock_text = clock_words(args.icount, study)
-    print("==== %s: medians of %d boots per configuration (%s), %s ====" % (
+    print("==== %s: medians of %d boots per configuration (%s), %d CPU(s), %s ====" % (
         args.study, len(variants) * args.repeat, ", ".join(v[0] for v in variants),
-        clock_text))
+        args.smp or study.smp or 2, clock_text))
     print(cpus.describe(args.profile_, args.ipc))
     rows, bad = print_tables(args, study, labels, runs, counters, profiles)
     failed += bad
