@@ -310,8 +310,64 @@ def plot_offload(plt, meta, rows):
     return fig
 
 
+def plot_udp(plt, meta, rows):
+    """iperf3's UDP: the 16 KiB sends at fixed rates (gross CPU per datagram over no
+    IOMMU's, the 2008 thread's metric at equal throughput, on its own workload here) and
+    the 32-byte stream at saturation (datagrams per second over no IOMMU's)."""
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+    configs = [c for c in _configs(rows, "bench-iperf") if c != "no-iommu"]
+
+    def series(metric, pick):
+        return {(r["config"], r.get("nic"), str(r.get("size")), str(r.get("rate"))): r["value"]
+                for r in rows if r["tag"] == "bench-iperf" and r["metric"] == metric and
+                pick(r)}
+    fixed = lambda r: str(r.get("rate")) != "0"          # noqa: E731
+    ratio = series("busy_ns_per_datagram:ratio", fixed)
+    base = series("busy_ns_per_datagram", fixed)
+    lo, hi = (series("busy_ns_per_datagram" + m, fixed) for m in (":min", ":max"))
+    groups = sorted({k[1:] for k in ratio}, key=lambda g: (g[0], int(g[1]), int(g[2])))
+
+    def err(c, g):
+        b = base.get(("no-iommu",) + g)
+        if not b or (c,) + g not in lo:
+            return (None, None)
+        return (lo[(c,) + g] / b, hi[(c,) + g] / b)
+    ax = axes[0]
+    _bars(ax, groups, configs, lambda c, g: ratio.get((c,) + g), err)
+    ax.set_xticklabels(["%s\n%s Mbit/s\nnone %.0f us" % (
+        nic, rate, base.get(("no-iommu", nic, size, rate), 0) / 1000)
+        for nic, size, rate in groups], fontsize="small")
+    ax.axhline(1, color="black", linewidth=0.8)
+    for name, v in DMAR_2008.items():
+        ax.axhline(v, color="grey", linestyle="--", linewidth=0.8)
+        ax.text(-0.45, v, "2008 DMAR thread, its 16 KiB UDP at 826 Mbit/s on hardware, "
+                "%s: %.2f" % (name, v), va="bottom", ha="left", fontsize="x-small",
+                color="dimgrey", bbox=dict(facecolor="white", edgecolor="none", pad=1))
+    ax.set_ylabel("gross guest CPU per 16 KiB datagram, / no IOMMU")
+    ax.set_title("16 KiB datagrams at a fixed rate (equal throughput)", fontsize="medium")
+    sat = lambda r: str(r.get("rate")) == "0"            # noqa: E731
+    rate = series("per_s", sat)
+    groups = sorted({k[1:] for k in rate}, key=lambda g: (g[0], int(g[1])))
+    ax = axes[1]
+    _bars(ax, groups, configs, lambda c, g: (
+        rate[(c,) + g] / rate[("no-iommu",) + g]
+        if (c,) + g in rate and rate.get(("no-iommu",) + g) else None))
+    ax.set_xticklabels(["%s\n%s B\nnone %.0f k/s" % (
+        nic, size, rate.get(("no-iommu", nic, size, r), 0) / 1000)
+        for nic, size, r in groups], fontsize="small")
+    ax.axhline(1, color="black", linewidth=0.8)
+    ax.set_ylabel("datagrams per second received, / no IOMMU")
+    ax.set_title("32-byte datagrams as fast as one CPU sends them", fontsize="medium")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(len(labels), 1),
+               fontsize="small")
+    _title(fig, "udp: iperf3 from one NIC of the guest to another, gross guest CPU (sender "
+           "and receiver on one CPU). %s" % _clock(meta))
+    return fig
+
+
 PLOTS = {"dma-api": plot_dma_api, "iommu-flush": plot_iommu_flush,
-         "swiotlb": plot_swiotlb, "offload": plot_offload}
+         "swiotlb": plot_swiotlb, "offload": plot_offload, "udp": plot_udp}
 
 
 def render(meta, rows, stem):
