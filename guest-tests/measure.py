@@ -394,12 +394,12 @@ def measure_boot(args, study, rp, initrds, variant, config, profile):
     return boot, rows, list(bad)
 
 
-def check_rows(study, label, rows, booted, modelled):
+def check_rows(study, label, rows, booted, modelled, smp=1):
     """What one boot's rows must show (measure_checks.py), and that every table of
-    the configuration got its lines when the boot passed."""
+    the configuration got its lines when the boot passed (on a guest of `smp` CPUs)."""
     failed = []
     for t in study.tables:
-        if booted and t.wants(label) and not any(tag == t.tag for tag, _ in rows):
+        if booted and t.wants(label, smp) and not any(tag == t.tag for tag, _ in rows):
             failed.append((label, ["no '# %s' lines from the guest" % t.tag]))
         for tag, f in rows:
             wrong = t.check(label, f, modelled) if t.check and tag == t.tag else []
@@ -432,7 +432,8 @@ def run_boots(args, study, configs, variants, initrds):
             # keyed by the rate); the rate the boot offered stays beside it
             rows = [(tag, dict(f, rate=str(nominal), offered_rate=f["rate"])
                      if f.get("rate") == str(rate) else f) for tag, f in rows]
-        failed += check_rows(study, label, rows, not bad, args.icount is not None)
+        failed += check_rows(study, label, rows, not bad, args.icount is not None,
+                             args.smp or study.smp or 1)
         runs[label].append(rows)
         counters[label].append(unit_counters(boot))
         names[label].append(variant[0])

@@ -172,3 +172,24 @@ def expect_order(runs, labels, tables, not_below=False):
              if not_below else
              "strict > lazy > no IOMMU (%s, every boot, beyond the figures' resolution):")
     return [order % ", ".join(t.primary for t in tables if t.bound)] + lines, failures
+
+
+def concurrent_row(label, f, modelled):
+    """bench-mapmt and bench-copymt, every CPU at work at once: each thread did its work,
+    the unit's queue was read behind an IOMMU, and behind a strict one every unmap waited
+    (a pair unmaps once, a copy twice): the counts read under the lock missed none."""
+    what = "%s size=%s" % ("bench-mapmt" if "pairs" in f else "bench-copymt", f.get("size"))
+    n = _ints(f, "pairs" if "pairs" in f else "copies", "threads", "descs", "waits")
+    if n is None:
+        return ["%s: no pairs= or copies=, threads=, descs=, waits=" % what]
+    ops, threads, descs, waits = n
+    if not ops or threads < 2:
+        return ["%s: %d operations on %d threads" % (what, ops, threads)]
+    iommu = label.split(",")[0] != "no-iommu"
+    if iommu and descs < 0:
+        return ["%s: the unit's invalidation queue was not read" % what]
+    unmaps = ops * (1 if "pairs" in f else 2)
+    if "-strict" in label and waits < unmaps:
+        return ["%s: %d waits for %d strict unmaps: the queue reading missed some" % (
+            what, waits, unmaps)]
+    return []

@@ -17,17 +17,21 @@ class Table:
     a row's primary figure can be off by the clocks it was read from;
     `per_boot(rows) -> rows`, if given, adds fields to one boot's rows before
     they are summed up (net_of_empty); `only(label)`, if given, says which
-    configurations must print the table's lines (default: every one)."""
+    configurations must print the table's lines (default: every one); `smp`, the
+    fewest guest CPUs with which they must (the concurrent windows: 2)."""
 
     def __init__(self, tag, keys, primary, others, unit, derived=None, check=None,
-                 bound=None, per_boot=None, only=None):
+                 bound=None, per_boot=None, only=None, smp=1):
         self.tag, self.keys = tag, keys
         self.primary, self.others, self.unit = primary, others, unit
         self.derived, self.check, self.bound = derived, check, bound
-        self.per_boot, self.only = per_boot, only
+        self.per_boot, self.only, self.smp = per_boot, only, smp
 
-    def wants(self, label):
-        """Whether configuration `label` must print this table's lines."""
+    def wants(self, label, smp=None):
+        """Whether configuration `label` must print this table's lines (on a guest of
+        `smp` CPUs; None: any)."""
+        if smp is not None and smp < self.smp:
+            return False
         return self.only is None or self.only(label)
 
 

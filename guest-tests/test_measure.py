@@ -614,6 +614,48 @@ class SmpTests(unittest.TestCase):
         self.assertIn("no configuration vtd-nope", err.getvalue())
 
 
+class ConcurrentRowTests(unittest.TestCase):
+    """The concurrent windows' rows (--smp N): their counts checked, and every
+    configuration must print them on a guest of 2 CPUs or more, none on one CPU."""
+
+    @staticmethod
+    def mapmt(**kw):
+        f = {"size": "4096", "threads": "4", "pairs": "800", "descs": "1600", "waits": "800"}
+        f.update(kw)
+        return f
+
+    def test_strict_waits_once_per_unmap(self):
+        from measure_checks import concurrent_row
+        self.assertEqual(concurrent_row("vtd-strict", self.mapmt(), True), [])
+        self.assertIn("799 waits for 800 strict unmaps",
+                      concurrent_row("vtd-strict", self.mapmt(waits="799"), True)[0])
+        # a copy unmaps twice
+        copy = {"size": "4096", "threads": "4", "copies": "400", "descs": "1600",
+                "waits": "800"}
+        self.assertEqual(concurrent_row("vtd-strict", copy, True), [])
+        self.assertIn("799 waits for 800",
+                      concurrent_row("vtd-strict", dict(copy, waits="799"), True)[0])
+        self.assertIn("queue was not read",
+                      concurrent_row("vtd-lazy", self.mapmt(descs="-1"), True)[0])
+        self.assertEqual(concurrent_row("no-iommu", self.mapmt(descs="-1", waits="0"), True),
+                         [])
+        self.assertIn("on 1 threads", concurrent_row("vtd-lazy", self.mapmt(threads="1"),
+                                                     True)[0])
+
+    def test_the_windows_are_wanted_from_two_cpus(self):
+        from studies import STUDIES
+        study = STUDIES["dma-api"]
+        rows = [("bench-map", {"op": "map", "size": "4096"})]
+        missing = "no '# bench-mapmt' lines from the guest"
+        self.assertNotIn(missing, str(measure.check_rows(study, "vtd-lazy", rows, True, True,
+                                                         1)))
+        self.assertIn(missing, str(measure.check_rows(study, "vtd-lazy", rows, True, True,
+                                                      2)))
+        copy = STUDIES["iommu-flush"]
+        self.assertIn("no '# bench-copymt' lines",
+                      str(measure.check_rows(copy, "vtd-lazy", [], True, True, 4)))
+
+
 class TablesFromResultsTests(unittest.TestCase):
     """`measure.py tables RESULTS.json` prints a run's tables again from its file."""
 

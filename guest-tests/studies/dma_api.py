@@ -29,12 +29,12 @@ def matrix(mode, ioat):
 
 
 # --smp N (2 or more): the exerciser's concurrent windows, every CPU mapping and unmapping
-# at once (mapcost_threads).  No configuration must print them: a one-CPU run has none.
+# at once (mapcost_threads), which every configuration must print then
 BENCH_MAPMT = Table("bench-mapmt", ("size", "threads"), "busy_ns_per_pair",
                     ["map_ns", "unmap_ns", "pairs"],
                     "guest CPU ns per map and unmap pair, every CPU mapping at once (all "
                     "CPUs' busy time; map_ns and unmap_ns: each thread's mean call)",
-                    only=lambda label: False)
+                    check=checks.concurrent_row, smp=2)
 
 STUDY = Study("mapcost", True, "", [BENCH_MAP, BENCH_MAPMT], smp=1, icount=0, cpu=MODELLED_CPU,
               quick={"dmalab_exercise.mapcost_calls": 200}, expect=orders.dma_api,

@@ -239,10 +239,10 @@ STUDY = Study("copycost", True, COPY_ENGINE, [
           "guest CPU ns per map and unmap of 16 pages (sg) or of one page (pages)",
           check=sg_row),
     # --smp N (2 or more): copies on every CPU, each with a channel of its own, at once
-    # (copycost_threads); a one-CPU run has none, so no configuration must print them
+    # (copycost_threads), which every configuration must print then
     Table("bench-copymt", ("size", "threads"), "busy_ns_per_copy", ["per_s", "copies"],
           "all CPUs' busy ns per copy, every CPU copying back to back on a channel of its "
-          "own at once", only=lambda label: False)],
+          "own at once", check=checks.concurrent_row, smp=2)],
     smp=1, quick={"dmalab_exercise.copycost_ms": 300, "dmalab_exercise.copycost_sizes":
                   "4096,65536", "dmalab_exercise.copycost_sg_count": 50,
                   "dmalab.pktgen_count": 300, "dmalab.pktgen": "64,1500",
