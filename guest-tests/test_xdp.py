@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The xdp study's pieces without a guest: net_image.py's dmalab-xsk (its build and what
-the archive carries), run by runner-selftest through test_runner.py."""
+"""The xdp study's pieces without a guest: /init's "DMALAB: xsk" lines as bench rows,
+init.sh's words, and net_image.py's dmalab-xsk (its build and what the archive carries),
+run by runner-selftest through test_runner.py."""
 
 import contextlib
 import io
@@ -15,7 +16,56 @@ sys.dont_write_bytecode = True     # keep the source tree clean
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import net_image  # noqa: E402
+import runner  # noqa: E402
+from harness.judge import parse_init_bench, read_log  # noqa: E402
 from imagelib import userspace  # noqa: E402
+
+# A swiotlb boot's line for the socket (6.1, the quick run of 2026-12-06)
+LINE = ("DMALAB: xsk receiver=xsk size=64 rate=5000 sent=500 received=500 lost=0 per_s=5009 "
+        "wall_us=130122 busy_us=10460 idle_busy_us=2697 busy_ns_per_packet=20920 "
+        "net_ns_per_packet=15526 util_ppm=104788 irqs=1000 sock_rx=500 sock_bytes=32000 "
+        "sock_polls=497 sock_batches=496 sock_dropped=0 sock_invalid=0 sock_full=0 "
+        "sock_empty=0 count_sent=200 count_received=200 to_dev_copies=200 "
+        "to_dev_bytes=12800 from_dev_copies=200 from_dev_bytes=12800 syncs_cpu=200 "
+        "syncs_dev=200 maps=200 unmaps=200 domain=none clock_us=1 cpus=1")
+
+
+class ParseTests(unittest.TestCase):
+    def test_an_xsk_line_is_a_bench_row(self):
+        tag, f = parse_init_bench(LINE[len("DMALAB: "):])
+        self.assertEqual(tag, "bench-xsk")
+        self.assertEqual((f["receiver"], f["size"], f["rate"], f["busy_ns_per_packet"]),
+                         ("xsk", "64", "5000", "20920"))
+
+    def test_the_sockets_and_probes_lines_are_not(self):
+        for msg in ("xsk-socket xsk ready ifname=eth1 queue=0 xdp=drv bind=copy",
+                    "xsk-socket end rc=0 rx=700 bytes=44800 polls=699",
+                    "xsk-probe xsk_sync_cpu on dma_sync_single_for_cpu",
+                    "error: the xsk workload failed", "xsk"):
+            self.assertIsNone(parse_init_bench(msg), msg)
+
+    def test_the_log_gives_the_rows(self):
+        boot = runner.Boot()
+        boot.lines = ["[    1.0] DMALAB: init kernel=6.1 scenario=boot uptime=1.0",
+                      LINE.replace("receiver=xsk", "receiver=stack"), LINE,
+                      "DMALAB: xsk-socket end rc=0 rx=700", "DMALAB: done"]
+        boot.stamps = [0.0] * len(boot.lines)
+        facts = read_log(boot, [])
+        self.assertEqual([(t, f["receiver"]) for t, f in facts.bench],
+                         [("bench-xsk", "stack"), ("bench-xsk", "xsk")])
+
+
+def init_sh():
+    with open(os.path.join(HERE, "init.sh")) as f:
+        return f.read()
+
+
+class InitTests(unittest.TestCase):
+    def test_the_workload_reads_its_words(self):
+        text = init_sh()
+        for word in ("dmalab.xsk=", "dmalab.xsk_sizes=", "dmalab.xsk_count="):
+            self.assertIn("\t%s" % word, text)
+        self.assertIn('nic_xsk || say "error: the xsk workload failed"', text)
 
 
 class NetImageTests(unittest.TestCase):
