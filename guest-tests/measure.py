@@ -63,6 +63,17 @@ rate: the gross guest CPU per datagram and the utilisation (at a fixed rate) or 
 datagrams per second (at saturation), each over no IOMMU's, beside the 2008 thread's
 figures with whether the metric and the workload are the same.
 
+--study xdp (studies/xdp.py): pktgen from one igb of a one-CPU guest to the other (init.sh's
+dmalab.xsk) at 1,000 and 5,000 packets/s, 64- and 1,500-byte frames, received first by the
+kernel's stack alone and then by an AF_XDP socket that drops every frame (dmalab-xsk, in the
+image of net_image.py: libxdp's program in driver mode, the socket in copy mode), without an
+IOMMU, without (no-bounce) and with swiotlb=force (swiotlb), no DMA engine, on the modelled
+CPU.  Per receiver, size and rate: the gross guest CPU per packet, counted first the
+interrupts, swiotlb's copies and bytes and the DMA API's syncs, maps and unmaps per packet
+(a counting pass after each window), and beside the seed's figure (an AF_XDP receive path
+lost about 9% to syncs that bounced nothing) the socket's CPU over the stack's and
+swiotlb's over no-bounce's, with whether the metric and the workload are the same.
+
 Every study prints its counts first (measure_tables.Counts, docs/measure.rst, Counts and
 times): per operation, invalidation descriptors and waits from the remapping unit's queue as
 the exerciser reads it, bytes bounced, interrupts, engine copies; exact and untimed.  With
@@ -190,8 +201,8 @@ def make_parser():
     ap.add_argument("--expect-order", action="store_true",
                     help="modelled clock: fail unless the study's figures come in the order "
                     "they must (iommu-flush: every strict boot above every lazy one above "
-                    "no IOMMU; dma-api, swiotlb, offload: studies/orders.py), each by more "
-                    "than the figures' resolution")
+                    "no IOMMU; dma-api, swiotlb, offload: studies/orders.py; udp, xdp: "
+                    "their modules), each by more than the figures' resolution")
     ap.add_argument("--set", action="append", default=[], metavar="PROP=VALUE",
                     help="a dmalab-vtd property for every configuration with dmalab-vtd, "
                     "e.g. wait-ns=5000 or iotlb-entries=64 (repeatable)")

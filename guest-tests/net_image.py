@@ -2,14 +2,24 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The guest image with network user space: the image's initramfs with a second
 cpio archive after it that holds iperf3 and iproute2's ip (as /usr/bin/ip-full,
-beside busybox's ip, which has no netns), with the shared libraries they need and
-the dynamic loader, all from Debian bookworm's packages (imagelib/userspace.py:
-apt-get download into <cache>/guest-dl/userspace, dpkg-deb -x, nothing installed
-on the host).  init.sh's dmalab.iperf workload (the udp study) runs them.
+beside busybox's ip, which has no netns), dmalab-xsk (helpers/net/dmalab_xsk.c, an
+AF_XDP receive-and-drop socket) with libxdp's BPF program files, the shared
+libraries they need and the dynamic loader, all from Debian bookworm's packages
+(imagelib/userspace.py: apt-get download into <cache>/guest-dl/userspace, dpkg-deb
+-x, nothing installed on the host), and this tree's init.sh as /init.  init.sh's
+dmalab.iperf workload (the udp study) and dmalab.xsk workload (the xdp study) run
+them.
+
+dmalab-xsk is built here with the host's gcc against the headers and link-time
+libraries of libxdp-dev and libbpf-dev, unpacked beside the rest (they do not go
+into the image); it is linked dynamically, not static like image.py's helpers, and
+runs on the image's libxdp.so.1 and libbpf.so.1.  /init is this tree's init.sh, so
+that an image built on another tree's base initramfs runs this tree's workloads.
 
 Outputs --out-initrd and, beside it, --out-info (JSON: the packages and their
-versions, the files added and their sizes).  Nothing is rebuilt when the inputs
-(the base initramfs, the .deb files, this script and userspace.py) did not change.
+versions, the files added and their sizes) and the folder net-helpers (dmalab-xsk).
+Nothing is rebuilt when the inputs (the base initramfs, the .deb files, this script,
+userspace.py, dmalab_xsk.c and init.sh) did not change.
 """
 
 import argparse
@@ -22,19 +32,34 @@ import sys
 sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from imagelib.cpio import Cpio, append_archive  # noqa: E402
-from imagelib.util import ImageError, file_sig, read_stamp, sha256_file, write_stamp  # noqa: E402
+from imagelib.util import ImageError, file_sig, read_stamp, run, sha256_file, write_stamp  # noqa: E402
 from imagelib import userspace  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STAMP_VERSION = "1"
+STAMP_VERSION = "2"
 
 # The packages whose files the guest needs: the programs' own and every library
 # package their NEEDED entries lead to (a missing one is an error naming the library).
 PACKAGES = ("iperf3", "libiperf0", "libssl3", "libsctp1", "libc6",
             "iproute2", "libbpf1", "libelf1", "zlib1g", "libmnl0", "libbsd0", "libmd0",
-            "libcap2")
+            "libcap2", "libxdp1")
+# What dmalab-xsk is built against, unpacked beside them and not put in the image:
+# libxdp's and libbpf's headers and their libxdp.so and libbpf.so links
+BUILD_PACKAGES = ("libxdp-dev", "libbpf-dev")
+# The folder under <cache>/guest-dl/userspace they are unpacked into (NAME-root)
+ROOT_NAME = "net-xdp"
 # The executables: path in the unpacked packages -> path in the guest
 PROGRAMS = {"usr/bin/iperf3": "usr/bin/iperf3", "bin/ip": "usr/bin/ip-full"}
+# dmalab-xsk: its source and its path in the guest
+XSK_SRC = os.path.join(HERE, "helpers", "net", "dmalab_xsk.c")
+XSK_GUEST = "usr/bin/dmalab-xsk"
+# libxdp's BPF program files, which it loads at run time from this folder (its
+# compiled-in BPF_OBJECT_PATH): the default program for AF_XDP sockets (and the one
+# for kernels before 5.3) and the dispatcher that runs it
+BPF_DIR = "usr/lib/x86_64-linux-gnu/bpf"
+BPF_OBJECTS = ("xsk_def_xdp_prog.o", "xsk_def_xdp_prog_5.3.o", "xdp-dispatcher.o")
+# The tree's /init
+INIT = os.path.join(HERE, "init.sh")
 # Folders the workload needs that the base image lacks (ip netns keeps its
 # namespaces' mount points under /run/netns, on a tmpfs init.sh mounts there)
 DIRS = ("run", "etc/netns")
@@ -44,13 +69,44 @@ def log(msg):
     print("net_image.py: " + msg, file=sys.stderr, flush=True)
 
 
-def write_initrd(path, base, root):
-    """base's archive, then one with PROGRAMS and what they need: the files added."""
+def build_xsk(root, outdir, versions):
+    """dmalab-xsk built into outdir/net-helpers from XSK_SRC with the host's gcc, with
+    the headers and libraries unpacked in root (only when the source, the packages'
+    versions or gcc changed): its path."""
+    bdir = os.path.join(outdir, "net-helpers")
+    os.makedirs(bdir, exist_ok=True)
+    exe = os.path.join(bdir, "dmalab-xsk")
+    libdirs = [os.path.join(root, d) for d in ("usr/lib/x86_64-linux-gnu",
+                                               "lib/x86_64-linux-gnu")]
+    h = hashlib.sha256()
+    for part in [sha256_file(XSK_SRC), run(["gcc", "-dumpfullversion"]).strip()] + [
+            "%s=%s" % (p, versions.get(p)) for p in ("libxdp-dev", "libbpf-dev",
+                                                     "libxdp1", "libbpf1")]:
+        h.update(part.encode() + b"\n")
+    if read_stamp(exe + ".stamp") == h.hexdigest() and os.path.isfile(exe):
+        return exe
+    log("building dmalab-xsk")
+    run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror",
+         "-I", os.path.join(root, "usr/include"), "-o", exe, XSK_SRC] +
+        ["-L" + libdirs[0]] + ["-Wl,-rpath-link=" + ":".join(libdirs), "-lxdp", "-lbpf"])
+    write_stamp(exe + ".stamp", h.hexdigest())
+    return exe
+
+
+def write_initrd(path, base, root, xsk):
+    """base's archive, then one with PROGRAMS, dmalab-xsk (xsk: the built one), what
+    they need, libxdp's BPF program files and init.sh as /init: the files added."""
     buf = io.BytesIO()
     cp = Cpio(buf)
     for d in DIRS:
         cp.mkdir(d)
-    added = userspace.add_programs(cp, root, PROGRAMS)
+    added = userspace.add_programs(cp, root, PROGRAMS, {xsk: XSK_GUEST})
+    for name in BPF_OBJECTS:
+        userspace.add_path(cp, root, BPF_DIR + "/" + name, None, added)
+    with open(INIT, "rb") as f:
+        data = f.read()
+    cp.file("init", data, 0o755)
+    added.append(("init", len(data)))
     cp.trailer()
     append_archive(base, path, buf.getvalue())
     return added
@@ -70,20 +126,25 @@ def main(argv=None):
     info_path = os.path.abspath(args.out_info or os.path.join(
         os.path.dirname(out), "net-image-info.json"))
     try:
-        root, versions = userspace.fetch(os.path.abspath(args.cache), "net", PACKAGES)
+        root, versions = userspace.fetch(os.path.abspath(args.cache), ROOT_NAME,
+                                         PACKAGES + BUILD_PACKAGES)
+        xsk = build_xsk(root, os.path.dirname(out), versions)
         h = hashlib.sha256()
         for part in [STAMP_VERSION, sha256_file(__file__), sha256_file(userspace.__file__),
-                     file_sig(base)] + ["%s=%s" % kv for kv in sorted(versions.items())]:
+                     file_sig(base), sha256_file(xsk), sha256_file(INIT)] + [
+                         "%s=%s" % kv for kv in sorted(versions.items())]:
             h.update(part.encode() + b"\n")
         key = h.hexdigest()
         if read_stamp(out + ".stamp") == key and os.path.isfile(out) and \
                 os.path.isfile(info_path):
             log("up to date (%s)" % ", ".join("%s %s" % (p, versions[p])
-                                              for p in ("iperf3", "iproute2")))
+                                              for p in ("iperf3", "iproute2", "libxdp1")))
             return 0
-        added = write_initrd(out, base, root)
+        added = write_initrd(out, base, root, xsk)
         info = {"base_initrd": base, "packages": versions,
-                "programs": PROGRAMS, "files": dict(added),
+                "build_packages": list(BUILD_PACKAGES),
+                "programs": PROGRAMS, "built": {os.path.basename(xsk): XSK_GUEST},
+                "files": dict(added),
                 "added_bytes": sum(n for _, n in added if isinstance(n, int)),
                 "initrd_bytes": os.path.getsize(out),
                 "base_bytes": os.path.getsize(base)}
@@ -91,8 +152,9 @@ def main(argv=None):
             json.dump(info, f, indent=1)
         os.replace(info_path + ".tmp", info_path)
         write_stamp(out + ".stamp", key)
-        log("built %s: %d files, %d bytes added (iperf3 %s, iproute2 %s)" % (
-            out, len(added), info["added_bytes"], versions["iperf3"], versions["iproute2"]))
+        log("built %s: %d files, %d bytes added (iperf3 %s, iproute2 %s, libxdp1 %s)" % (
+            out, len(added), info["added_bytes"], versions["iperf3"], versions["iproute2"],
+            versions["libxdp1"]))
     except (ImageError, OSError, ValueError) as e:
         log("error: %s" % e)
         return 1

@@ -6,8 +6,9 @@ boot splitting of --boots (test_boots.py), the harness's process handling
 (test_registry.py) and measure.py's variants and repeat checks
 (test_measure.py), the studies' spread, provenance and orders
 (test_studies.py), the vhost-user backend's IOTLB, rings and messages
-(test_vhost_backend.py) and the udp study's parsing, checks and tables and its
-image's pieces (test_udp.py) run with them: `test_runner.py` runs all eight."""
+(test_vhost_backend.py), the udp study's parsing, checks and tables and its
+image's pieces (test_udp.py) and the xdp study's, with dmalab-xsk's build and
+archive (test_xdp.py), run with them: `test_runner.py` runs all nine."""
 
 import hashlib
 import io
@@ -699,8 +700,9 @@ def load_tests(loader, tests, pattern):
     import test_studies
     import test_udp
     import test_vhost_backend
+    import test_xdp
     for module in (test_boots, test_harness, test_measure, test_registry,
-                   test_studies, test_udp, test_vhost_backend):
+                   test_studies, test_udp, test_vhost_backend, test_xdp):
         tests.addTests(loader.loadTestsFromModule(module))
     return tests
 

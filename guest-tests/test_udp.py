@@ -308,13 +308,21 @@ class NetImageTests(unittest.TestCase):
             def add_programs(cp, root, exes):
                 writes.append(root)
                 return [("usr/bin/iperf3", 5), ("lib64/ld", "-> /lib/ld")]
-            versions = {p: "1.0" for p in net_image.PACKAGES}
+            versions = {p: "1.0" for p in net_image.PACKAGES + net_image.BUILD_PACKAGES}
             out = os.path.join(tmp, "initramfs-net.cpio.gz")
             argv = ["--cache", tmp, "--base-initrd", base, "--out-initrd", out]
+            # dmalab-xsk and libxdp's program files (test_xdp.py tests them)
+            xsk = os.path.join(tmp, "dmalab-xsk")
+            with open(xsk, "wb") as f:
+                f.write(b"xsk")
             with unittest.mock.patch.object(net_image.userspace, "fetch",
                                             lambda cache, name, pkgs: (tmp, versions)), \
                     unittest.mock.patch.object(net_image.userspace, "add_programs",
-                                               add_programs), \
+                                               lambda cp, root, exes, built: add_programs(
+                                                   cp, root, exes)), \
+                    unittest.mock.patch.object(net_image, "build_xsk",
+                                               lambda root, outdir, versions: xsk), \
+                    unittest.mock.patch.object(net_image.userspace, "add_path"), \
                     contextlib.redirect_stderr(io.StringIO()) as err:
                 self.assertEqual(net_image.main(argv), 0)
                 self.assertEqual(net_image.main(argv), 0)
@@ -323,7 +331,8 @@ class NetImageTests(unittest.TestCase):
                 with open(os.path.join(tmp, "net-image-info.json")) as f:
                     info = json.load(f)
                 self.assertEqual(info["packages"]["iperf3"], "1.0")
-                self.assertEqual(info["added_bytes"], 5)
+                # iperf3's 5 bytes and init.sh as /init
+                self.assertEqual(info["added_bytes"], 5 + os.path.getsize(net_image.INIT))
                 with open(out, "rb") as f:
                     self.assertTrue(f.read().startswith(b"base"))
                 # a new version of a package builds again

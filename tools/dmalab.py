@@ -33,7 +33,11 @@
                    (iperf3's UDP between two e1000e and two igb: the guest CPU's
                    utilisation at 100-400 Mbit/s of 16 KiB datagrams and 32-byte
                    datagrams/s at saturation, beside the 2008 DMAR thread's figures;
-                   boots the image with iperf3, guest-tests/net_image.py); options go to
+                   boots the image with iperf3, guest-tests/net_image.py) or xdp
+                   (pktgen between two igb, received by the stack and by an AF_XDP
+                   socket, with and without swiotlb=force: guest CPU, syncs and
+                   bounces per packet, beside the seed's AF_XDP figure; the same
+                   image); options go to
                    measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N,
                    --seeds, --builds, --expect-order, --cpu-profile NAME, --ipc X);
                    guest-tests/measure.py tables RESULTS.json prints a run's
@@ -238,9 +242,9 @@ def measure(rest):
         # Debian's ioatdma refuses dmalab-ioat under swiotlb=force (the scenario
         # swiotlb-selftest-bug): this study boots the image with the patched one.
         initrd = "initramfs-ioatdma-patched.cpio.gz"
-    if study[1:] == ["udp"]:
-        # iperf3 and iproute2's ip are not in the default image: net_image.py appends
-        # them from Debian's packages
+    if study[1:] in (["udp"], ["xdp"]):
+        # iperf3, iproute2's ip and dmalab-xsk (with libxdp) are not in the default
+        # image: net_image.py appends them from Debian's packages
         initrd = "initramfs-net.cpio.gz"
     if "--name" not in rest:
         # results and plots named by study and kernel, so that one run does not replace

@@ -79,12 +79,13 @@ def find_library(root, soname):
         soname, root, ", ".join(LIBDIRS)))
 
 
-def closure(root, exes):
-    """What the executables `exes` (paths relative to root) need to run: ({soname:
-    path relative to root}, {loader path}), following NEEDED entries through the
+def closure(root, exes, built=()):
+    """What the executables `exes` (paths relative to root) and `built` (host paths:
+    programs built against the unpacked packages) need to run: ({soname: path
+    relative to root}, {loader path}), following NEEDED entries through the
     libraries too."""
     libs, loaders = {}, set()
-    todo = [inside(root, e) for e in exes]
+    todo = [inside(root, e) for e in exes] + list(built)
     seen = set()
     while todo:
         path = todo.pop()
@@ -137,11 +138,13 @@ def add_path(cp, root, rel, dest=None, added=None):
     return added
 
 
-def add_programs(cp, root, exes):
-    """Write the executables {path in root: path in the guest} with every library
-    they need and their loader into the archive cp: a list of (guest path, size or
-    link target), what went in."""
-    libs, loaders = closure(root, list(exes))
+def add_programs(cp, root, exes, built=None):
+    """Write the executables {path in root: path in the guest}, and `built` {host
+    path: path in the guest} (programs built against the unpacked packages), with
+    every library they need and their loader into the archive cp: a list of (guest
+    path, size or link target), what went in."""
+    built = built or {}
+    libs, loaders = closure(root, list(exes), sorted(built))
     added = []
     for interp in sorted(loaders):
         add_path(cp, root, interp, None, added)
@@ -149,4 +152,9 @@ def add_programs(cp, root, exes):
         add_path(cp, root, libs[soname], None, added)
     for src, dest in sorted(exes.items()):
         add_path(cp, root, src, dest, added)
+    for src, dest in sorted(built.items()):
+        with open(src, "rb") as f:
+            data = f.read()
+        cp.file(dest, data, 0o755)
+        added.append((dest.lstrip("/"), len(data)))
     return added
