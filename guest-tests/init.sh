@@ -306,6 +306,14 @@ nic_pair() {
 			echo "# nic: $drv rate $rate/s skipped: pktgen would spin between packets"
 			continue
 		fi
+		# QEMU's igb drops frames without counting them when the receive queue
+		# RSS picked is full and another is not (igb_receive_internal; the
+		# e1000e_rx_not_written_to_guest trace event): back to back it lost up
+		# to 14% of pktgen's frames, which no guest counter shows
+		if [ "$rate" = 0 ] && [ "$drv" = igb ]; then
+			echo "# nic: igb back to back skipped: QEMU's igb drops frames uncounted when a receive queue is full"
+			continue
+		fi
 		# rate 0: back to back (pktgen's delay 0), after a one-second idle window
 		delay=0 ms=1000
 		if [ "$rate" -gt 0 ]; then
