@@ -193,3 +193,26 @@ def concurrent_row(label, f, modelled):
         return ["%s: %d waits for %d strict unmaps: the queue reading missed some" % (
             what, waits, unmaps)]
     return []
+
+
+# The most a byte of the CPU's own memcpy() may cost on the modelled clock: the studies'
+# CPU has no fast strings, so Linux copies with its loop of 8-byte moves (0.38 ns a byte at
+# 1 ns per instruction); a copy TCG counts per byte (rep movsb, as 6.1's build of mapcost.c
+# once expanded memcpy() inline) costs 1.0, and the row would time the compiler's choice
+MEMCPY_NS_PER_BYTE = 0.75
+
+
+def memcpy_row(label, f, modelled):
+    """bench-map op=memcpy on the modelled clock: the kernel's copy loop, not a copy TCG
+    counts one instruction per byte (the mean, timer included, over the size)."""
+    if not modelled or f.get("op") != "memcpy":
+        return []
+    n = _ints(f, "mean_ns", "size")
+    if n is None or not n[1]:
+        return ["bench-map op=memcpy: no mean_ns= or size="]
+    per_byte = n[0] / n[1]
+    if per_byte > MEMCPY_NS_PER_BYTE:
+        return ["bench-map op=memcpy size=%d: %.2f ns per byte, not the kernel's copy loop "
+                "(a copy TCG counts per byte, as an inlined rep movsb, costs 1.0)" % (
+                    n[1], per_byte)]
+    return []

@@ -4,6 +4,7 @@ baseline (text, CSV and JSON rows), the derived tables (swiotlb's calls in copie
 crossover), and the devices' counters at the end of each boot with what differs between boots
 of one configuration."""
 
+import measure_checks
 from bench import median  # the upper median, as the benches take it
 
 
@@ -65,7 +66,8 @@ def net_of_empty(rows):
 BENCH_MAP = Table("bench-map", ("op", "size"), "net_mean_ns",
                   ["mean_ns", "net_p50_ns", "net_p99_ns", "max_ns"],
                   "ns per call, mean less the empty region's", per_boot=net_of_empty,
-                  derived=lambda s, labels: byte_prices(s, labels))
+                  derived=lambda s, labels: byte_prices(s, labels),
+                  check=measure_checks.memcpy_row)
 
 
 def summarise(runs, study=None):

@@ -656,6 +656,29 @@ class ConcurrentRowTests(unittest.TestCase):
                       str(measure.check_rows(copy, "vtd-lazy", [], True, True, 4)))
 
 
+class MemcpyRowTests(unittest.TestCase):
+    """The CPU's own memcpy() row must time the kernel's copy loop on the modelled clock."""
+
+    def test_a_per_byte_copy_is_refused(self):
+        from measure_checks import memcpy_row
+        row = {"op": "memcpy", "size": "4096", "mean_ns": "1652"}       # 0.40 a byte
+        self.assertEqual(memcpy_row("no-iommu", row, True), [])
+        inline = dict(row, mean_ns="4147")                             # rep movsb
+        self.assertIn("1.01 ns per byte", memcpy_row("no-iommu", inline, True)[0])
+        self.assertEqual(memcpy_row("no-iommu", inline, False), [])     # host clock
+        self.assertEqual(memcpy_row("no-iommu", dict(inline, op="map"), True), [])
+
+    def test_both_studies_check_it(self):
+        from studies import STUDIES
+        inline = {"op": "memcpy", "size": "4096", "mean_ns": "4147"}
+        for name in ("dma-api", "swiotlb"):
+            failed = measure.check_rows(STUDIES[name], "no-iommu" if name == "dma-api"
+                                        else "no-bounce", [("bench-map", inline)], False,
+                                        True)
+            self.assertTrue(any("not the kernel's copy loop" in w for _, ws in failed
+                                for w in ws), name)
+
+
 class TablesFromResultsTests(unittest.TestCase):
     """`measure.py tables RESULTS.json` prints a run's tables again from its file."""
 

@@ -56,7 +56,8 @@ def _map_in_copies(summaries, labels):
 # dmalab-ioat under swiotlb=force (scenario swiotlb-selftest-bug).
 STUDY = Study("mapcost", False, "", [
     Table(BENCH_MAP.tag, BENCH_MAP.keys, BENCH_MAP.primary, BENCH_MAP.others, BENCH_MAP.unit,
-          derived=_map_in_copies, per_boot=net_of_empty, only=_calls),
+          derived=_map_in_copies, per_boot=net_of_empty, only=_calls,
+          check=BENCH_MAP.check),
     Table("bench-xdp", ("op", "size"), "net_mean_ns", ["mean_ns", "net_p50_ns", "net_p99_ns"],
           "ns per AF_XDP-like sync of a frame (size: its length), mean less the empty "
           "region's", per_boot=net_of_empty, only=_calls),
