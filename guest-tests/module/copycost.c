@@ -49,7 +49,6 @@
 #include <linux/delay.h>
 #include <linux/dmaengine.h>
 #include <linux/dma-mapping.h>
-#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/sched.h>
@@ -323,29 +322,21 @@ static bool dlx_copycost_size(struct dlx_chan *c, size_t len, unsigned int rate)
 /* The concurrent window of one size (copycost_threads) */
 struct dlx_cmt {
 	size_t len;
-	struct completion start, done;
-	atomic_t left;		/* threads still copying */
 	spinlock_t lock;	/* the queue and the sums below */
 	struct dlx_queue q;
 	u64 copies;
 	bool failed;
 };
 
-struct dlx_cmt_thread {
-	struct dlx_cmt *mt;
-	struct dlx_chan *c;
-};
-
-static int dlx_cmt_thread(void *arg)
+/* Thread k's copies on channel k, back to back (a crew's work). */
+static void dlx_cmt_work(void *arg, unsigned int k)
 {
-	struct dlx_cmt_thread *t = arg;
-	struct dlx_cmt *mt = t->mt;
-	struct dlx_chan *c = t->c;
+	struct dlx_cmt *mt = arg;
+	struct dlx_chan *c = &dlx_chans[k];
 	unsigned int i, copies = 0;
 	bool ok = true;
 	dma_addr_t s, d;
 
-	wait_for_completion(&mt->start);
 	for (i = 0; ok && i < copycost_mt_count; i++) {
 		if (!dlx_map_pair(c, mt->len, &s, &d)) {
 			ok = false;
@@ -374,67 +365,27 @@ static int dlx_cmt_thread(void *arg)
 	spin_unlock(&mt->lock);
 	c->ops += copies;
 	c->bytes += (u64)copies * mt->len;
-	if (atomic_dec_and_test(&mt->left))
-		complete(&mt->done);
-	/* kthread_stop() ends the thread: it must not return before */
-	for (;;) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (kthread_should_stop())
-			break;
-		schedule();
-	}
-	__set_current_state(TASK_RUNNING);
-	return 0;
 }
 
 /* copycost_threads: one size's concurrent window on n channels; false if a copy failed. */
 static bool dlx_copycost_mt(unsigned int n, size_t len)
 {
-	struct task_struct *tasks[DLX_MAX_CHANNELS];
-	struct dlx_cmt_thread args[DLX_MAX_CHANNELS];
+	struct dlx_crew *crew = kzalloc(sizeof(*crew), GFP_KERNEL);
 	struct dlx_cmt *mt = kzalloc(sizeof(*mt), GFP_KERNEL);
-	unsigned int k = 0, cpu;
-	u64 t0, wall, idle0, idle1, busy;
+	u64 wall, busy;
 	bool ok = false;
 
-	if (!mt)
-		return false;
+	if (!crew || !mt)
+		goto out;
 	mt->len = len;
-	init_completion(&mt->start);
-	init_completion(&mt->done);
 	spin_lock_init(&mt->lock);
-	for_each_online_cpu(cpu) {
-		if (k == n)
-			break;
-		args[k].mt = mt;
-		args[k].c = &dlx_chans[k];
-		tasks[k] = kthread_create(dlx_cmt_thread, &args[k], "dlx-copy/%u", cpu);
-		if (IS_ERR(tasks[k]))
-			break;
-		kthread_bind(tasks[k], cpu);
-		get_task_struct(tasks[k]);
-		wake_up_process(tasks[k]);
-		k++;
-	}
-	if (k < n) {
-		pr_info("# %s: copycost: %u of %u threads started\n", DLX_NAME, k, n);
-		complete_all(&mt->start);
+	if (!dlx_crew_start(crew, n, "copy", dlx_cmt_work, mt))
 		goto stop;
-	}
-	atomic_set(&mt->left, n);
 	dlx_queue_open(&mt->q);
-	idle0 = dlx_idle_us(false);
-	t0 = ktime_get_ns();
-	complete_all(&mt->start);
-	wait_for_completion(&mt->done);
-	wall = ktime_get_ns() - t0;
-	idle1 = dlx_idle_us(false);
+	busy = dlx_crew_run(crew, &wall);
 	spin_lock(&mt->lock);
 	dlx_queue_read(&mt->q);
 	spin_unlock(&mt->lock);
-	busy = idle0 == U64_MAX || idle1 == U64_MAX ? 0 :
-	       wall * num_online_cpus() - min(wall * num_online_cpus(),
-					      (idle1 - idle0) * NSEC_PER_USEC);
 	pr_info("# bench-copymt size=%zu threads=%u copies=%llu per_s=%llu busy_ns_per_copy=%llu descs=%lld waits=%llu iotlb_invs=%llu cpus=%u\n",
 		len, n, mt->copies, div64_u64(mt->copies * NSEC_PER_SEC, max_t(u64, wall, 1)),
 		div64_u64(busy, max_t(u64, mt->copies, 1)),
@@ -443,11 +394,10 @@ static bool dlx_copycost_mt(unsigned int n, size_t len)
 	dlx_queue_close(&mt->q);
 	ok = !mt->failed;
 stop:
-	while (k--) {
-		kthread_stop(tasks[k]);
-		put_task_struct(tasks[k]);
-	}
+	dlx_crew_stop(crew);
+out:
 	kfree(mt);
+	kfree(crew);
 	return ok;
 }
 

@@ -139,6 +139,34 @@ u64 dlx_idle_us(bool iowait);
 /* Waits (up to 5 s) until the kernel keeps idle time in us; false if it never does. */
 bool dlx_idle_ready(const char *mode);
 
+/*
+ * lib.c: a crew, one kernel thread bound to each of the first n online CPUs, each
+ * running work(arg, k) for its index k once dlx_crew_run() releases them all at
+ * once (the cost modes' concurrent windows).  dlx_crew_start() is false when fewer
+ * than n threads started; dlx_crew_stop() ends the threads (always call it).
+ */
+#define DLX_MAX_CREW	64
+struct dlx_crew;
+struct dlx_crew_member {
+	struct dlx_crew *crew;
+	unsigned int k;
+};
+struct dlx_crew {
+	void (*work)(void *arg, unsigned int k);
+	void *arg;
+	unsigned int n, started;
+	bool go;		/* released by dlx_crew_run() (not by dlx_crew_stop()) */
+	struct completion start, done;
+	atomic_t left;		/* members still working */
+	struct task_struct *tasks[DLX_MAX_CREW];
+	struct dlx_crew_member members[DLX_MAX_CREW];
+};
+bool dlx_crew_start(struct dlx_crew *crew, unsigned int n, const char *name,
+		    void (*work)(void *arg, unsigned int k), void *arg);
+/* Releases the crew and waits for it: all CPUs' busy ns meanwhile (0: no idle time kept). */
+u64 dlx_crew_run(struct dlx_crew *crew, u64 *wall_ns);
+void dlx_crew_stop(struct dlx_crew *crew);
+
 /* A copy whose callback marks it done (several in flight: inflight-reset, bench). */
 struct dlx_op {
 	struct dlx_chan *c;

@@ -18,6 +18,7 @@
 #include <linux/gfp.h>
 #include <linux/io.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
@@ -388,6 +389,89 @@ bool dlx_idle_ready(const char *mode)
 		pr_info("# %s: %s: waited %u ms for the kernel's idle time in us\n",
 			DLX_NAME, mode, waited);
 	return true;
+}
+
+static int dlx_crew_thread(void *data)
+{
+	struct dlx_crew_member *m = data;
+	struct dlx_crew *crew = m->crew;
+
+	wait_for_completion(&crew->start);
+	/* released by dlx_crew_stop() without a run: no work */
+	if (READ_ONCE(crew->go)) {
+		crew->work(crew->arg, m->k);
+		if (atomic_dec_and_test(&crew->left))
+			complete(&crew->done);
+	}
+	/* kthread_stop() ends the thread: it must not return before */
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+bool dlx_crew_start(struct dlx_crew *crew, unsigned int n, const char *name,
+		    void (*work)(void *arg, unsigned int k), void *arg)
+{
+	unsigned int cpu;
+
+	crew->work = work;
+	crew->arg = arg;
+	crew->n = min_t(unsigned int, n, DLX_MAX_CREW);
+	crew->started = 0;
+	crew->go = false;
+	init_completion(&crew->start);
+	init_completion(&crew->done);
+	atomic_set(&crew->left, crew->n);
+	for_each_online_cpu(cpu) {
+		struct task_struct *t;
+
+		if (crew->started == crew->n)
+			break;
+		crew->members[crew->started] = (struct dlx_crew_member){ crew, crew->started };
+		t = kthread_create(dlx_crew_thread, &crew->members[crew->started], "dlx-%s/%u",
+				   name, cpu);
+		if (IS_ERR(t))
+			break;
+		kthread_bind(t, cpu);
+		get_task_struct(t);
+		wake_up_process(t);
+		crew->tasks[crew->started++] = t;
+	}
+	if (crew->started == n)
+		return true;
+	pr_info("# %s: %s: %u of %u threads started\n", DLX_NAME, name, crew->started, n);
+	return false;
+}
+
+u64 dlx_crew_run(struct dlx_crew *crew, u64 *wall_ns)
+{
+	u64 idle0 = dlx_idle_us(false), idle1, t0 = ktime_get_ns(), wall;
+
+	WRITE_ONCE(crew->go, true);
+	complete_all(&crew->start);
+	wait_for_completion(&crew->done);
+	*wall_ns = ktime_get_ns() - t0;
+	idle1 = dlx_idle_us(false);
+	if (idle0 == U64_MAX || idle1 == U64_MAX)
+		return 0;
+	wall = *wall_ns * num_online_cpus();
+	return wall - min(wall, (idle1 - idle0) * NSEC_PER_USEC);
+}
+
+void dlx_crew_stop(struct dlx_crew *crew)
+{
+	/* members still waiting to be released (no run) go without working */
+	complete_all(&crew->start);
+	while (crew->started--) {
+		kthread_stop(crew->tasks[crew->started]);
+		put_task_struct(crew->tasks[crew->started]);
+	}
+	crew->started = 0;
 }
 
 static int dlx_cmp_u32(const void *a, const void *b)

@@ -46,7 +46,6 @@
 #include <linux/kernel.h>
 #include <linux/dmaengine.h>
 #include <linux/dma-mapping.h>
-#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/slab.h>
@@ -257,8 +256,6 @@ struct dlx_mt {
 	struct device *dev;
 	size_t size;
 	unsigned int calls;
-	struct completion start, done;
-	atomic_t left;		/* threads still mapping */
 	spinlock_t lock;	/* the queue, the counts and the sums below */
 	struct dlx_queue q;
 	struct dlx_inv inv;
@@ -267,7 +264,8 @@ struct dlx_mt {
 	bool failed;
 };
 
-static int dlx_mt_thread(void *arg)
+/* One thread's maps and unmaps of a buffer of its own (a crew's work). */
+static void dlx_mt_work(void *arg, unsigned int k)
 {
 	struct dlx_mt *mt = arg;
 	void *buf = kmalloc(mt->size, GFP_KERNEL);
@@ -275,7 +273,6 @@ static int dlx_mt_thread(void *arg)
 	unsigned int i = 0;
 	dma_addr_t dma;
 
-	wait_for_completion(&mt->start);
 	for (; buf && i < mt->calls; i++) {
 		t0 = ktime_get_ns();
 		dma = dma_map_single(mt->dev, buf, mt->size, DMA_BIDIRECTIONAL);
@@ -296,67 +293,32 @@ static int dlx_mt_thread(void *arg)
 	mt->failed |= i < mt->calls;
 	spin_unlock(&mt->lock);
 	kfree(buf);
-	if (atomic_dec_and_test(&mt->left))
-		complete(&mt->done);
-	/* kthread_stop() ends the thread: it must not return before */
-	for (;;) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (kthread_should_stop())
-			break;
-		schedule();
-	}
-	__set_current_state(TASK_RUNNING);
-	return 0;
 }
 
 /* mapcost_threads: one size's concurrent window; false if a thread failed. */
 static bool dlx_mapcost_mt(struct device *dev, size_t size, unsigned int calls)
 {
-	unsigned int n = min(mapcost_threads, num_online_cpus()), k = 0, cpu;
-	struct task_struct **tasks = kcalloc(n, sizeof(*tasks), GFP_KERNEL);
+	unsigned int n = min(mapcost_threads, num_online_cpus());
+	struct dlx_crew *crew = kzalloc(sizeof(*crew), GFP_KERNEL);
 	struct dlx_mt *mt = kzalloc(sizeof(*mt), GFP_KERNEL);
-	u64 t0, wall, idle0, idle1, busy;
+	u64 wall, busy;
 	bool ok = false;
 
-	if (!tasks || !mt)
+	if (!crew || !mt)
 		goto out;
 	mt->dev = dev;
 	mt->size = size;
 	mt->calls = calls;
-	init_completion(&mt->start);
-	init_completion(&mt->done);
 	spin_lock_init(&mt->lock);
-	for_each_online_cpu(cpu) {
-		if (k == n)
-			break;
-		tasks[k] = kthread_create(dlx_mt_thread, mt, "dlx-map/%u", cpu);
-		if (IS_ERR(tasks[k]))
-			break;
-		kthread_bind(tasks[k], cpu);
-		get_task_struct(tasks[k]);
-		wake_up_process(tasks[k]);
-		k++;
-	}
-	if (k < n) {
-		pr_info("# %s: mapcost: %u of %u threads started\n", DLX_NAME, k, n);
-		complete_all(&mt->start);
+	if (!dlx_crew_start(crew, n, "map", dlx_mt_work, mt))
 		goto stop;
-	}
-	atomic_set(&mt->left, n);
 	dlx_queue_open(&mt->q);
 	dlx_profile_mark(true, DLX_PROF_ID(DLX_PROF_MAPMT, size));
-	idle0 = dlx_idle_us(false);
-	t0 = ktime_get_ns();
-	complete_all(&mt->start);
-	wait_for_completion(&mt->done);
-	wall = (ktime_get_ns() - t0) * num_online_cpus();
-	idle1 = dlx_idle_us(false);
+	busy = dlx_crew_run(crew, &wall);
 	dlx_profile_mark(false, mt->pairs);
 	spin_lock(&mt->lock);
 	dlx_queue_read(&mt->q);
 	spin_unlock(&mt->lock);
-	busy = idle0 == U64_MAX || idle1 == U64_MAX ? 0 :
-	       wall - min(wall, (idle1 - idle0) * NSEC_PER_USEC);
 	pr_info("# bench-mapmt size=%zu threads=%u pairs=%u map_ns=%llu unmap_ns=%llu busy_ns_per_pair=%llu descs=%lld waits=%llu iotlb_invs=%llu cpus=%u\n",
 		size, n, mt->pairs, div64_u64(mt->map_ns, max(mt->pairs, 1U)),
 		div64_u64(mt->unmap_ns, max(mt->pairs, 1U)),
@@ -366,13 +328,10 @@ static bool dlx_mapcost_mt(struct device *dev, size_t size, unsigned int calls)
 	dlx_queue_close(&mt->q);
 	ok = !mt->failed;
 stop:
-	while (k--) {
-		kthread_stop(tasks[k]);
-		put_task_struct(tasks[k]);
-	}
+	dlx_crew_stop(crew);
 out:
 	kfree(mt);
-	kfree(tasks);
+	kfree(crew);
 	return ok;
 }
 
