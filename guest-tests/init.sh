@@ -342,6 +342,20 @@ nic_irqs() {
 	END { print s + 0 }' /proc/interrupts
 }
 
+# What a pktgen window from $tx to $rx did, read after it ($pg, $rx0, $lost0 and
+# $irq0 read before it): irqs, got (frames $rx received), lost (counted by the
+# NICs), sent and pps, pktgen's own rate (its "Result:"; a window's wall time is
+# longer, as pgctrl polls for the end every 100 ms).  Fails when pktgen sent nothing.
+pktgen_counts() {
+	irqs=$(($(nic_irqs "$tx" "$rx") - irq0))
+	read -r got < "/sys/class/net/$rx/statistics/rx_packets"
+	got=$((got - rx0))
+	lost=$(($(nic_lost "$tx" "$rx") - lost0))
+	sent=$(awk '/pkts-sofar/ { print $2; exit }' "$pg/$tx")
+	pps=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+pps$/) { sub("pps", "", $i); print $i; exit } }' "$pg/$tx")
+	[ "$sent" -gt 0 ] 2>/dev/null || { say "error: pktgen sent nothing"; return 1; }
+}
+
 # One window: pktgen sends $PKTGEN_COUNT packets of $size at $rate.  Its
 # interrupts (both NICs') are read just outside it: pktgen sends nothing
 # before its start or after its end, so they are the window's.
@@ -359,15 +373,7 @@ nic_window() {
 	echo start > $pg/pgctrl
 	cpu_time; busy=$((BUSY - b0)); wall=$((NOW - t0))
 	[ -n "$PROFILE" ] && dmalab-mark close "$PKTGEN_COUNT"
-	irqs=$(($(nic_irqs "$tx" "$rx") - irq0))
-	read -r got < "/sys/class/net/$rx/statistics/rx_packets"
-	got=$((got - rx0))
-	lost=$(($(nic_lost "$tx" "$rx") - lost0))
-	sent=$(awk '/pkts-sofar/ { print $2; exit }' "$pg/$tx")
-	# pktgen's own rate (its "Result:"): the window's wall time is
-	# longer, as pgctrl polls for the end every 100 ms
-	pps=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+pps$/) { sub("pps", "", $i); print $i; exit } }' "$pg/$tx")
-	[ "$sent" -gt 0 ] 2>/dev/null || { say "error: pktgen sent nothing"; return 1; }
+	pktgen_counts || return 1
 	# the idle window's busy time, scaled to this window's length
 	base=$((idle_us > 0 ? idle_busy * wall / idle_us : 0))
 	net=$((busy > base ? busy - base : 0))
@@ -821,13 +827,7 @@ xsk_window() {
 	cpu_time; busy=$((BUSY - b0)); wall=$((NOW - t0))
 	# the last frames may still be on their way in as pktgen returns
 	sleep 0.1
-	irqs=$(($(nic_irqs "$tx" "$rx") - irq0))
-	read -r got < "/sys/class/net/$rx/statistics/rx_packets"
-	got=$((got - rx0))
-	lost=$(($(nic_lost "$tx" "$rx") - lost0))
-	sent=$(awk '/pkts-sofar/ { print $2; exit }' "$pg/$tx")
-	pps=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+pps$/) { sub("pps", "", $i); print $i; exit } }' "$pg/$tx")
-	[ "$sent" -gt 0 ] 2>/dev/null || { say "error: pktgen sent nothing"; return 1; }
+	pktgen_counts || return 1
 	sock="-1 -1 -1 -1 -1 -1 -1 -1"
 	if [ $recv = xsk ]; then
 		xsk_counts || return 1
