@@ -454,13 +454,16 @@ def run_boots(args, study, configs, variants, initrds):
 def print_tables(args, study, labels, runs, counters, profiles):
     """The study's counts first (count_lines, and with profiles the instructions per
     operation), then its tables, derived lines, the devices' counters and its
-    explanation: (summary rows, failures)."""
+    explanation: (summary rows, failures, the profiles read). profiles is by label: a
+    boot's NAME.profile path, or a results file's compact profile."""
     failed = []
     loaded = {}
     if profiles and args.icount is not None:
         try:
-            loaded = {label: studies.profiles.load(path) for label, path in profiles.items()}
-        except (OSError, TypeError, studies.profiles.prof.ProfileError) as e:
+            loaded = {label: studies.profiles.expand(p) if isinstance(p, dict)
+                      else studies.profiles.load(p) for label, p in profiles.items()}
+        except (OSError, TypeError, KeyError, ValueError,
+                studies.profiles.prof.ProfileError) as e:
             failed.append(("profile", ["no profile: %s" % e]))
     lines, rows = count_lines(runs, labels, getattr(study, "counts", None))
     for line in lines:
@@ -482,7 +485,7 @@ def print_tables(args, study, labels, runs, counters, profiles):
         print(line)
     if getattr(study, "explain", None) and args.icount is not None:
         print("\n".join(study.explain(runs, counters, labels, args.icount)))
-    return rows, failed
+    return rows, failed, loaded
 
 
 def compare_boots(args, study, labels, runs, counters, names):
@@ -509,9 +512,12 @@ def compare_boots(args, study, labels, runs, counters, names):
     return failed
 
 
-def save_results(args, study, configs, variants, initrds, clock_text, results):
+def save_results(args, study, configs, variants, initrds, clock_text, results,
+                 profiles=None):
     """NAME.json, NAME.csv and the plots in --log-dir; results is (summary rows,
-    runs, counters, names, provenance) with the middle three by label."""
+    runs, counters, names, provenance) with the middle three by label; profiles, by
+    label, the (Profile, Symbols) the tables were made from, kept compact (so that
+    `tables` prints the profiles' tables again)."""
     rows, runs, counters, names, provenance = results
     labels = list(dict.fromkeys(label for label, _ in configs))
     stem = os.path.join(args.log_dir, args.name)
@@ -532,6 +538,8 @@ def save_results(args, study, configs, variants, initrds, clock_text, results):
                            if os.path.isfile(p) else {}}
                        for b, p in initrds.items()}}
     meta["kernel_version"] = prov.image_info(args.kernel).get("kernel_version")
+    meta["profiles"] = {label: studies.profiles.compact(*p)
+                        for label, p in (profiles or {}).items()}
     write_results(stem, meta, rows,
                   {label: [[{"tag": tag, **f} for tag, f in boot] for boot in runs[label]]
                    for label in labels}, counters, names)
@@ -549,9 +557,9 @@ def save_results(args, study, configs, variants, initrds, clock_text, results):
 def tables_from(path):
     """`measure.py tables RESULTS.json`: the tables, derived lines and counters a run
     printed, printed again from the results file it wrote (its boots' rows and counters),
-    so that a table quoted in docs/ can be regenerated from the file committed beside it.
-    The instruction profiles' explanation, which needs the profiles themselves, is left
-    out. Exit status 2 when the file is not a results file."""
+    so that a table quoted in docs/ can be regenerated from the file committed beside it,
+    the instruction profiles' tables too where the run kept its profiles (since
+    2026-12-06: save_results). Exit status 2 when the file is not a results file."""
     try:
         # docs/results keeps them gzip'd (NAME.json.gz), a tenth of the size
         with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
@@ -577,7 +585,10 @@ def tables_from(path):
     args = argparse.Namespace(icount=icount)
     explain, study.explain = getattr(study, "explain", None), None
     try:
-        print_tables(args, study, labels, runs, counters, {})
+        _, bad, _ = print_tables(args, study, labels, runs, counters,
+                                 res.get("profiles") or {})
+        for name, lines in bad:
+            print("%s: %s" % (name, "; ".join(lines)), file=sys.stderr)
     finally:
         study.explain = explain
     return 0
@@ -611,12 +622,12 @@ def main(argv=None):
         args.study, len(variants) * args.repeat, ", ".join(v[0] for v in variants),
         args.smp or study.smp or 2, clock_text))
     print(cpus.describe(args.profile_, args.ipc))
-    rows, bad = print_tables(args, study, labels, runs, counters, profiles)
+    rows, bad, loaded = print_tables(args, study, labels, runs, counters, profiles)
     failed += bad
     failed += compare_boots(args, study, labels, runs, counters, names)
     if args.log_dir:
         save_results(args, study, configs, variants, initrds, clock_text,
-                     (rows, runs, counters, names, provenance))
+                     (rows, runs, counters, names, provenance), loaded)
     return runner.verdict(args.name, failed)
 
 

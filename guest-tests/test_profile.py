@@ -258,5 +258,45 @@ class RunnerPart(unittest.TestCase):
             self.assertIn("no profile", insn_profile.summary_lines(path + ".missing")[0])
 
 
+class KeptInResults(unittest.TestCase):
+    """A study's results file keeps its profiles compact (studies/profiles.py), and
+    `measure.py tables` prints the profiles' tables from it as the run printed them."""
+
+    def profiles(self):
+        return {"no-iommu": (baseline(), symbols()), "vtd-strict": (strict(), symbols())}
+
+    def test_the_compact_form_prints_the_same_tables(self):
+        import json
+        from studies import iommu_flush, profiles as sp
+        labels = ["no-iommu", "vtd-strict"]
+        full = iommu_flush.profile_lines(self.profiles(), labels)
+        kept = {label: sp.expand(json.loads(json.dumps(sp.compact(*p))))
+                for label, p in self.profiles().items()}
+        self.assertEqual(iommu_flush.profile_lines(kept, labels), full)
+        self.assertTrue(any("qi_submit_sync" in line for line in full))
+
+    def test_tables_prints_them_from_the_file(self):
+        import contextlib
+        import io
+        import tempfile
+        import measure
+        from studies import profiles as sp
+        with tempfile.TemporaryDirectory() as tmp:
+            stem = os.path.join(tmp, "r")
+            meta = {"study": "iommu-flush", "clock": "icount-0", "clock_text": "modelled",
+                    "profiles": {label: sp.compact(*p)
+                                 for label, p in self.profiles().items()}}
+            measure.write_results(stem, meta, [], {"no-iommu": [[]], "vtd-strict": [[]]},
+                                  {"no-iommu": [{}], "vtd-strict": [{}]})
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(measure.main(["tables", stem + ".json"]), 0)
+        text = out.getvalue()
+        self.assertIn("guest instructions per operation", text)
+        # strict's 4 KiB copy costs 400 instructions more than no IOMMU's (900 - 500)
+        self.assertRegex(text, r"vtd-strict minus no-iommu.*copy-4096")
+        self.assertIn("qi_submit_sync", text)
+
+
 if __name__ == "__main__":
     unittest.main()

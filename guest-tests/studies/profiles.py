@@ -66,3 +66,38 @@ def window_diff_lines(profiles, label, window, base_window, top):
     t_b, s_b = prof.per_op(p, sym, bid)
     return prof.diff_table("%s %s" % (label, window), base_window, window, (t_o, t_b),
                            (s_o, s_b), top)
+
+
+class _Names:
+    """Symbols for a compact profile: its 'addresses' index the names it keeps."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def name(self, index):
+        return self.names[index]
+
+
+def compact(profile, symbols):
+    """What a study's tables read of one boot's profile, to keep in its results file
+    (measure.py save_results): the count mode, the windows, and instructions per kernel
+    symbol in each window id, the blocks already named (NAME.profile and NAME.kallsyms
+    together run to megabytes; this to a few kilobytes)."""
+    return {"count": profile.count, "summary": profile.summary,
+            "windows": profile.windows,
+            "symbols": {str(wid): prof.per_symbol(profile, symbols, wid)
+                        for wid in profile.ids()}}
+
+
+def expand(data):
+    """(Profile, symbols) from compact()'s dict, reading as the boot's own profile does in
+    per_op, per_symbol and the tables above."""
+    p = prof.Profile()
+    p.count, p.summary = data["count"], dict(data["summary"])
+    p.windows = [dict(w) for w in data["windows"]]
+    names = []
+    for wid, syms in data["symbols"].items():
+        for name, insns in sorted(syms.items()):
+            p.blocks.setdefault(int(wid), []).append((len(names), 0, insns))
+            names.append(name)
+    return p, _Names(names)
