@@ -196,6 +196,10 @@ class SeedTableTests(unittest.TestCase):
         self.assertEqual(lines[:len(own)], own)
         self.assertGreater(len(lines), len(own))
         self.assertGreater(len(rows), len(own_rows))
+        # its "same workload?" column names iperf3, this study's workload, not pktgen
+        tail = lines[len(own):]
+        self.assertTrue([l for l in tail if l.rstrip().endswith("one vCPU")])
+        self.assertFalse([l for l in tail if "pktgen" in l])
 
 
 class StudyTests(unittest.TestCase):

@@ -77,6 +77,11 @@ def _family(label):
     return name.rsplit("-", 1)[0], comma + rest
 
 
+# What each table's workload is, for ratios_2008's "same workload?" column
+WORKLOADS = {"bench-copy": "mapped copies through dmalab-ioat", "bench-nic": "pktgen",
+             "bench-iperf": "iperf3 not netperf, emulated NICs, one vCPU"}
+
+
 def ratios_2008(summaries, labels, t):
     """Gross CPU per operation (and utilisation, the same ratio at equal throughput) of
     strict, lazy and pass-through over no IOMMU per key, beside the 2008 thread's
@@ -92,7 +97,7 @@ def ratios_2008(summaries, labels, t):
     # The seed's metric is the utilisation's ratio at equal throughput, which these are
     # where the throughput column says equal; its workload was netperf's 16 KiB UDP sends
     # from a 10G NIC on hardware, which none of these is.
-    workload = "mapped copies through dmalab-ioat" if t.tag == "bench-copy" else "pktgen"
+    workload = WORKLOADS.get(t.tag, t.tag)
     body, rows = [], []
     for key in base:
         b = base[key]
