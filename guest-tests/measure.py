@@ -558,8 +558,9 @@ def tables_from(path):
     """`measure.py tables RESULTS.json`: the tables, derived lines and counters a run
     printed, printed again from the results file it wrote (its boots' rows and counters),
     so that a table quoted in docs/ can be regenerated from the file committed beside it,
-    the instruction profiles' tables too where the run kept its profiles (since
-    2026-12-06: save_results). Exit status 2 when the file is not a results file."""
+    the study's explanation, and the instruction profiles' tables where the run kept its
+    profiles (since 2026-12-06: save_results). Exit status 2 when the file is not a
+    results file."""
     try:
         # docs/results keeps them gzip'd (NAME.json.gz), a tenth of the size
         with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
@@ -583,14 +584,9 @@ def tables_from(path):
         res.get("smp", "?"), res.get("clock_text", clock)))
     print((res.get("cpu_profile") or {}).get("text", cpus.describe(None, 1)))
     args = argparse.Namespace(icount=icount)
-    explain, study.explain = getattr(study, "explain", None), None
-    try:
-        _, bad, _ = print_tables(args, study, labels, runs, counters,
-                                 res.get("profiles") or {})
-        for name, lines in bad:
-            print("%s: %s" % (name, "; ".join(lines)), file=sys.stderr)
-    finally:
-        study.explain = explain
+    _, bad, _ = print_tables(args, study, labels, runs, counters, res.get("profiles") or {})
+    for name, lines in bad:
+        print("%s: %s" % (name, "; ".join(lines)), file=sys.stderr)
     return 0
 
 

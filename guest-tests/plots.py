@@ -14,6 +14,7 @@ their baseline's, not only as ratios; a published figure is drawn only on a pane
 axis measures the same thing.
 """
 
+import gzip
 import json
 import os
 import sys
@@ -426,9 +427,11 @@ def main(argv=None):
     if not argv or argv[0] in ("-h", "--help") or len(argv) > 2:
         print(__doc__)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
-    with open(argv[0]) as f:
+    # docs/results keeps results files gzip'd (NAME.json.gz)
+    with (gzip.open(argv[0], "rt") if argv[0].endswith(".gz") else open(argv[0])) as f:
         res = json.load(f)
-    stem = argv[1] if len(argv) > 1 else os.path.splitext(argv[0])[0]
+    name = argv[0][:-len(".gz")] if argv[0].endswith(".gz") else argv[0]
+    stem = argv[1] if len(argv) > 1 else os.path.splitext(name)[0]
     try:
         for path in render(res, res["summary"], stem):
             print(path)

@@ -138,6 +138,22 @@ class PlotTests(unittest.TestCase):
         self.assertIn("modelled time (-icount shift=3: 8 ns per guest instruction)",
                       text_of(svg))
 
+    def test_a_gzipd_results_file_plots(self):
+        # docs/results keeps them as NAME.json.gz; the plots are named NAME.png, .svg
+        import contextlib
+        import gzip
+        import io
+        import json
+        meta, rows = results("dma-api")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "dma-api-6.1.json.gz")
+            with gzip.open(path, "wt") as f:
+                json.dump(dict(meta, summary=rows), f)
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                self.assertEqual(plots.main([path]), 0)
+            self.assertEqual(out.getvalue().split(),
+                             [os.path.join(tmp, "dma-api-6.1" + e) for e in (".png", ".svg")])
+
     def test_unknown_study_is_an_error(self):
         with self.assertRaises(KeyError):
             plots.render({"study": "nothing", "clock": "host"}, [], "/nonexistent/x")

@@ -137,8 +137,8 @@ def explain(runs, counters, labels, shift):
     instruction profiles, counts, are printed with the counts (profile_lines)."""
     ns = 2 ** shift
     out = ["service demand per 4 KiB copy at the lowest rate (1 guest instruction = %d ns; "
-           "no calibration of real VT-d hardware exists in the project's sources: "
-           "instructions are the unit, ns at this speed beside them):" % ns]
+           "the wait's length is the model's, not a measured one (docs/measure.rst, CPU "
+           "profiles): instructions are the unit, ns at this speed beside them):" % ns]
     head = ["config", "busy ns", "insns (busy/ns)", "waits/unmap", "ns/wait (QMP)",
             "wait ns/copy", "engine ns/copy (idle)"]
     body = []
