@@ -52,11 +52,15 @@ def _size_label(size):
 
 
 def _clock(meta):
-    """The clock (with the ns per instruction), the guest kernel and the spread."""
+    """The clock (with the ns per instruction), the guest kernel, the CPU profile the
+    modelled clock's ns belong to, and the spread."""
     ver = meta.get("kernel_version")
     spread = meta.get("spread") or []
     boots = len(spread) * meta.get("repeat", 1)
     text = _clock_only(meta) + ("; Linux %s" % ver if ver else "")
+    if meta.get("clock", "").startswith("icount-"):
+        # whose nanoseconds these are (measure.py --cpu-profile; "model" by default)
+        text += "; CPU profile %s" % ((meta.get("cpu_profile") or {}).get("name") or "model")
     if spread:
         text += "; bars: range over %d boot%s (%s)" % (
             boots, "" if boots == 1 else "s", ", ".join(v["name"] for v in spread))

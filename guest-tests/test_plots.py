@@ -94,11 +94,13 @@ def results(study):
 # What each study's plot must say its clock is, word for word (with the guest kernel the
 # results name): a plot of modelled figures labelled with the host's clock, or the
 # wrong shift, would mislead.
-ONE_NS = "modelled time (-icount shift=0: 1 ns per guest instruction); Linux 6.1.0-57-amd64"
+# And the CPU profile whose nanoseconds they are ("model" unless the results name one).
+ONE_NS = ("modelled time (-icount shift=0: 1 ns per guest instruction); Linux 6.1.0-57-amd64; "
+          "CPU profile model")
 CLOCKS = {"dma-api": ONE_NS, "swiotlb": ONE_NS, "offload": ONE_NS, "udp": ONE_NS,
           "xdp": ONE_NS,
           "iommu-flush": "modelled time (-icount shift=5: 32 ns per guest instruction); "
-                         "Linux 6.1.0-57-amd64"}
+                         "Linux 6.1.0-57-amd64; CPU profile model"}
 
 
 def text_of(svg):
@@ -130,6 +132,13 @@ class PlotTests(unittest.TestCase):
                 svg = self.render(meta, rows, tmp)
                 for needle in (marks[study], CLOCKS[study]):
                     self.assertIn(needle, text_of(svg), "%s: %r" % (study, needle))
+
+    def test_a_named_cpu_profile_is_in_the_title(self):
+        meta, rows = results("dma-api")
+        meta["cpu_profile"] = {"name": "haswell-ep-2620v3", "ipc": 1.0}
+        with tempfile.TemporaryDirectory() as tmp:
+            svg = self.render(meta, rows, tmp)
+        self.assertIn("CPU profile haswell-ep-2620v3", text_of(svg))
 
     def test_the_shift_is_the_results_own(self):
         meta, rows = results("iommu-flush")
