@@ -25,12 +25,15 @@ The figures are only reported, never asserted.  The last line is
 """
 
 import argparse
+import gzip
+import json
 import os
 import resource
 import sys
 
 sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import measure_provenance as prov  # noqa: E402
 import runner  # noqa: E402
 
 # (label, runner arguments): the baseline first
@@ -163,11 +166,21 @@ def make_parser():
                     help="which configurations to compare (default iommu)")
     ap.add_argument("--qemu-b", metavar="PATH",
                     help="--set builds: the second QEMU binary")
+    ap.add_argument("--results", metavar="PATH",
+                    help="write the run (every boot's bench lines and host costs, the "
+                         "provenance) to PATH as JSON, gzip'd if it ends in .gz; "
+                         "'bench.py tables PATH' prints the comparison again")
     ap.add_argument("--verbose", "-v", action="store_true")
     return ap
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["tables"]:
+        if len(argv) != 2:
+            print("usage: bench.py tables RESULTS.json[.gz]", file=sys.stderr)
+            return 2
+        return tables_from(argv[1])
     ap = make_parser()
     args = ap.parse_args(argv)
     configs = SETS[args.set]
@@ -182,6 +195,9 @@ def main(argv=None):
 
     rp = runner.make_parser()
     failed = []
+    # read before the boots: the tree (and its commit) can change during a run
+    provenance = prov.provenance(args.qemu, args.kernel, args.initrd) if args.results \
+        else None
     runs = {label: [] for label, _ in configs}   # label -> [(bench, cost)]
     for label, extra in [c for _ in range(max(args.repeat, 1)) for c in configs]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -207,14 +223,61 @@ def main(argv=None):
         if not bad and not bench_lines:
             failed.append((label, ["no '# bench' lines from the guest"]))
         runs[label].append((bench_lines, (label, cpu, boot.wall, moved)))
-    benches = [median_bench([b for b, _ in runs[label]]) for label, _ in configs]
-    costs = [median_cost([c for _, c in runs[label]]) for label, _ in configs]
     if args.repeat > 1:
         print("==== medians of %d boots per configuration ====" % args.repeat)
-
     print("==== comparison ====")
-    for label, bench in zip([c[0] for c in configs[1:]], benches[1:]):
-        for line in compare(benches[0], bench, label, configs[0][0]):
+    report([label for label, _ in configs], runs)
+    if args.results:
+        save_results(args, configs, runs, provenance)
+    return runner.verdict(args.name, failed)
+
+
+def save_results(args, configs, runs, provenance):
+    """--results PATH: the set, the runner arguments (the clock), the provenance and
+    every boot's bench lines and host costs, which `bench.py tables PATH` reports
+    again (PATH.gz is written gzip'd, as docs/results keeps them)."""
+    res = {"set": args.set, "repeat": args.repeat, "large_ops": args.large_ops,
+           "runner_args": args.runner_arg, "provenance": provenance,
+           "kernel_version": prov.image_info(args.kernel).get("kernel_version"),
+           "configs": [label for label, _ in configs],
+           "boots": {label: [{"bench": [[t, f] for t, f in bench], "cost": list(cost[1:])}
+                             for bench, cost in runs[label]] for label, _ in configs}}
+    with (gzip.open(args.results, "wt") if args.results.endswith(".gz")
+          else open(args.results, "w")) as f:
+        json.dump(res, f, indent=1)
+    print("results: %s" % args.results)
+
+
+def tables_from(path):
+    """`bench.py tables RESULTS.json[.gz]`: the comparison a run printed, from the
+    results file it wrote (--results). Exit status 2 when it is not one."""
+    try:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+            res = json.load(f)
+        labels = res["configs"]
+        runs = {label: [([tuple(x) for x in b["bench"]], tuple([label] + b["cost"]))
+                        for b in res["boots"][label]] for label in labels}
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as e:
+        print("bench.py tables: %s is not a results file: %s" % (path, e), file=sys.stderr)
+        return 2
+    prov_ = res.get("provenance") or {}
+    print("==== bench --set %s from %s: commit %s%s, Linux %s, %d boot(s) per "
+          "configuration, runner %s ====" % (
+              res.get("set"), os.path.basename(path), prov_.get("commit", "?"),
+              " (dirty)" if prov_.get("dirty") else "", res.get("kernel_version", "?"),
+              res.get("repeat", 1), " ".join(res.get("runner_args") or []) or "defaults"))
+    report(labels, runs)
+    return 0
+
+
+def report(labels, runs):
+    """The ops/s of every configuration against the first's (medians over its boots),
+    then the host's CPU and wall time per GiB moved. runs: {label: [(bench lines,
+    (label, cpu, wall, moved))]}."""
+    benches = [median_bench([b for b, _ in runs[label]]) for label in labels]
+    costs = [median_cost([c for _, c in runs[label]]) for label in labels]
+    for label, bench in zip(labels[1:], benches[1:]):
+        for line in compare(benches[0], bench, label, labels[0]):
             print(line)
     print("QEMU host CPU time and wall time per GiB dmalab-ioat moved, whole "
           "boot (firmware and kernel boot included):")
@@ -227,11 +290,10 @@ def main(argv=None):
                                               moved / gib))
     a = costs[0]
     for b in costs[1:]:
-        if a[3] and b[3]:
+        if a[3] and b[3] and a[1] and a[2]:
             print("  ratio %s / %s: cpu per byte %.2f, wall per byte %.2f" % (
                 b[0], a[0], (b[1] / b[3]) / (a[1] / a[3]),
                 (b[2] / b[3]) / (a[2] / a[3])))
-    return runner.verdict(args.name, failed)
 
 
 if __name__ == "__main__":

@@ -543,6 +543,35 @@ class BenchCompareTests(unittest.TestCase):
             bench.main(["--qemu", "q", "--kernel", "k", "--initrd", "i",
                         "--set", "builds"])
 
+    def test_results_give_the_comparison_again(self):
+        import bench
+        ops = {"without": "1000.0", "vtd-lazy": "250.0"}
+
+        def fake_boot(rp, argv, label, log_path=None, verbose=False):
+            facts = unittest.mock.Mock(bench=[("bench", {"size": "1048576", "channels": "1",
+                                                         "ops_per_s": ops[label]})])
+            return unittest.mock.Mock(wall=2.0), [(None, facts, None)], []
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "walks.json.gz")
+            run, again = io.StringIO(), io.StringIO()
+            with unittest.mock.patch.object(runner, "bench_boot", fake_boot), \
+                    unittest.mock.patch.object(runner, "ioat_stats",
+                                               lambda boot: [{"bytes": 1 << 30}]), \
+                    unittest.mock.patch.object(bench, "SETS",
+                                               {"walks": [bench.WITHOUT, bench.VTD]}), \
+                    unittest.mock.patch("sys.stdout", run):
+                bench.main(["--qemu", "q", "--kernel", "k", "--initrd", "i",
+                            "--set", "walks", "--results", path])
+            with unittest.mock.patch("sys.stdout", again):
+                self.assertEqual(bench.main(["tables", path]), 0)
+        # the run's comparison, from "bench ops/s" to its host costs, comes back the same
+        cut = lambda text, end: text[text.index("bench ops/s"):text.index(end)]
+        self.assertEqual(cut(again.getvalue() + "results:", "results:"),
+                         cut(run.getvalue(), "results:"))
+        self.assertIn(["1048576", "1", "1000.0", "250.0", "0.25"],
+                      [line.split() for line in again.getvalue().splitlines()])
+        self.assertIn("==== bench --set walks from walks.json.gz", again.getvalue())
+
 class ImageTests(unittest.TestCase):
     def test_cpio_roundtrip(self):
         buf = io.BytesIO()
