@@ -6,7 +6,8 @@ A literal block whose introducing paragraph names a command of the two that rege
 figures is an excerpt of that command's output, checked line for line:
 
 ``python3 guest-tests/measure.py tables docs/results/NAME.json.gz``
-    a study's tables from its committed results file (guest-tests/measure.py);
+    a study's tables from its committed results file (guest-tests/measure.py), and
+    ``bench.py tables`` a bench comparison's (guest-tests/bench.py --results);
 ``build/iommu/tools/vtd-pciebench-replay PROP=VALUE ...``
     the held-out check of docs/measure.rst (iommu/tools/pciebench_replay.cc; the
     executable's path comes from $DMALAB_PCIEBENCH_REPLAY, which meson sets).
@@ -31,7 +32,7 @@ DOCS = os.path.join(ROOT, "docs")
 sys.path.insert(0, os.path.join(ROOT, "guest-tests"))
 sys.dont_write_bytecode = True
 
-TABLES = re.compile(r"``python3 guest-tests/measure\.py tables (docs/results/[\w.+-]+)``")
+TABLES = re.compile(r"``python3 guest-tests/(measure|bench)\.py tables (docs/results/[\w.+-]+)``")
 REPLAY = re.compile(r"``build/iommu/tools/vtd-pciebench-replay((?: [\w-]+=[\w.]+)*)``")
 # the first lines of a study's tables (measure.py print_tables, measure_tables.table)
 LOOKS_LIKE_OUTPUT = re.compile(r"^\s*(==== \S+ .*====$|(op|nic|size|way|window)=\S+ .*\(.*"
@@ -113,14 +114,15 @@ def unmatched(excerpt, output):
 _OUTPUTS = {}
 
 
-def tables_output(path):
-    if path not in _OUTPUTS:
-        import measure
+def tables_output(tool, path):
+    """What `TOOL.py tables PATH` prints (None when it refuses the file)."""
+    if (tool, path) not in _OUTPUTS:
+        module = __import__(tool)
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            rc = measure.tables_from(os.path.join(ROOT, path))
-        _OUTPUTS[path] = buf.getvalue() if rc == 0 else None
-    return _OUTPUTS[path]
+            rc = module.tables_from(os.path.join(ROOT, path))
+        _OUTPUTS[(tool, path)] = buf.getvalue() if rc == 0 else None
+    return _OUTPUTS[(tool, path)]
 
 
 def replay_output(args):
@@ -153,8 +155,8 @@ class Excerpts(unittest.TestCase):
                     continue
                 with self.subTest(page=page, line=lineno):
                     if t:
-                        output = tables_output(t.group(1))
-                        self.assertIsNotNone(output, "%s is no results file" % t.group(1))
+                        output = tables_output(t.group(1), t.group(2))
+                        self.assertIsNotNone(output, "%s is no results file" % t.group(2))
                     else:
                         output = replay_output(r.group(1).strip())
                         if output is None:
@@ -175,7 +177,7 @@ class Excerpts(unittest.TestCase):
                                  "regenerates it" % (page, lineno))
 
     def test_every_results_file_is_quoted(self):
-        quoted = {t.group(1) for page in pages() for _, intro, _ in literal_blocks(read(page))
+        quoted = {t.group(2) for page in pages() for _, intro, _ in literal_blocks(read(page))
                   for t in [TABLES.search(intro)] if t}
         files = {"docs/results/" + f for f in os.listdir(os.path.join(DOCS, "results"))}
         self.assertEqual(sorted(files - quoted), [])
@@ -203,7 +205,7 @@ class Matching(unittest.TestCase):
                 "prints::\n\n    one\n      two\n\nafter\n")
         [(lineno, intro, block)] = literal_blocks(text)
         self.assertEqual((lineno, block), (2, ["one", "  two"]))
-        self.assertEqual(TABLES.search(intro).group(1), "docs/results/x.json.gz")
+        self.assertEqual(TABLES.search(intro).groups(), ("measure", "docs/results/x.json.gz"))
 
     def test_a_table_is_found(self):
         text = "x\n\n====  ====\nsize  ns\n====  ====\n1     2\n====  ====\n"
