@@ -144,6 +144,19 @@ class OrderTests(unittest.TestCase):
         self.assertEqual(len(failures), 1)
         self.assertIn("vtd-strict is below vtd-lazy", failures[0])
 
+    def test_igb_strict_below_lazy_passes_but_not_below_none(self):
+        igb = lambda **per: {label: [[("bench-iperf", row(nic="igb", busy_ns_per_datagram=v,
+                                                          win_received=1000))]
+                                     for v in values] for label, values in per.items()}
+        lines, failures = self.expect(igb(**{"no-iommu": [100000], "vtd-lazy": [140000],
+                                             "vtd-strict": [130000]}))
+        self.assertEqual(failures, [])
+        self.assertTrue([l for l in lines if "vtd-strict - no-iommu: +30000" in l])
+        _, failures = self.expect(igb(**{"no-iommu": [100000], "vtd-lazy": [140000],
+                                         "vtd-strict": [99000]}))
+        self.assertEqual(len(failures), 1)
+        self.assertIn("vtd-strict is below no-iommu", failures[0])
+
     def test_a_missing_configuration_fails(self):
         _, failures = self.expect({"no-iommu": boots(**{"x": [1]})["x"], "vtd-lazy": [[]],
                                    "vtd-strict": boots(**{"x": [1]})["x"]})

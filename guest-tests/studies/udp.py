@@ -99,13 +99,67 @@ def udp_bound(f):
     return (cpus + 1) * 1000 / n + 2 * per / n + 1
 
 
+# NICs whose strict and lazy modes cost about the same, in no fixed order: igb recycles its
+# receive pages, so both modes unmap its transmits alone (full runs: within 3% either way
+# round, strict below lazy at 400 Mbit/s on both kernels; a quick run at 200 Mbit/s had
+# strict 4,434 ns per datagram below lazy, beyond the figures' resolution)
+NO_STRICT_ORDER = ("igb",)
+
+
 def expect_not_below(runs, labels, tables):
     """--expect-order: per NIC, size and rate, no boot of a stricter configuration below a
     boot of the laxer one by more than the two figures' resolution (udp_bound): strict >=
     lazy >= no IOMMU in CPU per datagram, which at one offered rate is the order of the
-    utilisations at equal throughput (igb, which recycles its receive pages, costs strict
-    and lazy about the same).  Returns (lines, failures)."""
-    return checks.expect_order(runs, labels, tables[:1], not_below=True)
+    utilisations at equal throughput; on NO_STRICT_ORDER's NICs only each lazy and strict
+    configuration against no IOMMU.  Returns (lines, failures)."""
+    t = tables[0]
+
+    def only(keep):
+        return {label: [[(tag, f) for tag, f in rows
+                          if tag != t.tag or keep(f.get("nic") in NO_STRICT_ORDER)]
+                         for rows in runs[label]] for label in labels}
+    lines, failures = checks.expect_order(only(lambda loose: not loose), labels, [t],
+                                          not_below=True)
+    more, bad = _not_below_none(only(lambda loose: loose), labels, t)
+    if more:
+        lines += ["lazy >= no IOMMU and strict >= no IOMMU on %s (%s, every boot, within "
+                  "the figures' resolution; strict against lazy is no property there):" % (
+                      ", ".join(NO_STRICT_ORDER), t.primary)] + more
+    return lines, failures + bad
+
+
+def _not_below_none(runs, labels, t):
+    """Per key of table t, no boot of a lazy or strict configuration below a boot of no
+    IOMMU by more than the two figures' bounds: (lines, failures)."""
+    per = {}    # (key, label) -> [(value, bound)]
+    for label in labels:
+        for rows in runs[label]:
+            for tag, f in rows:
+                v, b = checks._ints(f, t.primary), t.bound(f)
+                if tag == t.tag and v is not None and b is not None:
+                    per.setdefault((tuple(f.get(k) for k in t.keys), label), []).append(
+                        (v[0], b))
+    lines, failures = [], []
+    for key in sorted({k for k, _ in per}, key=str):
+        what = "%s %s" % (t.tag, " ".join("%s=%s" % kv for kv in zip(t.keys, key)))
+        base = per.get((key, "no-iommu"))
+        if not base:
+            failures.append("%s: no figures from no-iommu" % what)
+            continue
+        parts = []
+        for label in [l for l in labels if mode_of(l) in ("lazy", "strict")]:
+            hi = per.get((key, label))
+            if not hi:
+                failures.append("%s: no figures from %s" % (what, label))
+                continue
+            gap = min(v for v, _ in hi) - max(v for v, _ in base)
+            tol = max(b for _, b in hi) + max(b for _, b in base)
+            parts.append("%s - no-iommu: %+d (tolerance %.0f)" % (label, gap, tol))
+            if gap < -tol:
+                failures.append("%s: %s is below no-iommu by more than the figures' "
+                                "resolution: %s" % (what, label, parts[-1]))
+        lines.append("  %s: %s" % (what, "; ".join(parts)))
+    return lines, failures
 
 
 def _family(label):
