@@ -25,7 +25,6 @@ The figures are only reported, never asserted.  The last line is
 """
 
 import argparse
-import gzip
 import json
 import os
 import resource
@@ -242,8 +241,7 @@ def save_results(args, configs, runs, provenance):
            "configs": [label for label, _ in configs],
            "boots": {label: [{"bench": [[t, f] for t, f in bench], "cost": list(cost[1:])}
                              for bench, cost in runs[label]] for label, _ in configs}}
-    with (gzip.open(args.results, "wt") if args.results.endswith(".gz")
-          else open(args.results, "w")) as f:
+    with prov.open_text(args.results, "w") as f:
         json.dump(res, f, indent=1)
     print("results: %s" % args.results)
 
@@ -252,7 +250,7 @@ def tables_from(path):
     """`bench.py tables RESULTS.json[.gz]`: the comparison a run printed, from the
     results file it wrote (--results). Exit status 2 when it is not one."""
     try:
-        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        with prov.open_text(path) as f:
             res = json.load(f)
         labels = res["configs"]
         runs = {label: [([tuple(x) for x in b["bench"]], tuple([label] + b["cost"]))

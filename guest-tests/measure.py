@@ -110,7 +110,6 @@ FAIL: <reason>".
 
 import argparse
 import csv
-import gzip
 import json
 import os
 import sys
@@ -563,7 +562,7 @@ def tables_from(path):
     results file."""
     try:
         # docs/results keeps them gzip'd (NAME.json.gz), a tenth of the size
-        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        with prov.open_text(path) as f:
             res = json.load(f)
         study = STUDIES[res["study"]]
         boots = res["boots"]

@@ -31,6 +31,12 @@ sys.path.insert(0, HERE)
 from imagelib.cpio import Cpio  # noqa: E402
 
 
+def open_text(path, mode="r"):
+    """A results file for reading or writing text, gzip'd when its name ends in .gz (as
+    docs/results keeps them)."""
+    return gzip.open(path, mode + "t") if path.endswith(".gz") else open(path, mode)
+
+
 def sha256(path, n=16):
     """The first n hex digits of a file's SHA-256 (None when it does not exist)."""
     if not path or not os.path.isfile(path):

@@ -14,11 +14,12 @@ their baseline's, not only as ratios; a published figure is drawn only on a pane
 axis measures the same thing.
 """
 
-import gzip
 import json
 import os
 import sys
 import textwrap
+
+import measure_provenance as prov
 
 # The published figures the studies relate to (docs/measure.rst, docs/offload.rst).
 # The 2008 Intel DMAR thread: 16 KiB UDP sends at equal throughput, CPU
@@ -432,7 +433,7 @@ def main(argv=None):
         print(__doc__)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     # docs/results keeps results files gzip'd (NAME.json.gz)
-    with (gzip.open(argv[0], "rt") if argv[0].endswith(".gz") else open(argv[0])) as f:
+    with prov.open_text(argv[0]) as f:
         res = json.load(f)
     name = argv[0][:-len(".gz")] if argv[0].endswith(".gz") else argv[0]
     stem = argv[1] if len(argv) > 1 else os.path.splitext(name)[0]
