@@ -776,11 +776,11 @@ class CpuProfileTests(unittest.TestCase):
                       cpus.describe(prof, 1))
 
     def test_the_models_defaults_are_the_ones_scaled(self):
-        """VTD_DELAYS must be dmalab-vtd's defaults (iommu/include/dmalab/vtd/unit.h)."""
+        """VTD_DELAYS must be dmalab-vtd's defaults (vtd/include/dmalab/vtd/unit.h)."""
         import re
         from studies import cpus
         here = os.path.dirname(os.path.abspath(__file__))
-        with open(os.path.join(here, "..", "iommu", "include", "dmalab", "vtd",
+        with open(os.path.join(here, "..", "vtd", "include", "dmalab", "vtd",
                                "unit.h")) as f:
             header = f.read()
         for prop, ns in cpus.VTD_DELAYS.items():

@@ -53,9 +53,9 @@ LINKS = {
     "Kconfig": REPO / "devices" / "Kconfig",
     "trace-events": REPO / "devices" / "trace-events",
     "devices": REPO / "devices",
-    "dmaengine": REPO / "dmaengine",
     "common": REPO / "common",
-    "iommu": REPO / "iommu",
+    "ioat": REPO / "ioat",
+    "vtd": REPO / "vtd",
 }
 
 
@@ -136,6 +136,11 @@ def hook_devices(src: Path) -> bool:
             link.unlink()
         link.symlink_to(target)
         moved = True
+    # links an older layout of this tree made (dmaengine/, iommu/ before the device wings)
+    for link in hw.iterdir():
+        if link.is_symlink() and link.name not in LINKS:
+            link.unlink()
+            moved = True
     mak = src / "configs" / "devices" / "x86_64-softmmu" / "dmalab.mak"
     if not (mak.is_symlink() and Path(os.readlink(mak)) == DEVICES_MAK):
         if mak.is_symlink() or mak.exists():

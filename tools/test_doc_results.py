@@ -8,8 +8,8 @@ figures is an excerpt of that command's output, checked line for line:
 ``python3 guest-tests/measure.py tables docs/results/NAME.json.gz``
     a study's tables from its committed results file (guest-tests/measure.py), and
     ``bench.py tables`` a bench comparison's (guest-tests/bench.py --results);
-``build/iommu/tools/vtd-pciebench-replay PROP=VALUE ...``
-    the held-out check of docs/measure.rst (iommu/tools/pciebench_replay.cc; the
+``build/vtd/tools/vtd-pciebench-replay PROP=VALUE ...``
+    the held-out check of docs/measure.rst (vtd/tools/pciebench_replay.cc; the
     executable's path comes from $DMALAB_PCIEBENCH_REPLAY, which meson sets).
 
 An excerpt's lines (less their common indentation and trailing blanks) must appear in the
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(ROOT, "guest-tests"))
 sys.dont_write_bytecode = True
 
 TABLES = re.compile(r"``python3 guest-tests/(measure|bench)\.py tables (docs/results/[\w.+-]+)``")
-REPLAY = re.compile(r"``build/iommu/tools/vtd-pciebench-replay((?: [\w-]+=[\w.]+)*)``")
+REPLAY = re.compile(r"``build/vtd/tools/vtd-pciebench-replay((?: [\w-]+=[\w.]+)*)``")
 # the first lines of a study's tables (measure.py print_tables, measure_tables.table)
 LOOKS_LIKE_OUTPUT = re.compile(r"^\s*(==== \S+ .*====$|(op|nic|size|way|window)=\S+ .*\(.*"
                                r"(ns|instructions?|datagram|packet|copy|call)\b)")

@@ -11,7 +11,7 @@ from libqtest import PCI, GuestAlloc, QTest
 
 VENDOR, DEVICE = 0x8086, 0x2021
 
-# Registers (BAR0), as in dmaengine/include/dmalab/ioat/registers.h.
+# Registers (BAR0), as in ioat/include/dmalab/ioat/spec/registers.h.
 CHANCNT, XFERCAP, GENCTRL, INTRCTRL, ATTNSTATUS, CBVER = 0x00, 0x01, 0x02, 0x03, 0x04, 0x08
 INTRDELAY, CS_STATUS, DMACAPABILITY = 0x0C, 0x0E, 0x10
 CHANCTRL, DMA_COMP, CHANCMD, DMACOUNT, CHANSTS = 0x00, 0x02, 0x04, 0x06, 0x08

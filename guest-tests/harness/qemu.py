@@ -64,7 +64,7 @@ class Boot:
 
 
 COUNTERS = ("descriptors", "bytes", "errors", "interrupts")
-# dmalab-vtd's counters kept by its QEMU glue (devices/vtd-props.c), not the model
+# dmalab-vtd's counters kept by its QEMU glue (devices/vtd/vtd-props.c), not the model
 VTD_GLUE_COUNTERS = ["events-dropped", "notifications"]
 
 

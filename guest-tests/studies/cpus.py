@@ -16,7 +16,7 @@ parameter of the run (--ipc, default 1), stated beside every figure.
 
 from dataclasses import dataclass, field
 
-# dmalab-vtd's delays (iommu/include/dmalab/vtd/unit.h, Config) and dmalab-ioat's
+# dmalab-vtd's delays (vtd/include/dmalab/vtd/unit.h, Config) and dmalab-ioat's
 # (property: unit) that a profile scales: virtual ns each, or bytes per second.
 VTD_DELAYS = {"wait-ns": 500, "inv-desc-ns": 200, "inv-page-ns": 10, "walk-read-ns": 100}
 IOAT_DELAYS = ("latency-ns", "jitter-ns")
@@ -65,7 +65,7 @@ PROFILES = {
         {"iotlb-entries": Source(120, "the same data, fitted here: with walk-read-ns 227 and "
                                       "8 ways, 120 entries give the 1 MiB window's mean "
                                       "latency difference (121.9 ns measured, 120.6 "
-                                      "modelled: iommu/tools/pciebench_replay.cc); the "
+                                      "modelled: vtd/tools/pciebench_replay.cc); the "
                                       "2 MiB mean, held out, is then predicted within 1% "
                                       "(docs/measure.rst, CPU profiles)"),
          "iotlb-ways": Source(8, "chosen: no associativity of this IOTLB is published; "

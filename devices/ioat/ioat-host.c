@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dmalab-ioat: what the model reaches in QEMU (PCI DMA, its timers, MSI-X,
+ * MSI and INTx, trace points); ioat.c has the device.
+ */
+
+#include "qemu/osdep.h"
+#include <sys/mman.h>
+#include "hw/pci/msi.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/pcie.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "qemu/error-report.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/timer.h"
+#include "qemu/units.h"
+#include "qom/object.h"
+#include "system/dma.h"
+#include "../trace.h"
+
+#include "dmalab/ioat_core.h"
+#include "../vtd/dmalab-vtd.h"
+#include "../glue.h"
+#include "ioat-internal.h"
+
+static DmalabDmaResult dmalab_ioat_result(MemTxResult r, uint64_t addr,
+                                          size_t len)
+{
+    DmalabDmaResult out = { .error = DMALAB_DMA_OK, .done = len };
+
+    if (r == MEMTX_OK) {
+        return out;
+    }
+    /*
+     * QEMU's IOMMUs fail a translation as an unassigned access: both are decode
+     * errors.
+     */
+    out.error = (r & MEMTX_DECODE_ERROR) ? DMALAB_DMA_UNASSIGNED
+                                         : DMALAB_DMA_TARGET_ERROR;
+    out.fault_addr = addr;
+    out.done = 0;
+    return out;
+}
+
+static MemTxAttrs dmalab_ioat_attrs(DmalabIoatState *s)
+{
+    return (MemTxAttrs){ .requester_id = pci_requester_id(PCI_DEVICE(s)) };
+}
+
+/*
+ * Where an access goes: the function's bus-master address space or, for an
+ * ATS translated request (ioat-ats.c), system memory, which the IOMMU lets it
+ * reach untranslated while bus mastering is on. NULL: nowhere (a master
+ * abort).
+ */
+static AddressSpace *dmalab_ioat_dma_as(DmalabIoatState *s,
+                                        const DmalabMemAttrs *attrs)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (!attrs->translated) {
+        return pci_get_address_space(pdev);
+    }
+    if (!(pci_get_word(pdev->config + PCI_COMMAND) & PCI_COMMAND_MASTER)) {
+        return NULL;
+    }
+    return &address_space_memory;
+}
+
+static MemTxResult dmalab_ioat_rw(DmalabIoatState *s, uint64_t addr,
+                                  void *buf, size_t len, DMADirection dir,
+                                  const DmalabMemAttrs *attrs)
+{
+    AddressSpace *as;
+
+    if (!dmalab_ioat_live(s)) {
+        return MEMTX_ACCESS_ERROR;
+    }
+    as = dmalab_ioat_dma_as(s, attrs);
+    if (!as) {
+        return MEMTX_DECODE_ERROR;
+    }
+    return dma_memory_rw(as, addr, buf, len, dir, dmalab_ioat_attrs(s));
+}
+
+static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf,
+                                     size_t len, const DmalabMemAttrs *attrs)
+{
+    DmalabIoatState *s = opaque;
+    MemTxResult r = dmalab_ioat_rw(s, addr, buf, len, DMA_DIRECTION_TO_DEVICE,
+                                   attrs);
+
+    if (r != MEMTX_OK) {
+        trace_dmalab_ioat_dma_error(attrs->stream, addr, len, false, r);
+    }
+    return dmalab_ioat_result(r, addr, len);
+}
+
+static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr,
+                                      const void *buf, size_t len,
+                                      const DmalabMemAttrs *attrs)
+{
+    DmalabIoatState *s = opaque;
+    MemTxResult r = dmalab_ioat_rw(s, addr, (void *)buf, len,
+                                   DMA_DIRECTION_FROM_DEVICE, attrs);
+
+    if (r != MEMTX_OK) {
+        trace_dmalab_ioat_dma_error(attrs->stream, addr, len, true, r);
+    }
+    return dmalab_ioat_result(r, addr, len);
+}
+
+static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
+                          bool is_write, const DmalabMemAttrs *attrs)
+{
+    DmalabIoatState *s = opaque;
+    DMADirection dir =
+        is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
+    AddressSpace *as = dmalab_ioat_live(s) ? dmalab_ioat_dma_as(s, attrs)
+                                           : NULL;
+    dma_addr_t plen = *len;
+    uint64_t gpa, run = *len;
+    ram_addr_t offset;
+    void *p;
+
+    if (!as) {
+        return NULL;
+    }
+    /*
+     * Behind dmalab-vtd the unit translates the whole piece in one call, each
+     * page as it would one at a time, and the contiguous run it answers is
+     * mapped in system memory: QEMU's memory API would otherwise ask the IOMMU
+     * region for one 4 KiB page at a time. A first page that faults goes the
+     * ordinary way (below, through the bounce path), which reports the error.
+     */
+    if (!attrs->translated &&
+        dmalab_vtd_dma_run(PCI_DEVICE(s), addr, is_write, &gpa, &run)) {
+        if (!run) {
+            return NULL;
+        }
+        as = &address_space_memory;
+        addr = gpa;
+        plen = run;
+    }
+    /*
+     * dma_memory_map() translates each page once and hands out a bounce buffer,
+     * without reporting failure, for anything that is not RAM (device memory,
+     * unassigned ranges, IOMMU faults); for a read it would already have read
+     * device registers into it. So only plain RAM is mapped: a bounce buffer is
+     * given back untouched (memory_region_from_host knows guest RAM from it),
+     * and the model moves that piece with dmalab_ioat_rw, which reports the
+     * error. Only the first page of a run pays a second translation.
+     */
+    if (!is_write) {
+        MemoryRegion *mr;
+        hwaddr xlat, l = 1;
+
+        RCU_READ_LOCK_GUARD();
+        mr = address_space_translate(as, addr, &xlat, &l, false,
+                                     dmalab_ioat_attrs(s));
+        if (!memory_access_is_direct(mr, false, dmalab_ioat_attrs(s))) {
+            return NULL;
+        }
+    }
+    p = dma_memory_map(as, addr, &plen, dir, dmalab_ioat_attrs(s));
+    if (!p) {
+        return NULL;
+    }
+    if (!memory_region_from_host(p, &offset)) {
+        dma_memory_unmap(as, p, plen, dir, 0);
+        return NULL;
+    }
+    *len = plen;
+    return p;
+}
+
+static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
+                           size_t accessed)
+{
+    DmalabIoatState *s = opaque;
+    DMADirection dir =
+        is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
+
+    /* Only RAM is ever mapped (host_dma_map): any address space unmaps it. */
+    dma_memory_unmap(pci_get_address_space(PCI_DEVICE(s)), host, len, dir,
+                     accessed);
+}
+
+/*
+ * Writes an interrupt message as the function's bus master, as QEMU's own
+ * MSI path does, and says whether the memory system took it.  A message the
+ * guest aimed at this device's registers (refused by QEMU's re-entrancy
+ * guard) or at nothing is not a message delivered.
+ */
+static bool dmalab_ioat_deliver(PCIDevice *pdev, MSIMessage msg)
+{
+    MemTxAttrs attrs = { .requester_id = pci_requester_id(pdev) };
+    MemTxResult r = MEMTX_OK;
+
+    address_space_stl_le(&pdev->bus_master_as, msg.address, msg.data, attrs,
+                         &r);
+    return r == MEMTX_OK;
+}
+
+static bool host_notify(void *opaque, unsigned vector)
+{
+    DmalabIoatState *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+    bool sent = false;
+
+    if (!dmalab_ioat_live(s)) {
+        return false;
+    }
+    if (msix_enabled(pdev)) {
+        if (vector >= s->cfg.channels) {
+            vector = 0;
+        }
+        if (msix_is_masked(pdev, vector)) {
+            /* Left pending in the PBA: not a message sent. */
+            msix_notify(pdev, vector);
+        } else {
+            sent = dmalab_ioat_deliver(pdev, msix_get_message(pdev, vector));
+        }
+    } else if (msi_enabled(pdev)) {
+        /*
+         * One message: msi_notify() asserts on a vector the guest did not
+         * enable.
+         */
+        vector = 0;
+        if (msi_is_masked(pdev, 0)) {
+            msi_notify(pdev, 0); /* sets the pending bit */
+        } else {
+            sent = dmalab_ioat_deliver(pdev, msi_get_message(pdev, 0));
+        }
+    }
+    trace_dmalab_ioat_irq(vector, msix_enabled(pdev), sent);
+    return sent;
+}
+
+/*
+ * The INTx pin follows the model's level while neither MSI nor MSI-X is on:
+ * a function with either enabled must not use INTx (PCI Local Bus 3.0,
+ * 6.8.1.3 and 6.8.2.3), so enabling one lowers a line that was high, and
+ * going back to INTx shows the level again.
+ */
+void dmalab_ioat_update_intx(DmalabIoatState *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    pci_set_irq(pdev, s->intx_level && !msix_enabled(pdev) &&
+                !msi_enabled(pdev));
+}
+
+static bool host_set_level(void *opaque, bool asserted)
+{
+    DmalabIoatState *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+    bool rose;
+
+    if (!dmalab_ioat_live(s)) {
+        return false;
+    }
+    rose = asserted && !s->intx_level;
+    s->intx_level = asserted;
+    dmalab_ioat_update_intx(s);
+    trace_dmalab_ioat_intx(asserted);
+    return rose && !msix_enabled(pdev) && !msi_enabled(pdev) &&
+           !(pci_get_word(pdev->config + PCI_COMMAND) &
+             PCI_COMMAND_INTX_DISABLE);
+}
+
+/* Walks behind dmalab-vtd: the model adds them to its descriptors' time. */
+static uint64_t host_dma_cost(void *opaque)
+{
+    return dmalab_vtd_dma_cost(PCI_DEVICE(opaque));
+}
+
+/* The model's trace points (ioat_core.h). */
+
+void dmalab_ioat_trace_mmio(void *opaque, bool write, uint32_t offset,
+                            unsigned size, uint64_t value)
+{
+    (write ? trace_dmalab_ioat_mmio_write : trace_dmalab_ioat_mmio_read)(
+        offset, size, value);
+}
+
+void dmalab_ioat_trace_decided(void *opaque, unsigned ch, uint64_t desc,
+                               const char *op, uint64_t len, uint64_t data_at,
+                               uint64_t done_at, uint32_t fail)
+{
+    trace_dmalab_ioat_decided(ch, desc, op, len, data_at, done_at, fail);
+}
+
+void dmalab_ioat_trace_completed(void *opaque, unsigned ch, uint64_t desc,
+                                 const char *op, uint64_t bytes)
+{
+    trace_dmalab_ioat_completed(ch, desc, op, bytes);
+}
+
+void dmalab_ioat_trace_halted(void *opaque, unsigned ch, uint32_t chanerr,
+                              int dma_error, uint64_t fault_addr)
+{
+    trace_dmalab_ioat_halted(ch, chanerr, dma_error, fault_addr);
+}
+
+void dmalab_ioat_trace_status(void *opaque, unsigned ch, uint64_t where,
+                              uint64_t status, bool ok)
+{
+    trace_dmalab_ioat_status(ch, where, status, ok);
+}
+
+void dmalab_ioat_trace_stepped(void *opaque, unsigned ch, uint64_t bytes,
+                               unsigned descs, uint64_t next_ns)
+{
+    trace_dmalab_ioat_step(ch, bytes, descs, next_ns);
+}
+
+/* The model's host: PCI DMA, interrupts, walk costs; glue.c's clock and log. */
+const DmalabHost dmalab_ioat_host_fns = {
+    .dma_read = host_dma_read,
+    .dma_write = host_dma_write,
+    .dma_map = host_dma_map,
+    .dma_unmap = host_dma_unmap,
+    .notify = host_notify,
+    .set_level = host_set_level,
+    .dma_cost = host_dma_cost,
+    .ats_translate = dmalab_ioat_ats_translate,
+};
