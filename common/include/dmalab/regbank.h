@@ -307,32 +307,48 @@ template <class Owner> class RegBank
     uint64_t read(uint32_t offset, unsigned size)
     {
         uint64_t result = 0;
-        bool missed = false;
-        for (unsigned i = 0; i < size;) {
-            const RegDef<Owner>* d = def_at(offset + i);
-            if (!d) {
-                missed = true;
-                i++;
-                continue;
-            }
-            size_t index = d - defs_.data();
-            unsigned first = offset + i - d->offset;
-            unsigned n = std::min<unsigned>(d->width - first, size - i);
-            uint64_t bytes = byte_mask(n) << (8 * first);
-            uint64_t stored = values_[index] & ~d->bits(FieldAccess::WO);
-            uint64_t v = d->on_read ? (owner_.*(d->on_read))(stored) : stored;
-            values_[index] &= ~(d->bits(FieldAccess::RC) & bytes);
-            result |= ((v >> (8 * first)) & byte_mask(n)) << (8 * i);
-            i += n;
-        }
-        if (missed)
-            undecoded("read", offset, size);
+        lanes(offset, size, "read", [&](const Lanes& l) {
+            const RegDef<Owner>& d = defs_[l.index];
+            uint64_t stored = values_[l.index] & ~d.bits(FieldAccess::WO);
+            uint64_t v = d.on_read ? (owner_.*(d.on_read))(stored) : stored;
+            values_[l.index] &= ~(d.bits(FieldAccess::RC) & l.bytes);
+            result |= ((v >> (8 * l.first)) & byte_mask(l.n)) << (8 * l.at);
+        });
         return result;
     }
 
     // A guest write of `size` bytes at `offset`. Undecoded bytes and read-only bits are
     // ignored; reserved bits written as 1 are ignored and logged.
     void write(uint32_t offset, uint64_t value, unsigned size)
+    {
+        lanes(offset, size, "write", [&](const Lanes& l) {
+            const RegDef<Owner>& d = defs_[l.index];
+            uint64_t written = ((value >> (8 * l.at)) << (8 * l.first)) & l.bytes;
+            if (uint64_t bad = written & ~d.defined())
+                logf(log_, LogKind::GuestError, "%s: %s: reserved bits 0x%llx written as 1", bank_,
+                     d.name, static_cast<unsigned long long>(bad));
+            uint64_t old = values_[l.index];
+            uint64_t replace = (d.bits(FieldAccess::RW) | d.bits(FieldAccess::WO)) & l.bytes;
+            uint64_t now = (old & ~replace) | (written & replace);
+            now &= ~(written & d.bits(FieldAccess::W1C));
+            now |= written & d.bits(FieldAccess::W1S);
+            values_[l.index] = now;
+            if (d.on_write)
+                (owner_.*(d.on_write))(old, written, l.bytes);
+        });
+    }
+
+  private:
+    // One register's part of an access: its index, the access's byte `at` which it starts,
+    // the register's byte `first` there, `n` bytes, and `bytes` those lanes of the register.
+    struct Lanes {
+        size_t index;
+        unsigned at, first, n;
+        uint64_t bytes;
+    };
+    // Walks an access of `size` bytes at `offset` register by register, in address order;
+    // bytes no register decodes are skipped and logged once.
+    template <class Fn> void lanes(uint32_t offset, unsigned size, const char* what, Fn&& fn)
     {
         bool missed = false;
         for (unsigned i = 0; i < size;) {
@@ -342,29 +358,15 @@ template <class Owner> class RegBank
                 i++;
                 continue;
             }
-            size_t index = d - defs_.data();
             unsigned first = offset + i - d->offset;
             unsigned n = std::min<unsigned>(d->width - first, size - i);
-            uint64_t bytes = byte_mask(n) << (8 * first);
-            uint64_t written = ((value >> (8 * i)) << (8 * first)) & bytes;
-            if (uint64_t bad = written & ~d->defined())
-                logf(log_, LogKind::GuestError, "%s: %s: reserved bits 0x%llx written as 1", bank_,
-                     d->name, static_cast<unsigned long long>(bad));
-            uint64_t old = values_[index];
-            uint64_t replace = (d->bits(FieldAccess::RW) | d->bits(FieldAccess::WO)) & bytes;
-            uint64_t now = (old & ~replace) | (written & replace);
-            now &= ~(written & d->bits(FieldAccess::W1C));
-            now |= written & d->bits(FieldAccess::W1S);
-            values_[index] = now;
-            if (d->on_write)
-                (owner_.*(d->on_write))(old, written, bytes);
+            fn(Lanes{static_cast<size_t>(d - defs_.data()), i, first, n,
+                     byte_mask(n) << (8 * first)});
             i += n;
         }
         if (missed)
-            undecoded("write", offset, size);
+            undecoded(what, offset, size);
     }
-
-  private:
     const RegDef<Owner>* def_at(uint32_t offset) const
     {
         if (offset >= lane_.size() || lane_[offset] < 0)
