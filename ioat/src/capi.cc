@@ -233,8 +233,8 @@ const char* dmalab_ioat_set_timing(DmalabIoat* dev, uint64_t bandwidth, uint64_t
 uint64_t dmalab_ioat_longest_descriptor_ns(const DmalabIoatConfig* config)
 {
     ioat::Config c = to_config(*config);
-    uint64_t longest = transfer_ns(uint64_t{1} << c.xfercap_log, c.bandwidth);
-    return sat_add(sat_add(longest, c.latency_ns), c.jitter_ns);
+    return Pacer::longest_ns({c.bandwidth, c.latency_ns, c.jitter_ns, c.seed},
+                             uint64_t{1} << c.xfercap_log);
 }
 
 // The model's state, length first, then the fault plan's counts and generators and the

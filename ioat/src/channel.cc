@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "copy.h"
+#include "dmalab/copy.h"
 #include "dmalab/le.h"
 
 namespace dmalab::ioat

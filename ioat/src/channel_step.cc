@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "channel.h"
-#include "copy.h"
+#include "dmalab/copy.h"
 #include "dmalab/le.h"
 
 namespace dmalab::ioat

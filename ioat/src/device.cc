@@ -29,12 +29,11 @@ TimingPolicy::Params timing_params(const Config& c)
 
 Decision TimingPolicy::decide(const DescriptorInfo& d, uint64_t now)
 {
+    Pacer::Pace pace = pacer_.next(d.len, now);
     Decision x;
-    x.data_at = now;
-    x.bandwidth = p_.bandwidth;
-    uint64_t jitter = prng_.upto(p_.jitter_ns);
-    x.done_at =
-        sat_add(sat_add(sat_add(now, transfer_ns(d.len, p_.bandwidth)), p_.latency_ns), jitter);
+    x.data_at = pace.data_at;
+    x.bandwidth = pace.bandwidth;
+    x.done_at = pace.done_at;
     return x;
 }
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "copy.h"
+#include "dmalab/copy.h"
 #include "dmalab/dma_memory.h"
 #include "operation.h"
 

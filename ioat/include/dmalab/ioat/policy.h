@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "dmalab/ioat/ops.h"
-#include "dmalab/prng.h"
+#include "dmalab/pacing.h"
 #include "dmalab/state.h"
 
 namespace dmalab::ioat
@@ -54,29 +54,23 @@ class DescriptorPolicy
     virtual void reset() {}
 };
 
-// Completion at start + size / bandwidth + latency + a uniform jitter in [0, jitter_ns]. The
-// data moves over the first part of that, at the modelled bandwidth.
+// The default: every descriptor paced by a Pacer (dmalab/pacing.h), completing at start +
+// size / bandwidth + latency + a uniform jitter in [0, jitter_ns].
 class TimingPolicy final : public DescriptorPolicy
 {
   public:
-    struct Params {
-        uint64_t bandwidth = 0; // bytes per second, 0 for unlimited
-        uint64_t latency_ns = 0;
-        uint64_t jitter_ns = 0;
-        uint64_t seed = 0;
-    };
-    explicit TimingPolicy(const Params& p) : p_(p), prng_(p.seed) {}
+    using Params = Pacer::Params;
+    explicit TimingPolicy(const Params& p) : pacer_(p) {}
 
     Decision decide(const DescriptorInfo& d, uint64_t now) override;
-    void save(StateWriter& w) const override { w.u64(prng_.state()); }
-    void load(StateReader& r) override { prng_.set_state(r.u64()); }
-    void reset() override { prng_.set_state(p_.seed); }
-    const Params& params() const { return p_; }
-    void set_params(const Params& p) { p_ = p; }
+    void save(StateWriter& w) const override { pacer_.save(w); }
+    void load(StateReader& r) override { pacer_.load(r); }
+    void reset() override { pacer_.reset(); }
+    const Params& params() const { return pacer_.params(); }
+    void set_params(const Params& p) { pacer_.set_params(p); }
 
   private:
-    Params p_;
-    Prng prng_;
+    Pacer pacer_;
 };
 
 } // namespace dmalab::ioat

@@ -9,7 +9,7 @@
 
 #include "dmalab/dma_memory.h"
 
-namespace dmalab::ioat
+namespace dmalab
 {
 
 struct CopyResult {
@@ -28,4 +28,4 @@ struct CopyResult {
 CopyResult copy(DmaMemory& mem, const MemAttrs& attrs, uint64_t dst, uint64_t src, uint64_t len,
                 const std::function<bool()>& alive);
 
-} // namespace dmalab::ioat
+} // namespace dmalab

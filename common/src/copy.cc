@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-#include "copy.h"
+#include "dmalab/copy.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace dmalab::ioat
+namespace dmalab
 {
 
 namespace
@@ -91,4 +91,4 @@ CopyResult copy(DmaMemory& mem, const MemAttrs& attrs, uint64_t dst, uint64_t sr
     return r;
 }
 
-} // namespace dmalab::ioat
+} // namespace dmalab
