@@ -15,6 +15,7 @@
 #include "dmalab/faults.h"
 #include "dmalab/ioat/faults.h"
 #include "dmalab/vtd/faults.h"
+#include "../testing/fuzz.h"
 
 namespace
 {
@@ -22,11 +23,7 @@ namespace
 using namespace dmalab;
 using namespace dmalab::faults;
 
-[[noreturn]] void violated(const char* what)
-{
-    std::fprintf(stderr, "invariant violated: %s\n", what);
-    std::abort();
-}
+using dmalab::fuzz::violated;
 
 void check_rule(const Rule& r, const ModelSpec& spec, const Plan& p)
 {

@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "../../common/testing/fake_memory.h"
+#include "../../common/testing/fuzz.h"
 #include "dmalab/ats_memory.h"
 #include "dmalab/ioat/device.h"
 #include "../testing/offsets.h"
@@ -49,11 +49,7 @@ inline uint64_t tame(uint32_t off, uint64_t value, unsigned size, bool full = fa
     return value;
 }
 
-[[noreturn]] inline void violated(const char* what)
-{
-    std::fprintf(stderr, "invariant violated: %s\n", what);
-    std::abort();
-}
+using dmalab::fuzz::violated;
 
 // A policy driven by the input: delays, failures, short and corrupt writes.
 class FuzzPolicy final : public DescriptorPolicy
@@ -113,12 +109,12 @@ class FuzzPort final : public AtsPort
     uint64_t pages_;
 };
 
-class Program
+class Program : dmalab::fuzz::Input
 {
   public:
     // full_counts: DMACOUNT writes as given (up to 65535 descriptors), not tamed.
     Program(const uint8_t* data, size_t size, bool full_counts = false)
-        : p_(data), end_(data + size), full_(full_counts)
+        : Input(data, size), full_(full_counts)
     {
     }
 
@@ -136,7 +132,7 @@ class Program
         Ioat dev(c, Host{ats, timers, irq, log, nullptr});
         FuzzPolicy policy(c.seed);
 
-        while (p_ < end_)
+        while (more())
             operation(dev, mem, timers, irq, c, policy, ats, port);
         drain(dev, mem, timers, irq, c);
     }
@@ -218,7 +214,7 @@ class Program
         }
         case 14: // a save/load round trip; a few per program show as much as many
             if (round_trips_++ < kRoundTrips)
-                round_trip(dev, mem, c);
+                dmalab::fuzz::round_trip<Ioat, Host>(dev, mem, c);
             break;
         case 15: // policy and timing changes at run time, and ATS
             switch (byte() % 4) {
@@ -353,49 +349,6 @@ class Program
                 violated("channel state out of range");
     }
 
-    // Migration: what a model saves, a fresh one loads and saves identically.
-    static void round_trip(Ioat& dev, testing::FakeMemory& mem, const Config& c)
-    {
-        StateWriter w;
-        dev.save(w);
-        testing::FakeTimers timers;
-        testing::FakeInterrupts irq;
-        testing::FakeLog log;
-        Ioat other(c, Host{mem, timers, irq, log, nullptr});
-        StateReader r(w.bytes);
-        if (!other.load(r))
-            violated("a model refused its own state");
-        StateWriter w2;
-        other.save(w2);
-        if (w.bytes != w2.bytes)
-            violated("state changed in a save/load round trip");
-        // And garbage is refused without harm.
-        std::vector<uint8_t> cut(w.bytes.begin(), w.bytes.begin() + w.bytes.size() / 2);
-        StateReader bad(cut);
-        if (other.load(bad))
-            violated("a truncated state was accepted");
-    }
-
-    uint8_t byte() { return p_ < end_ ? *p_++ : 0; }
-    // Each byte in its own statement: the order in which the operands of one expression
-    // (or the arguments of one call) are evaluated differs between compilers, and the same
-    // input must mean the same program in every build.
-    uint16_t u16()
-    {
-        uint8_t lo = byte();
-        uint8_t hi = byte();
-        return static_cast<uint16_t>(lo | hi << 8);
-    }
-    uint64_t u64()
-    {
-        uint64_t v = 0;
-        for (int i = 0; i < 8; i++)
-            v |= uint64_t{byte()} << (8 * i);
-        return v;
-    }
-
-    const uint8_t* p_;
-    const uint8_t* end_;
     bool full_;
     unsigned round_trips_ = 0;
 };

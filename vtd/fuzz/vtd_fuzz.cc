@@ -19,7 +19,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "../../common/testing/fake_memory.h"
+#include "../../common/testing/fuzz.h"
 #include "dmalab/vtd/faults.h"
 #include "dmalab/vtd/unit.h"
 
@@ -29,16 +29,12 @@ namespace
 using namespace dmalab;
 using namespace dmalab::vtd;
 
-[[noreturn]] void violated(const char* what)
-{
-    std::fprintf(stderr, "invariant violated: %s\n", what);
-    std::abort();
-}
+using dmalab::fuzz::violated;
 
-class Program
+class Program : dmalab::fuzz::Input
 {
   public:
-    Program(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
+    Program(const uint8_t* data, size_t size) : Input(data, size) {}
 
     void run()
     {
@@ -62,7 +58,7 @@ class Program
         faults::Injector injector;
         maybe_plan(unit, injector);
         unsigned trips = 0;
-        while (p_ < end_) {
+        while (more()) {
             operation(unit, mem, timers, c, trips);
             if (timers.over_limit)
                 violated("a timer armed beyond the time limit");
@@ -191,7 +187,7 @@ class Program
             break;
         case 11:
             if (trips++ < 4)
-                round_trip(unit, mem, c);
+                dmalab::fuzz::round_trip<Unit, Host>(unit, mem, c);
             break;
         case 12:
             interrupt(unit);
@@ -349,40 +345,6 @@ class Program
         if (again != timers.pending.end() && again->second <= timers.now)
             violated("a step asked to run again at the same instant");
     }
-
-    static void round_trip(Unit& unit, testing::FakeMemory& mem, const Config& c)
-    {
-        StateWriter w;
-        unit.save(w);
-        testing::FakeTimers timers;
-        testing::FakeInterrupts irq;
-        testing::FakeLog log;
-        Unit other(c, Host{mem, timers, irq, log, nullptr});
-        StateReader r(w.bytes);
-        if (!other.load(r))
-            violated("a unit refused its own state");
-        StateWriter w2;
-        other.save(w2);
-        if (w.bytes != w2.bytes)
-            violated("state changed in a save/load round trip");
-    }
-
-    uint8_t byte() { return p_ < end_ ? *p_++ : 0; }
-    uint16_t u16()
-    {
-        uint16_t lo = byte();
-        return static_cast<uint16_t>(lo | byte() << 8);
-    }
-    uint64_t u64()
-    {
-        uint64_t v = 0;
-        for (int i = 0; i < 8; i++)
-            v |= uint64_t{byte()} << (8 * i);
-        return v;
-    }
-
-    const uint8_t* p_;
-    const uint8_t* end_;
 };
 
 } // namespace
