@@ -334,3 +334,16 @@ void dmalab_glue_describe(ObjectClass *oc, const DmalabPropDoc *docs,
         object_class_property_set_description(oc, docs[i].name, docs[i].desc);
     }
 }
+
+void dmalab_glue_add_props(Object *obj, const DmalabDynProp *table, size_t n,
+                           const char *type, ObjectPropertyAccessor *get,
+                           ObjectPropertyAccessor *set)
+{
+    for (size_t i = 0; i < n; i++) {
+        ObjectProperty *op;
+
+        op = object_property_add(obj, table[i].name, type, get, set, NULL,
+                                 (void *)(uintptr_t)table[i].offset);
+        op->description = g_strdup(table[i].desc);
+    }
+}

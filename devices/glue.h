@@ -117,6 +117,21 @@ void dmalab_glue_describe(ObjectClass *oc, const DmalabPropDoc *docs,
                           size_t n);
 
 /*
+ * A property of one instance whose accessors find their value at `offset`
+ * (the property's opaque): in the device state, or in a counters struct.
+ */
+typedef struct DmalabDynProp {
+    const char *name;
+    size_t offset;
+    const char *desc;
+} DmalabDynProp;
+
+/* Adds table[0..n) to obj, each of QOM type `type` with get and set. */
+void dmalab_glue_add_props(Object *obj, const DmalabDynProp *table, size_t n,
+                           const char *type, ObjectPropertyAccessor *get,
+                           ObjectPropertyAccessor *set);
+
+/*
  * Gives each of props[0..n) that lies in the model's configuration (a
  * struct at cfg_offset in the device state) the default that the model's own
  * default configuration, defaults (cfg_size bytes), has at that place: so

@@ -226,7 +226,7 @@ static void dmalab_ioat_get_ats_stat(Object *obj, Visitor *v,
     visit_type_uint64(v, name, &value, errp);
 }
 
-static const DmalabIoatDynProp dmalab_ioat_ats_counters[] = {
+static const DmalabDynProp dmalab_ioat_ats_counters[] = {
     { "ats-requests", offsetof(DmalabIoatAtsStats, requests),
       "ATS translation requests (device-TLB misses)" },
     { "ats-refused", offsetof(DmalabIoatAtsStats, refused),
@@ -248,7 +248,7 @@ static const DmalabIoatDynProp dmalab_ioat_ats_counters[] = {
 
 void dmalab_ioat_ats_add_counters(Object *obj)
 {
-    dmalab_ioat_add_props(obj, dmalab_ioat_ats_counters,
+    dmalab_glue_add_props(obj, dmalab_ioat_ats_counters,
                           ARRAY_SIZE(dmalab_ioat_ats_counters), "uint64",
                           dmalab_ioat_get_ats_stat, NULL);
 }

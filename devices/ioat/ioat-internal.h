@@ -72,17 +72,6 @@ static inline bool dmalab_ioat_live(DmalabIoatState *s)
 extern const DmalabHost dmalab_ioat_host_fns;
 void dmalab_ioat_update_intx(DmalabIoatState *s);
 
-/* ioat.c: read-only counters and run-time settable values, as tables */
-typedef struct DmalabIoatDynProp {
-    const char *name;
-    size_t offset; /* the property's opaque */
-    const char *desc;
-} DmalabIoatDynProp;
-void dmalab_ioat_add_props(Object *obj, const DmalabIoatDynProp *table,
-                           size_t n, const char *type,
-                           ObjectPropertyAccessor *get,
-                           ObjectPropertyAccessor *set);
-
 /* ioat-ats.c */
 void dmalab_ioat_ats_realize(DmalabIoatState *s);
 void dmalab_ioat_ats_unrealize(DmalabIoatState *s);

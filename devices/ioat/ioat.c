@@ -372,22 +372,7 @@ static void dmalab_ioat_add_op_counter(Object *obj, unsigned op,
 }
 
 /* Read-only counters and run-time settable timing, as tables. */
-/* Each entry of a table as a property whose opaque is the entry's offset. */
-void dmalab_ioat_add_props(Object *obj, const DmalabIoatDynProp *table,
-                           size_t n, const char *type,
-                           ObjectPropertyAccessor *get,
-                           ObjectPropertyAccessor *set)
-{
-    for (size_t i = 0; i < n; i++) {
-        ObjectProperty *op;
-
-        op = object_property_add(obj, table[i].name, type, get, set, NULL,
-                                 (void *)(uintptr_t)table[i].offset);
-        op->description = g_strdup(table[i].desc);
-    }
-}
-
-static const DmalabIoatDynProp dmalab_ioat_counters[] = {
+static const DmalabDynProp dmalab_ioat_counters[] = {
     { "descriptors", offsetof(DmalabIoatStats, descriptors),
       "descriptors completed, null ones included" },
     { "bytes", offsetof(DmalabIoatStats, bytes),
@@ -398,7 +383,7 @@ static const DmalabIoatDynProp dmalab_ioat_counters[] = {
       "MSI-X or MSI messages delivered, and INTx assertions" },
 };
 
-static const DmalabIoatDynProp dmalab_ioat_timing[] = {
+static const DmalabDynProp dmalab_ioat_timing[] = {
     { "bandwidth", offsetof(DmalabIoatState, cfg.bandwidth),
       "bytes per second a channel moves (0: unlimited); settable at run "
       "time" },
@@ -418,7 +403,7 @@ static void dmalab_ioat_init(Object *obj)
      * property sets; the static properties have these defaults already.
      */
     dmalab_ioat_default_config(&s->cfg);
-    dmalab_ioat_add_props(obj, dmalab_ioat_counters,
+    dmalab_glue_add_props(obj, dmalab_ioat_counters,
                           ARRAY_SIZE(dmalab_ioat_counters), "uint64",
                           dmalab_ioat_get_stat, NULL);
     /* The same by operation: xor-descriptors, xor-bytes, ... */
@@ -429,7 +414,7 @@ static void dmalab_ioat_init(Object *obj)
                                    offsetof(DmalabIoatStats, op_bytes));
     }
     dmalab_ioat_ats_add_counters(obj);
-    dmalab_ioat_add_props(obj, dmalab_ioat_timing,
+    dmalab_glue_add_props(obj, dmalab_ioat_timing,
                           ARRAY_SIZE(dmalab_ioat_timing), "size",
                           dmalab_ioat_get_timing, dmalab_ioat_set_timing_prop);
     dmalab_plan_init(obj, &s->plan, &dmalab_ioat_plan_ops);

@@ -190,12 +190,6 @@ static char *dmalab_vtd_get_ir_requesters(Object *obj, Error **errp)
 }
 
 /* A uint64_t member of DmalabVtdState that a run-time property reads. */
-typedef struct DmalabVtdField {
-    const char *name;
-    size_t offset;
-    const char *desc;
-} DmalabVtdField;
-
 /* A counter of the glue's own: opaque is its offset in DmalabVtdState. */
 static void dmalab_vtd_get_glue_counter(Object *obj, Visitor *v,
                                         const char *name, void *opaque,
@@ -213,7 +207,7 @@ static void dmalab_vtd_get_glue_counter(Object *obj, Visitor *v,
 /* The run-time properties: counters, costs, audit, fault plan, queue state. */
 void dmalab_vtd_add_props(Object *obj)
 {
-    static const DmalabVtdField costs[] = {
+    static const DmalabDynProp costs[] = {
         { "inv-desc-ns", offsetof(DmalabVtdState, cfg.inv_desc_ns),
           "virtual ns per invalidation descriptor or register command" },
         { "inv-page-ns", offsetof(DmalabVtdState, cfg.inv_page_ns),
@@ -223,7 +217,7 @@ void dmalab_vtd_add_props(Object *obj)
         { "iec-inv-ns", offsetof(DmalabVtdState, cfg.iec_inv_ns),
           "virtual ns per interrupt entry cache invalidation descriptor" },
     };
-    static const DmalabVtdField glue_counters[] = {
+    static const DmalabDynProp glue_counters[] = {
         { "events-dropped", offsetof(DmalabVtdState, msis_dropped),
           "event messages not sent: more were raised at once than the glue "
           "queues (not counted in fault-events or inv-events)" },
@@ -256,12 +250,8 @@ void dmalab_vtd_add_props(Object *obj)
         op->description = g_strdup("a counter of the unit, since the machine "
                                    "started (docs/vtd.rst, Counters)");
     }
-    for (i = 0; i < ARRAY_SIZE(costs); i++) {
-        op = object_property_add(obj, costs[i].name, "uint64",
-                                 dmalab_vtd_get_cost, dmalab_vtd_set_cost,
-                                 NULL, (void *)(uintptr_t)costs[i].offset);
-        op->description = g_strdup(costs[i].desc);
-    }
+    dmalab_glue_add_props(obj, costs, ARRAY_SIZE(costs), "uint64",
+                          dmalab_vtd_get_cost, dmalab_vtd_set_cost);
     object_property_add_bool(obj, "audit", dmalab_vtd_prop_get_audit,
                              dmalab_vtd_prop_set_audit);
     object_property_set_description(obj, "audit",
@@ -278,12 +268,8 @@ void dmalab_vtd_add_props(Object *obj)
                                     "remapped interrupts by requester, "
                                     "'BB:DD.F=N' words (the first 8 "
                                     "requesters, then other=N)");
-    for (i = 0; i < ARRAY_SIZE(glue_counters); i++) {
-        op = object_property_add(obj, glue_counters[i].name, "uint64",
-                                 dmalab_vtd_get_glue_counter, NULL, NULL,
-                                 (void *)(uintptr_t)glue_counters[i].offset);
-        op->description = g_strdup(glue_counters[i].desc);
-    }
+    dmalab_glue_add_props(obj, glue_counters, ARRAY_SIZE(glue_counters),
+                          "uint64", dmalab_vtd_get_glue_counter, NULL);
 }
 
 /* The unit's configuration: defaults from dmalab_vtd_default_config(). */
