@@ -266,7 +266,7 @@ Channel::Next Channel::data_phase(Budget& budget, uint64_t now, uint64_t& wake)
 BlockResult Channel::process(Work& w, uint64_t n, uint64_t epoch)
 {
     auto alive = [&] { return still(epoch) && work_; };
-    if (w.op.kind != OpKind::Copy)
+    if (op_spec(w.op.kind).exec != Executor::Copy)
         return engine_.run(device_.host().memory, attrs(), w.op, w.moved, n, alive);
     CopyResult c =
         copy(device_.host().memory, attrs(), w.op.dst + w.moved, w.op.src[0] + w.moved, n, alive);

@@ -56,7 +56,7 @@ BlockResult Engine::run(DmaMemory& mem, const MemAttrs& attrs, const Operation& 
         for (unsigned i = 0; i < op.sources; i++)
             n = std::min(n, to_page_end(op.src[i] + p.off));
         p.n = static_cast<size_t>(n);
-        bool ok = op.kind == OpKind::Fill ? fill_piece(p) : combine_piece(p);
+        bool ok = op_spec(op.kind).exec == Executor::Fill ? fill_piece(p) : combine_piece(p);
         if (!ok)
             return r;
         r.bytes += n;

@@ -15,113 +15,39 @@ namespace
 {
 
 // Source counts as the control word encodes them: 2-9 for XOR and PQ (of which the layouts
-// hold 8), 9-16 for the 16-source forms.
+// hold 8), 9-16 for the 16-source forms; fixed for the others.
 unsigned source_count(OpKind kind, uint32_t ctl)
 {
-    switch (kind) {
-    case OpKind::Xor:
-    case OpKind::XorVal:
-    case OpKind::Pq:
-    case OpKind::PqVal:
-        return ctl::src_cnt(ctl) + 2;
-    case OpKind::Pq16:
-    case OpKind::PqVal16:
-        return ctl::src_cnt(ctl) + kMinPq16Sources;
-    case OpKind::Copy:
-        return 1;
-    case OpKind::Null:
-    case OpKind::Fill:
-        return 0;
-    }
-    return 0;
-}
-
-// The capability a kind needs in DMACAPABILITY (0: none).
-uint32_t needed_cap(OpKind kind)
-{
-    switch (kind) {
-    case OpKind::Fill:
-        return CAP_FILL_BLOCK;
-    case OpKind::Xor:
-    case OpKind::XorVal:
-        return CAP_XOR;
-    case OpKind::Pq:
-    case OpKind::PqVal:
-        return CAP_PQ;
-    case OpKind::Pq16:
-    case OpKind::PqVal16:
-        return CAP_PQ | CAP_RAID16SS;
-    case OpKind::Null:
-    case OpKind::Copy:
-        return 0;
-    }
-    return 0;
-}
-
-uint64_t defined_ctl(OpKind kind, uint32_t dmacap)
-{
-    switch (kind) {
-    case OpKind::Null:
-    case OpKind::Copy:
-        return defined_bits(ctl_fields::COPY);
-    case OpKind::Fill:
-        return defined_bits(ctl_fields::FILL);
-    case OpKind::Xor:
-    case OpKind::XorVal:
-        return defined_bits(ctl_fields::XOR);
-    case OpKind::Pq:
-    case OpKind::PqVal:
-    case OpKind::Pq16:
-    case OpKind::PqVal16: {
-        uint64_t d = defined_bits(ctl_fields::PQ);
-        // Write-back of error status is what DWBES advertises; Linux sets WB_EN only on a
-        // device that has it (__ioat_prep_pq_lock, drivers/dma/ioat/prep.c).
-        if (dmacap & CAP_DWBES)
-            d |= defined_bits(ctl_fields::PQ_WB);
-        return d;
-    }
-    }
-    return 0;
+    const OpSpec& o = op_spec(kind);
+    return o.cnt_base ? ctl::src_cnt(ctl) + o.cnt_base : o.sources;
 }
 
 } // namespace
 
 unsigned Operation::streams() const
 {
-    switch (kind) {
-    case OpKind::Null:
+    switch (op_spec(kind).exec) {
+    case Executor::None:
         return 0;
-    case OpKind::Fill:
+    case Executor::Fill:
         return 1;
-    case OpKind::Copy:
+    case Executor::Copy:
         return 2;
-    default:
-        return sources + (p_on() ? 1u : 0u) + (q_on() ? 1u : 0u);
+    case Executor::Combine:
+        break;
     }
+    return sources + (p_on() ? 1u : 0u) + (q_on() ? 1u : 0u);
 }
 
 std::optional<OpKind> kind_of(uint32_t ctl)
 {
-    switch (ctl::op(ctl)) {
-    case OP_COPY:
+    uint8_t opcode = ctl::op(ctl);
+    if (opcode == OP_COPY) // the null descriptor is a copy descriptor with ctl.NULL
         return (ctl & ctl::NULL_DESC) ? OpKind::Null : OpKind::Copy;
-    case OP_FILL:
-        return OpKind::Fill;
-    case OP_XOR:
-        return OpKind::Xor;
-    case OP_XOR_VAL:
-        return OpKind::XorVal;
-    case OP_PQ:
-        return OpKind::Pq;
-    case OP_PQ_VAL:
-        return OpKind::PqVal;
-    case OP_PQ_16S:
-        return OpKind::Pq16;
-    case OP_PQ_VAL_16S:
-        return OpKind::PqVal16;
-    default:
-        return std::nullopt;
-    }
+    for (const OpSpec& o : kOps)
+        if (o.opcode == opcode)
+            return o.kind;
+    return std::nullopt; // PQ_UP among them: Linux v6.1 never issues it
 }
 
 uint32_t control_error(uint32_t ctl, uint32_t dmacap)
@@ -129,16 +55,13 @@ uint32_t control_error(uint32_t ctl, uint32_t dmacap)
     std::optional<OpKind> kind = kind_of(ctl);
     if (!kind)
         return CHANERR_CONTROL_ERR; // an opcode the engine does not have (PQ_UP included)
-    uint32_t cap = needed_cap(*kind);
-    if ((dmacap & cap) != cap)
+    const OpSpec& o = op_spec(*kind);
+    if ((dmacap & o.cap) != o.cap)
         return CHANERR_CONTROL_ERR; // not advertised: not there
-    if (ctl & ~defined_ctl(*kind, dmacap))
+    if (ctl & ~(o.ctl | (dmacap & CAP_DWBES ? o.ctl_dwbes : 0)))
         return CHANERR_CONTROL_ERR;
-    unsigned n = source_count(*kind, ctl);
     // Nine sources would need a slot neither the XOR nor the PQ layouts have.
-    if ((*kind == OpKind::Xor || *kind == OpKind::XorVal) && n > kMaxXorSources)
-        return CHANERR_CONTROL_ERR;
-    if ((*kind == OpKind::Pq || *kind == OpKind::PqVal) && n > kMaxPqSources)
+    if (o.cnt_base && source_count(*kind, ctl) > o.sources)
         return CHANERR_CONTROL_ERR;
     // A PQ descriptor with both results disabled asks for nothing; Linux never builds one
     // (ioat_prep_pq substitutes the other address for a disabled result, never both).
@@ -155,35 +78,33 @@ Operation decode_base(const RawDescriptor& base)
     op.kind = kind_of(op.ctl).value_or(OpKind::Copy);
     op.sources = static_cast<uint8_t>(source_count(op.kind, op.ctl));
     op.next = base.word[words::NEXT];
-    switch (op.kind) {
-    case OpKind::Null:
+    const Layout layout = op_spec(op.kind).layout;
+    switch (layout) {
+    case Layout::None:
         break;
-    case OpKind::Copy:
+    case Layout::Copy:
         op.src[0] = base.word[words::SRC];
         op.dst = base.word[words::DST];
         break;
-    case OpKind::Fill:
+    case Layout::Fill:
         op.pattern = base.word[words::SRC];
         op.dst = base.word[words::DST];
         break;
-    case OpKind::Xor:
-    case OpKind::XorVal:
+    case Layout::Xor:
         op.dst = base.word[words::DST];
         for (unsigned i = 0; i < kXorBaseSources && i < op.sources; i++)
             op.src[i] = base.word[words::XOR_SRC[i]];
         break;
-    case OpKind::Pq:
-    case OpKind::PqVal:
+    case Layout::Pq:
         for (unsigned i = 0; i < kPqBaseSources && i < op.sources; i++)
             op.src[i] = base.word[words::PQ_SRC[i]];
         [[fallthrough]];
-    case OpKind::Pq16:
-    case OpKind::PqVal16:
+    case Layout::Pq16:
         op.dst = base.word[words::P];
         op.q = base.word[words::Q];
         for (unsigned i = 0; i < 8; i++)
             op.coef[i] = static_cast<uint8_t>(base.word[words::COEF] >> (8 * i));
-        if (op.kind == OpKind::Pq16 || op.kind == OpKind::PqVal16) {
+        if (layout == Layout::Pq16) {
             op.src[0] = base.word[words::PQ16_SRC[0]];
             op.src[1] = base.word[words::PQ16_SRC[1]];
             op.sed = base.word[words::PQ16_SED];
@@ -195,12 +116,10 @@ Operation decode_base(const RawDescriptor& base)
 
 bool needs_ext(const Operation& op)
 {
-    switch (op.kind) {
-    case OpKind::Xor:
-    case OpKind::XorVal:
+    switch (op_spec(op.kind).layout) {
+    case Layout::Xor:
         return op.sources > kXorBaseSources;
-    case OpKind::Pq:
-    case OpKind::PqVal:
+    case Layout::Pq:
         return op.sources > kPqBaseSources;
     default:
         return false;
@@ -211,7 +130,7 @@ void add_ext(Operation& op, const RawDescriptor& ext)
 {
     op.ring_descs = 2;
     op.next = ext.word[words::NEXT];
-    if (op.kind == OpKind::Xor || op.kind == OpKind::XorVal) {
+    if (op_spec(op.kind).layout == Layout::Xor) {
         for (unsigned i = kXorBaseSources; i < op.sources && i < kMaxXorSources; i++)
             op.src[i] = ext.word[words::XOR_EXT_SRC[i - kXorBaseSources]];
         return;
@@ -222,7 +141,7 @@ void add_ext(Operation& op, const RawDescriptor& ext)
 
 unsigned sed_bytes(const Operation& op)
 {
-    if (op.kind != OpKind::Pq16 && op.kind != OpKind::PqVal16)
+    if (op_spec(op.kind).layout != Layout::Pq16)
         return 0;
     // Linux allocates 64 bytes for 9 sources and 128 for more (ioat3_alloc_sed(), pool
     // (src_cnt - 2) >> 3): the second half is read only when it holds a source.
