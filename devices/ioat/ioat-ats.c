@@ -68,8 +68,8 @@ uint8_t dmalab_ioat_ats_translate(void *opaque, uint64_t page, bool is_write,
     if (!dmalab_ioat_live(s)) {
         return DMALAB_DMA_TARGET_ERROR;
     }
-    if (dmalab_vtd_ats_request(pdev, page, is_write, &result, addr,
-                               untranslated_only)) {
+    if (dmalab_vtd_ats_request(pdev, attrs->pasid, page, is_write, &result,
+                               addr, untranslated_only)) {
         ok = result == DMALAB_DMA_OK;
         trace_dmalab_ioat_ats_request(page, is_write, ok, ok ? *addr : 0);
         return result;

@@ -139,7 +139,8 @@ static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
      * ordinary way (below, through the bounce path), which reports the error.
      */
     if (!attrs->translated &&
-        dmalab_vtd_dma_run(PCI_DEVICE(s), addr, is_write, &gpa, &run)) {
+        dmalab_vtd_dma_run(PCI_DEVICE(s), attrs->pasid, addr, is_write, &gpa,
+                           &run)) {
         if (!run) {
             return NULL;
         }

@@ -14,6 +14,13 @@
 uint64_t dmalab_vtd_dma_cost(PCIDevice *dev);
 
 /*
+ * pasid below: the request's PASID, or DMALAB_NO_PASID for none (a request
+ * with one is refused: dmalab-vtd offers no PASIDs yet). These two paths
+ * carry it; DMA through the device's IOMMU region has none.
+ */
+#define DMALAB_NO_PASID 0xffffffffu
+
+/*
  * For a DMA engine that knows how much it is about to move: translates the
  * pages of [iova, iova + *len) through dmalab-vtd, each as the unit would
  * translate it for a DMA access (faults recorded), and returns true with the
@@ -23,8 +30,8 @@ uint64_t dmalab_vtd_dma_cost(PCIDevice *dev);
  * interrupt window) and the caller takes the ordinary path; true with *len 0
  * when the first page faults.
  */
-bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
-                        uint64_t *gpa, uint64_t *len);
+bool dmalab_vtd_dma_run(PCIDevice *dev, uint32_t pasid, uint64_t iova,
+                        bool is_write, uint64_t *gpa, uint64_t *len);
 
 /*
  * A PCIe ATS translation request of dev's for the 4 KiB page at iova, for a
@@ -36,8 +43,8 @@ bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
  * access. False, touching nothing, when dmalab-vtd is not the IOMMU or dev's
  * bus mastering is off: the caller answers as before.
  */
-bool dmalab_vtd_ats_request(PCIDevice *dev, uint64_t iova, bool is_write,
-                            uint8_t *result, uint64_t *addr,
+bool dmalab_vtd_ats_request(PCIDevice *dev, uint32_t pasid, uint64_t iova,
+                            bool is_write, uint8_t *result, uint64_t *addr,
                             bool *untranslated_only);
 
 #endif

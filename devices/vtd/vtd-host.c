@@ -313,8 +313,8 @@ uint64_t dmalab_vtd_dma_cost(PCIDevice *dev)
     return ns;
 }
 
-bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
-                        uint64_t *gpa, uint64_t *len)
+bool dmalab_vtd_dma_run(PCIDevice *dev, uint32_t pasid, uint64_t iova,
+                        bool is_write, uint64_t *gpa, uint64_t *len)
 {
     Object *obj = OBJECT(x86_iommu_get_default());
     DmalabVtdState *s = (DmalabVtdState *)object_dynamic_cast(obj,
@@ -331,7 +331,7 @@ bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
         return false;
     }
     DMALAB_VTD_LOCKED(s, t = dmalab_vtd_translate_run(
-                             s->model, pci_requester_id(dev), iova, *len,
+                             s->model, pci_requester_id(dev), pasid, iova, *len,
                              is_write ? DMALAB_VTD_WRITE : DMALAB_VTD_READ,
                              &run));
     *gpa = t.addr + (iova - t.iova);
@@ -339,8 +339,8 @@ bool dmalab_vtd_dma_run(PCIDevice *dev, uint64_t iova, bool is_write,
     return true;
 }
 
-bool dmalab_vtd_ats_request(PCIDevice *dev, uint64_t iova, bool is_write,
-                            uint8_t *result, uint64_t *addr,
+bool dmalab_vtd_ats_request(PCIDevice *dev, uint32_t pasid, uint64_t iova,
+                            bool is_write, uint8_t *result, uint64_t *addr,
                             bool *untranslated_only)
 {
     Object *obj = OBJECT(x86_iommu_get_default());
@@ -354,7 +354,7 @@ bool dmalab_vtd_ats_request(PCIDevice *dev, uint64_t iova, bool is_write,
         return false;
     }
     DMALAB_VTD_LOCKED(s, t = dmalab_vtd_translation_request(
-                             s->model, pci_requester_id(dev), iova));
+                             s->model, pci_requester_id(dev), pasid, iova));
     if (!t.ok || !(is_write ? t.write : t.read)) {
         *result = DMALAB_DMA_UNASSIGNED;
         return true;
@@ -407,7 +407,10 @@ static IOMMUTLBEntry dmalab_vtd_translate_mr(IOMMUMemoryRegion *iommu,
         .perm = IOMMU_NONE,
     };
 
-    DMALAB_VTD_LOCKED(s, t = dmalab_vtd_translate(s->model, sid, addr, perm));
+    /* QEMU's IOMMU regions carry no PASID: requests through them have none. */
+    DMALAB_VTD_LOCKED(s, t = dmalab_vtd_translate(s->model, sid,
+                                                  DMALAB_VTD_NO_PASID, addr,
+                                                  perm));
     e.iova = t.iova;
     e.translated_addr = t.addr;
     e.addr_mask = t.mask;

@@ -33,7 +33,7 @@ void Hit(benchmark::State& state)
     Rig* r = make(c);
     r->read(0x1000);
     for (auto _ : state)
-        benchmark::DoNotOptimize(r->unit.translate(0x0010, 0x1234, Unit::kRead));
+        benchmark::DoNotOptimize(r->unit.translate(0x0010, dmalab::kNoPasid, 0x1234, Unit::kRead));
     delete r;
 }
 BENCHMARK(Hit);
@@ -48,7 +48,8 @@ void HitAcrossPages(benchmark::State& state)
         r->read(i << 12);
     uint64_t i = 0;
     for (auto _ : state) {
-        benchmark::DoNotOptimize(r->unit.translate(0x0010, (i & 255) << 12, Unit::kRead));
+        benchmark::DoNotOptimize(
+            r->unit.translate(0x0010, dmalab::kNoPasid, (i & 255) << 12, Unit::kRead));
         i++;
     }
     if (r->unit.counters().iotlb_misses != 256)
@@ -66,7 +67,8 @@ void MissFourLevelWalk(benchmark::State& state)
     Rig* r = make(c);
     uint64_t i = 0;
     for (auto _ : state) {
-        benchmark::DoNotOptimize(r->unit.translate(0x0010, (i & 1) << 12, Unit::kRead));
+        benchmark::DoNotOptimize(
+            r->unit.translate(0x0010, dmalab::kNoPasid, (i & 1) << 12, Unit::kRead));
         i++;
     }
     delete r;
@@ -84,8 +86,8 @@ void RunOfMisses(benchmark::State& state)
         r->map(pgd, (1u << 20) + (i << 12), (0x2000 + i) << 12);
     uint64_t i = 0;
     for (auto _ : state) {
-        auto run =
-            r->unit.translate_run(0x0010, (1u << 20) + ((i & 31) << 20), 1u << 20, Unit::kRead);
+        auto run = r->unit.translate_run(0x0010, dmalab::kNoPasid, (1u << 20) + ((i & 31) << 20),
+                                         1u << 20, Unit::kRead);
         benchmark::DoNotOptimize(run);
         i++;
     }

@@ -282,7 +282,7 @@ class Program : dmalab::fuzz::Input
             // A DMA engine's whole piece: never longer than asked or kMaxRun, never into
             // the interrupt address range.
             uint64_t len = uint64_t{u16()} << (byte() % 12);
-            Unit::Run run = unit.translate_run(sid, iova, len, perm);
+            Unit::Run run = unit.translate_run(sid, kNoPasid, iova, len, perm);
             if (run.len > len || run.len > Unit::kMaxRun || (!run.first.ok && run.len))
                 __builtin_trap();
             if (run.len && iova < kInterruptRangeBase + kInterruptRangeSize &&
@@ -290,13 +290,13 @@ class Program : dmalab::fuzz::Input
                 violated("a run reaches into the interrupt address range");
         } else if (pb & 0x20) {
             // The completion for the interrupt address range is R=0, W=1, U=1, always.
-            Translation t = unit.translation_request(sid, iova);
+            Translation t = unit.translation_request(sid, kNoPasid, iova);
             if (in_interrupt_range(iova) != t.untranslated_only ||
                 (t.untranslated_only && (!t.ok || t.read || !t.write)))
                 violated("a translation request of the interrupt range not untranslated-only");
             check_outside(t, iova);
         } else {
-            check_outside(unit.translate(sid, iova, perm), iova);
+            check_outside(unit.translate(sid, kNoPasid, iova, perm), iova);
         }
     }
     // No translation is given for the interrupt address range, nor one that covers it.

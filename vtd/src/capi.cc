@@ -81,6 +81,7 @@ class TraceAdapter final : public vtd::Observer
     void* opaque_;
 };
 
+static_assert(DMALAB_VTD_NO_PASID == kNoPasid);
 static_assert(DMALAB_VTD_LRU == static_cast<int>(vtd::Replacement::Lru) &&
               DMALAB_VTD_FIFO == static_cast<int>(vtd::Replacement::Fifo) &&
               DMALAB_VTD_RANDOM == static_cast<int>(vtd::Replacement::Random));
@@ -269,21 +270,23 @@ static DmalabVtdTranslation to_c(const vtd::Translation& t)
             t.untranslated_only};
 }
 
-DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_t iova,
-                                          unsigned perm)
+DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint32_t pasid,
+                                          uint64_t iova, unsigned perm)
 {
-    return to_c(unit->unit.translate(sid, iova, perm & 3));
+    return to_c(unit->unit.translate(sid, pasid, iova, perm & 3));
 }
 
-DmalabVtdTranslation dmalab_vtd_translation_request(DmalabVtd* unit, uint16_t sid, uint64_t iova)
+DmalabVtdTranslation dmalab_vtd_translation_request(DmalabVtd* unit, uint16_t sid, uint32_t pasid,
+                                                    uint64_t iova)
 {
-    return to_c(unit->unit.translation_request(sid, iova));
+    return to_c(unit->unit.translation_request(sid, pasid, iova));
 }
 
-DmalabVtdTranslation dmalab_vtd_translate_run(DmalabVtd* unit, uint16_t sid, uint64_t iova,
-                                              uint64_t len, unsigned perm, uint64_t* run)
+DmalabVtdTranslation dmalab_vtd_translate_run(DmalabVtd* unit, uint16_t sid, uint32_t pasid,
+                                              uint64_t iova, uint64_t len, unsigned perm,
+                                              uint64_t* run)
 {
-    vtd::Unit::Run r = unit->unit.translate_run(sid, iova, len, perm & 3);
+    vtd::Unit::Run r = unit->unit.translate_run(sid, pasid, iova, len, perm & 3);
     *run = r.len;
     return to_c(r.first);
 }

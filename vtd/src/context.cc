@@ -35,9 +35,8 @@ FaultReason Translator::context_for(uint16_t sid, ContextInfo& out)
     }
     s_.counters.context_misses++;
     charge(sid, 2 * s_.config.walk_read_ns); // the root and the context entry
-    uint64_t haw_mask = ~(pow2(s_.config.aw_bits) - 1);
     FaultReason why =
-        s_.sm_root ? context_sm(sid, out, haw_mask) : context_legacy(sid, out, haw_mask);
+        s_.sm_root ? context_sm(sid, out, haw_mask()) : context_legacy(sid, out, haw_mask());
     if (why != FaultReason::None)
         return why;
     auto [where, evicted] = caches_.context.insert(set, Caches::context_tag(sid), out.did, out);
@@ -84,7 +83,13 @@ FaultReason Translator::context_legacy(uint16_t sid, ContextInfo& out, uint64_t 
 
 // Scalable mode (9.2, 9.4): the root entry's half for the devfn, the 256-bit context
 // entry, then RID_PASID's PASID directory and table entries. Any FPD on the way holds.
-FaultReason Translator::context_sm(uint16_t sid, ContextInfo& out, uint64_t haw_mask)
+uint64_t Translator::haw_mask() const
+{
+    return ~(pow2(s_.config.aw_bits) - 1);
+}
+
+FaultReason Translator::context_sm(uint16_t sid, ContextInfo& out, uint64_t haw_mask,
+                                   bool rid_pasid)
 {
     if (!root_valid_ || (root_ & haw_mask))
         return sm(SmFault::RootTableAddress);
@@ -110,7 +115,7 @@ FaultReason Translator::context_sm(uint16_t sid, ContextInfo& out, uint64_t haw_
         return sm(SmFault::ContextReserved);
     out.sid = sid;
     out.sm = true;
-    return pasid_entry(ce, out, haw_mask);
+    return rid_pasid ? pasid_entry(ce, out, haw_mask) : FaultReason::None;
 }
 
 FaultReason Translator::pasid_entry(const SmContextEntry& ce, ContextInfo& out, uint64_t haw_mask)

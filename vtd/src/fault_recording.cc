@@ -112,7 +112,8 @@ void FaultRecording::queue_status(uint32_t bit)
     events_.raise(Event::Fault);
 }
 
-void FaultRecording::record(uint16_t sid, uint64_t iova, bool write, FaultReason reason)
+void FaultRecording::record(uint16_t sid, uint32_t pasid, uint64_t iova, bool write,
+                            FaultReason reason)
 {
     uint64_t fsts = s_.reg(reg("FSTS"));
     if (fsts & FSTS_PFO) {
@@ -128,6 +129,8 @@ void FaultRecording::record(uint16_t sid, uint64_t iova, bool write, FaultReason
     uint64_t hi = FRCD_F | (write ? 0 : FRCD_T_READ) |
                   field(fields::FRCD_HI, "FR").put(static_cast<uint8_t>(reason)) |
                   field(fields::FRCD_HI, "SID").put(sid);
+    if (pasid != kNoPasid) // a request with a PASID: PP and its value (10.4.14)
+        hi |= field(fields::FRCD_HI, "PP").put(1) | field(fields::FRCD_HI, "PV").put(pasid);
     uint64_t page = iova & field_mask(fields::FRCD_LO, "FI");
     if (s_.reg(reg("FRCD_HI") + last) == hi && s_.reg(reg("FRCD_LO") + last) == page) {
         s_.counters.faults_coalesced++;

@@ -44,21 +44,23 @@ static Translation outside_interrupt_range(Translation t, uint64_t iova)
     return t;
 }
 
-Translation Translator::translate(uint16_t sid, uint64_t iova, unsigned perm)
+Translation Translator::translate(uint16_t sid, uint32_t pasid, uint64_t iova, unsigned perm)
 {
     if (in_interrupt_range(iova))
         return interrupt_range_refusal(iova);
+    if (pasid != kNoPasid)
+        return lookup_pasid(sid, pasid, iova, perm);
     return outside_interrupt_range(lookup(sid, iova, perm), iova);
 }
 
 // A translation request (4.2.3) for the interrupt address range is answered with R=0, W=1
 // and U=1: the device may write there with untranslated requests only, which the platform
 // takes as interrupt requests; the tables are not read. Elsewhere it is a query.
-Translation Translator::translation_request(uint16_t sid, uint64_t iova)
+Translation Translator::translation_request(uint16_t sid, uint32_t pasid, uint64_t iova)
 {
     s_.counters.ats_requests++;
     if (!in_interrupt_range(iova))
-        return translate(sid, iova, 0);
+        return translate(sid, pasid, iova, 0);
     s_.counters.ats_untranslated_only++;
     Translation t = interrupt_range_refusal(iova);
     t.ok = true;

@@ -186,7 +186,7 @@ Interrupt InterruptRemapping::finish(const InterruptRequest& req, Interrupt out,
         if (!(qualified && fpd)) {
             uint64_t before = c.faults_recorded;
             // FRCD.FI bits 63:48 hold the index (10.4.14); interrupt requests are writes.
-            faults_.record(req.sid, uint64_t{out.index & 0xffff} << 48, true, r);
+            faults_.record(req.sid, kNoPasid, uint64_t{out.index & 0xffff} << 48, true, r);
             recorded = c.faults_recorded != before;
         }
     }

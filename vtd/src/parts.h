@@ -88,7 +88,7 @@ class FaultRecording
 {
   public:
     FaultRecording(Shared& s, Events& events) : s_(s), events_(events) {}
-    void record(uint16_t sid, uint64_t iova, bool write, FaultReason reason);
+    void record(uint16_t sid, uint32_t pasid, uint64_t iova, bool write, FaultReason reason);
     // The queue refused a descriptor (FSTS.IQE) or a device-TLB invalidation timed out
     // (FSTS.ITE): the bit, and the fault event if it was clear.
     void queue_error() { queue_status(FSTS_IQE); }
@@ -211,9 +211,10 @@ class Translator
     Translator(Shared& s, FaultRecording& faults);
     ~Translator();
 
-    Translation translate(uint16_t sid, uint64_t iova, unsigned perm);
-    Translation translation_request(uint16_t sid, uint64_t iova);
-    Unit::Run translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigned perm);
+    Translation translate(uint16_t sid, uint32_t pasid, uint64_t iova, unsigned perm);
+    Translation translation_request(uint16_t sid, uint32_t pasid, uint64_t iova);
+    Unit::Run translate_run(uint16_t sid, uint32_t pasid, uint64_t iova, uint64_t len,
+                            unsigned perm);
     uint64_t take_cost(uint16_t sid);
 
     bool enabled() const { return te_; }
@@ -253,7 +254,12 @@ class Translator
     // context_for's misses: the legacy tables, or the scalable-mode ones down to the PASID
     // entry of RID_PASID.
     FaultReason context_legacy(uint16_t sid, ContextInfo& out, uint64_t haw_mask);
-    FaultReason context_sm(uint16_t sid, ContextInfo& out, uint64_t haw_mask);
+    // Scalable mode's context; with rid_pasid false, only as far as the context entry (what
+    // a request with a PASID reaches before the entry's PASIDE refuses it).
+    FaultReason context_sm(uint16_t sid, ContextInfo& out, uint64_t haw_mask,
+                           bool rid_pasid = true);
+    // Host address bits beyond the configured width, which no table pointer may set.
+    uint64_t haw_mask() const;
     FaultReason pasid_entry(const SmContextEntry& ce, ContextInfo& out, uint64_t haw_mask);
     FaultReason walk(const ContextInfo& ctx, uint64_t iova, unsigned perm, Walk& out, bool count);
     // The paging-structure caches' lowest entry on the way to iova in ctx's tables of
@@ -291,6 +297,8 @@ class Translator
     static bool not_present(const ContextInfo& ctx, FaultReason why);
     // translate() outside the interrupt address range.
     Translation lookup(uint16_t sid, uint64_t iova, unsigned perm);
+    // translate() of a request with a PASID (refused: no PASIDs are offered).
+    Translation lookup_pasid(uint16_t sid, uint32_t pasid, uint64_t iova, unsigned perm);
     // With translation off, or for a pass-through context: the address itself, read and write.
     static Translation identity(uint64_t iova);
     // The translation fault the fault plan injects into this request, or None.
@@ -314,7 +322,8 @@ class Translator
     }
     // The fault for a request that needs perm of a page allowing r and w, or None.
     static FaultReason denied(Stage stage, unsigned perm, bool r, bool w);
-    Translation refuse(uint16_t sid, uint64_t iova, unsigned perm, FaultReason reason, bool record);
+    Translation refuse(uint16_t sid, uint64_t iova, unsigned perm, FaultReason reason, bool record,
+                       uint32_t pasid = kNoPasid);
     void audit(uint16_t sid, const ContextInfo& ctx, uint64_t iova, uint64_t cached, bool r,
                bool w);
     void charge(uint16_t sid, uint64_t ns);

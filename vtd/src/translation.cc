@@ -50,7 +50,7 @@ bool Translator::load(StateReader& r)
 }
 
 Translation Translator::refuse(uint16_t sid, uint64_t iova, unsigned perm, FaultReason reason,
-                               bool record)
+                               bool record, uint32_t pasid)
 {
     Translation t;
     t.fault_reason = reason;
@@ -61,7 +61,7 @@ Translation Translator::refuse(uint16_t sid, uint64_t iova, unsigned perm, Fault
     s_.counters.faults++;
     bool write = perm & Unit::kWrite;
     if (record)
-        faults_.record(sid, iova, write, reason);
+        faults_.record(sid, pasid, iova, write, reason);
     if (s_.host.observer)
         s_.host.observer->fault(sid, iova, write, reason, record);
     return t;
@@ -186,6 +186,25 @@ FaultReason Translator::fill(uint16_t sid, const ContextInfo& ctx, uint64_t iova
     if (evicted)
         s_.counters.iotlb_evictions++;
     return why;
+}
+
+// Requests with a PASID: ECAP.PASID is clear, so none is translated. Under a legacy root
+// table the request is refused outright (31h); in scalable mode the root and context entries
+// are read, and whatever they refuse is the fault, else the context entry's PASIDE, which
+// this unit never lets software set, refuses it (45h).
+Translation Translator::lookup_pasid(uint16_t sid, uint32_t pasid, uint64_t iova, unsigned perm)
+{
+    if (!te_)
+        return identity(iova);
+    s_.counters.translations++;
+    if (!s_.sm_root)
+        return refuse(sid, iova, perm, sm(SmFault::LegacyPasid), true, pasid);
+    charge(sid, 2 * s_.config.walk_read_ns); // the root and the context entry
+    ContextInfo ctx;
+    FaultReason why = context_sm(sid, ctx, haw_mask(), false);
+    if (why == FaultReason::None)
+        why = sm(SmFault::PasidDisabled);
+    return refuse(sid, iova, perm, why, !ctx.fpd, pasid);
 }
 
 Translation Translator::lookup(uint16_t sid, uint64_t iova, unsigned perm)

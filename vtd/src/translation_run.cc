@@ -39,7 +39,8 @@ DmaResult Translator::read_entry(uint64_t table, uint64_t idx, unsigned level, S
     return r;
 }
 
-Unit::Run Translator::translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigned perm)
+Unit::Run Translator::translate_run(uint16_t sid, uint32_t pasid, uint64_t iova, uint64_t len,
+                                    unsigned perm)
 {
     Unit::Run run;
     Memo& m = *memo_;
@@ -49,7 +50,7 @@ Unit::Run Translator::translate_run(uint16_t sid, uint64_t iova, uint64_t len, u
     for (bool& h : m.have)
         h = false;
     len = std::min(len, Unit::kMaxRun);
-    run.first = translate(sid, iova, perm);
+    run.first = translate(sid, pasid, iova, perm);
     if (run.first.ok && len) {
         const Translation& f = run.first;
         const uint64_t out = f.addr + (iova - f.iova);
@@ -57,14 +58,17 @@ Unit::Run Translator::translate_run(uint16_t sid, uint64_t iova, uint64_t len, u
         run.len = std::min(len, page_end - iova + 1);
         while (run.len < len && page_end != ~uint64_t{0}) {
             uint64_t next = page_end + 1;
-            uint64_t pages = extend_run(sid, next, perm, (len - run.len + 0xfff) >> 12,
-                                        out + run.len, f.read, f.write);
+            // (requests with a PASID are refused page by page below)
+            uint64_t pages = pasid != kNoPasid
+                                 ? 0
+                                 : extend_run(sid, next, perm, (len - run.len + 0xfff) >> 12,
+                                              out + run.len, f.read, f.write);
             if (pages) {
                 run.len = std::min(len, run.len + (pages << 12));
                 page_end = next + (pages << 12) - 1;
                 continue;
             }
-            Translation t = translate(sid, next, perm);
+            Translation t = translate(sid, pasid, next, perm);
             if (!t.ok || t.addr + (next - t.iova) != out + run.len || t.read != f.read ||
                 t.write != f.write)
                 break;

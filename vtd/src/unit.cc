@@ -203,19 +203,20 @@ void Unit::set_injector(faults::Injector* injector)
     p_->s.injector = injector;
 }
 
-Translation Unit::translate(uint16_t sid, uint64_t iova, unsigned perm)
+Translation Unit::translate(uint16_t sid, uint32_t pasid, uint64_t iova, unsigned perm)
 {
-    return p_->xlate.translate(sid, iova, perm);
+    return p_->xlate.translate(sid, pasid, iova, perm);
 }
 
-Translation Unit::translation_request(uint16_t sid, uint64_t iova)
+Translation Unit::translation_request(uint16_t sid, uint32_t pasid, uint64_t iova)
 {
-    return p_->xlate.translation_request(sid, iova);
+    return p_->xlate.translation_request(sid, pasid, iova);
 }
 
-Unit::Run Unit::translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigned perm)
+Unit::Run Unit::translate_run(uint16_t sid, uint32_t pasid, uint64_t iova, uint64_t len,
+                              unsigned perm)
 {
-    return p_->xlate.translate_run(sid, iova, len, perm);
+    return p_->xlate.translate_run(sid, pasid, iova, len, perm);
 }
 
 uint64_t Unit::take_cost(uint16_t sid)

@@ -74,7 +74,7 @@ TEST(CachingMode, ADmaEngineRunStopsAtANegativeEntry)
     r.map(pgd, 0x3000, 0xb000);
     EXPECT_FALSE(r.read(0x2000).ok); // cached as not present
     r.map(pgd, 0x2000, 0xa000);
-    Unit::Run run = r.unit.translate_run(0x0010, 0x1000, 0x3000, Unit::kRead);
+    Unit::Run run = r.unit.translate_run(0x0010, kNoPasid, 0x1000, 0x3000, Unit::kRead);
     EXPECT_TRUE(run.first.ok);
     EXPECT_EQ(run.len, 0x1000u); // the run ends where the cached refusal starts
     EXPECT_EQ(r.read(0x2000).fault_reason, FR_READ);

@@ -25,7 +25,7 @@ TEST(Faults, RecordHoldsRequesterAddressReasonAndType)
 {
     Rig r;
     r.basic(0x0310);
-    Translation t = r.unit.translate(0x0310, 0x7000abc, Unit::kWrite);
+    Translation t = r.unit.translate(0x0310, kNoPasid, 0x7000abc, Unit::kWrite);
     EXPECT_FALSE(t.ok);
     EXPECT_EQ(t.fault_reason, FR_WRITE); // not present, for a write
     Record f = record(r, 0);
@@ -37,7 +37,7 @@ TEST(Faults, RecordHoldsRequesterAddressReasonAndType)
     uint32_t fsts = r.r32(FSTS);
     EXPECT_TRUE(fsts & FSTS_PPF);
     EXPECT_EQ((fsts >> FSTS_FRI_SHIFT) & 0xff, 0u); // the first pending record
-    r.unit.translate(0x0310, 0x8000, Unit::kRead);
+    r.unit.translate(0x0310, kNoPasid, 0x8000, Unit::kRead);
     EXPECT_EQ(record(r, 1).reason(), FR_READ);
     EXPECT_TRUE(record(r, 1).read());
     EXPECT_EQ((r.r32(FSTS) >> FSTS_FRI_SHIFT) & 0xff, 0u);

@@ -309,7 +309,7 @@ TEST(Robustness, RandomPrograms)
                 r.mem.put<uint64_t>(0x10000 + (p.upto(0x7fff) & ~7u), v);
                 break;
             case 3:
-                r.unit.translate(static_cast<uint16_t>(p.upto(0x30)), p.upto(0xffffff),
+                r.unit.translate(static_cast<uint16_t>(p.upto(0x30)), kNoPasid, p.upto(0xffffff),
                                  static_cast<unsigned>(p.upto(3)));
                 break;
             case 4:

@@ -118,8 +118,8 @@ TEST(Injection, TranslationFaultIsRecordedWithTheChosenReason)
     EXPECT_TRUE(r.read(0x1000).ok) << "count 1: the next read translates";
     // Another requester is never selected; queries (perm 0) never fault.
     r.context(0x0018, 1, pgd);
-    EXPECT_TRUE(r.unit.translate(0x0018, 0x1000, Unit::kRead).ok);
-    EXPECT_TRUE(r.unit.translate(0x0010, 0x1000, 0).ok);
+    EXPECT_TRUE(r.unit.translate(0x0018, kNoPasid, 0x1000, Unit::kRead).ok);
+    EXPECT_TRUE(r.unit.translate(0x0010, kNoPasid, 0x1000, 0).ok);
 }
 
 TEST(Injection, NothingWithTranslationOff)

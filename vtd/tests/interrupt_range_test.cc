@@ -47,7 +47,7 @@ TEST(InterruptRange, ATranslationRequestThereIsAnsweredUntranslatedOnly)
     map_around_the_range(r);
     uint64_t walks = r.unit.counters().page_walks;
     for (uint64_t page : {kWindow, kWindow + 0x5000, kLastPage})
-        expect_untranslated_only(r.unit.translation_request(0x0010, page + 0x123), page);
+        expect_untranslated_only(r.unit.translation_request(0x0010, kNoPasid, page + 0x123), page);
     // The tables were not read, nothing was counted as a translation or recorded.
     EXPECT_EQ(r.unit.counters().page_walks, walks);
     EXPECT_EQ(r.unit.counters().translations, 0u);
@@ -56,11 +56,11 @@ TEST(InterruptRange, ATranslationRequestThereIsAnsweredUntranslatedOnly)
     EXPECT_EQ(r.unit.counters().ats_requests, 3u);
     EXPECT_EQ(r.unit.counters().ats_untranslated_only, 3u);
     // Just outside, the tables answer.
-    Translation t = r.unit.translation_request(0x0010, kWindow - 0x1000);
+    Translation t = r.unit.translation_request(0x0010, kNoPasid, kWindow - 0x1000);
     ASSERT_TRUE(t.ok);
     EXPECT_FALSE(t.untranslated_only);
     EXPECT_EQ(t.addr, 0xb000u);
-    t = r.unit.translation_request(0x0010, kWindow + kInterruptRangeSize);
+    t = r.unit.translation_request(0x0010, kNoPasid, kWindow + kInterruptRangeSize);
     ASSERT_TRUE(t.ok);
     EXPECT_FALSE(t.untranslated_only);
     EXPECT_EQ(t.addr, 0xc000u);
@@ -75,18 +75,18 @@ TEST(InterruptRange, TheAnswerDoesNotDependOnTheTables)
     { // not mapped: not the R=W=0 of a page the tables do not map
         Rig r;
         r.basic();
-        expect_untranslated_only(r.unit.translation_request(0x0010, kWindow), kWindow);
-        EXPECT_FALSE(r.unit.translation_request(0x0010, kWindow - 0x1000).ok);
+        expect_untranslated_only(r.unit.translation_request(0x0010, kNoPasid, kWindow), kWindow);
+        EXPECT_FALSE(r.unit.translation_request(0x0010, kNoPasid, kWindow - 0x1000).ok);
     }
     { // a requester without a context entry
         Rig r;
         r.basic();
-        expect_untranslated_only(r.unit.translation_request(0x0100, kWindow), kWindow);
+        expect_untranslated_only(r.unit.translation_request(0x0100, kNoPasid, kWindow), kWindow);
     }
     { // translation off: elsewhere the identity
         Rig r;
-        expect_untranslated_only(r.unit.translation_request(0x0010, kWindow), kWindow);
-        Translation t = r.unit.translation_request(0x0010, kWindow - 0x1000);
+        expect_untranslated_only(r.unit.translation_request(0x0010, kNoPasid, kWindow), kWindow);
+        Translation t = r.unit.translation_request(0x0010, kNoPasid, kWindow - 0x1000);
         ASSERT_TRUE(t.ok);
         EXPECT_FALSE(t.untranslated_only);
         EXPECT_EQ(t.addr, kWindow - 0x1000);
@@ -105,8 +105,8 @@ TEST(InterruptRange, ScalableModeSecondFirstStageAndPassThrough)
     r.map(ss, kWindow, 0x9000);
     r.fs_map(fs, kWindow, 0x9000);
     for (uint16_t sid : {0x0010, 0x0018, 0x0020}) {
-        expect_untranslated_only(r.unit.translation_request(sid, kWindow), kWindow);
-        Translation t = r.unit.translate(sid, kWindow, Unit::kWrite);
+        expect_untranslated_only(r.unit.translation_request(sid, kNoPasid, kWindow), kWindow);
+        Translation t = r.unit.translate(sid, kNoPasid, kWindow, Unit::kWrite);
         EXPECT_FALSE(t.ok) << sid;
         EXPECT_TRUE(t.untranslated_only) << sid;
     }
@@ -123,7 +123,7 @@ TEST(InterruptRange, TranslateGivesNoTranslationThere)
     map_around_the_range(r);
     for (unsigned perm : {0u, Unit::kRead, Unit::kWrite, Unit::kRead | Unit::kWrite}) {
         for (uint64_t page : {kWindow, kLastPage}) {
-            Translation t = r.unit.translate(0x0010, page + 4, perm);
+            Translation t = r.unit.translate(0x0010, kNoPasid, page + 4, perm);
             EXPECT_FALSE(t.ok) << perm;
             EXPECT_TRUE(t.untranslated_only) << perm;
             EXPECT_EQ(t.fault_reason, FaultReason::None) << perm;
@@ -144,10 +144,10 @@ TEST(InterruptRange, ARunStopsAtTheRange)
     uint64_t pgd = r.basic();
     for (uint64_t i = 0; i < 16; i++)
         r.map(pgd, kWindow - 0x8000 + (i << 12), 0x100000 + (i << 12));
-    Unit::Run run = r.unit.translate_run(0x0010, kWindow - 0x8000, 0x10000, Unit::kWrite);
+    Unit::Run run = r.unit.translate_run(0x0010, kNoPasid, kWindow - 0x8000, 0x10000, Unit::kWrite);
     ASSERT_TRUE(run.first.ok);
     EXPECT_EQ(run.len, 0x8000u);
-    run = r.unit.translate_run(0x0010, kWindow, 0x8000, Unit::kWrite);
+    run = r.unit.translate_run(0x0010, kNoPasid, kWindow, 0x8000, Unit::kWrite);
     EXPECT_FALSE(run.first.ok);
     EXPECT_TRUE(run.first.untranslated_only);
     EXPECT_EQ(run.len, 0u);
@@ -181,7 +181,7 @@ TEST(InterruptRange, ALargePageOverTheRangeIsAnsweredAroundIt)
     // Once cached, the page answers the same (the front entry and the IOTLB).
     EXPECT_EQ(r.read(0xfef02000).mask, 0xfffu);
     EXPECT_EQ(r.read(0xfed00000).mask, (2u << 20) - 1);
-    Unit::Run run = r.unit.translate_run(0x0010, 0xfed00000, 4u << 20, Unit::kRead);
+    Unit::Run run = r.unit.translate_run(0x0010, kNoPasid, 0xfed00000, 4u << 20, Unit::kRead);
     ASSERT_TRUE(run.first.ok);
     EXPECT_EQ(run.len, kWindow - 0xfed00000);
     // A 2 MiB page at the range: the half above it in 4 KiB pieces.

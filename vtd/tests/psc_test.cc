@@ -209,7 +209,7 @@ TEST(PagingStructureCaches, ARunOfPagesReadsEachLeafOnce)
         uint64_t pgd = r.basic();
         for (uint64_t i = 0; i < 64; i++)
             r.map(pgd, i << 12, (0x1000 + i) << 12);
-        Unit::Run run = r.unit.translate_run(0x0010, 0, 64 << 12, Unit::kRead);
+        Unit::Run run = r.unit.translate_run(0x0010, dmalab::kNoPasid, 0, 64 << 12, Unit::kRead);
         EXPECT_EQ(run.len, 64u << 12);
         // 64 walks: the first reads 4 entries, the others under the cached PDE 1 each.
         EXPECT_EQ(r.unit.counters().walk_reads, on ? 4u + 63 : 64u * 4) << on;
@@ -257,7 +257,7 @@ TEST(PagingStructureCaches, AFirstStageQueryCachesNoEntryWithoutA)
         t = e & ~uint64_t{0xfff} & ((uint64_t{1} << 52) - 1);
     }
     r.fs_map(pgd, 0x2000, 0xa000);
-    EXPECT_TRUE(r.unit.translate(0x0010, 0x1000, 0).ok);
+    EXPECT_TRUE(r.unit.translate(0x0010, dmalab::kNoPasid, 0x1000, 0).ok);
     EXPECT_EQ(reads_of(r, 0x2000), 4u); // nothing was cached: a full walk, setting A
     EXPECT_EQ(r.unit.counters().psc_hits[0], 0u);
     r.fs_map(pgd, 0x3000, 0xb000);

@@ -371,11 +371,11 @@ class Rig
 
     Translation read(uint64_t iova, uint16_t sid = 0x0010)
     {
-        return unit.translate(sid, iova, Unit::kRead);
+        return unit.translate(sid, kNoPasid, iova, Unit::kRead);
     }
     Translation write(uint64_t iova, uint16_t sid = 0x0010)
     {
-        return unit.translate(sid, iova, Unit::kWrite);
+        return unit.translate(sid, kNoPasid, iova, Unit::kWrite);
     }
 
     Config config;

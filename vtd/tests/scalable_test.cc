@@ -134,7 +134,7 @@ TEST(ScalableMode, FirstStageSetsAccessedAndDirty)
     // A query (perm 0) changes nothing.
     uint64_t leaf2 = r.fs_map(pgd, 0x2000, 0xa000, true, 1, FL_US);
     r.mem.put<uint64_t>(leaf2, r.mem.get<uint64_t>(leaf2) & ~FL_D);
-    EXPECT_TRUE(r.unit.translate(0x0010, 0x2000, 0).ok);
+    EXPECT_TRUE(r.unit.translate(0x0010, kNoPasid, 0x2000, 0).ok);
     EXPECT_FALSE(r.mem.get<uint64_t>(leaf2) & (FL_A | FL_D));
 }
 
@@ -432,7 +432,7 @@ TEST(ScalableMode, APasidInvalidationReachesEveryPageOfARun)
     r.map(pgd, 0x10000, 0x9000);
     uint64_t second = r.map(pgd, 0x11000, 0xa000);
     r.qi_enable_wide();
-    Unit::Run run = r.unit.translate_run(0x0010, 0x10000, 0x2000, Unit::kWrite);
+    Unit::Run run = r.unit.translate_run(0x0010, kNoPasid, 0x10000, 0x2000, Unit::kWrite);
     ASSERT_TRUE(run.first.ok);
     ASSERT_EQ(run.len, 0x2000u);
     r.mem.put<uint64_t>(second, 0);
@@ -441,10 +441,10 @@ TEST(ScalableMode, APasidInvalidationReachesEveryPageOfARun)
     r.run_all();
     ASSERT_EQ(r.mem.get<uint32_t>(status), 7u);
     EXPECT_EQ(r.unit.counters().iotlb_dropped, 2u);
-    run = r.unit.translate_run(0x0010, 0x10000, 0x2000, Unit::kWrite);
+    run = r.unit.translate_run(0x0010, kNoPasid, 0x10000, 0x2000, Unit::kWrite);
     ASSERT_TRUE(run.first.ok);
     EXPECT_EQ(run.len, 0x1000u) << "the run went on through the invalidated page";
-    run = r.unit.translate_run(0x0010, 0x11000, 0x1000, Unit::kWrite);
+    run = r.unit.translate_run(0x0010, kNoPasid, 0x11000, 0x1000, Unit::kWrite);
     EXPECT_FALSE(run.first.ok);
     EXPECT_EQ(run.first.fault_reason, SM(SmFault::Write));
     EXPECT_TRUE(r.r32(FSTS) & FSTS_PPF);

@@ -337,7 +337,7 @@ uint64_t page_by_page_run(Rig& b, const Translation& f, uint64_t iova, uint64_t 
         uint64_t o = f.addr + (iova - f.iova), end = f.iova + f.mask;
         want = std::min(len, end - iova + 1);
         while (want < len) {
-            Translation t = b.unit.translate(0x0010, end + 1, perm);
+            Translation t = b.unit.translate(0x0010, kNoPasid, end + 1, perm);
             if (!t.ok || t.addr + (end + 1 - t.iova) != o + want || t.read != f.read ||
                 t.write != f.write)
                 break;
@@ -455,13 +455,13 @@ void run_equals_page_by_page(bool sm)
         }
         unsigned perm = prng.upto(1) ? Unit::kWrite : Unit::kRead;
         const uint64_t injected = ia.total();
-        Unit::Run run = a.unit.translate_run(0x0010, iova, len, perm);
+        Unit::Run run = a.unit.translate_run(0x0010, kNoPasid, iova, len, perm);
         if (planned) {
             EXPECT_EQ(run.len, kMiddle - iova) << round << ": the run went past the fault";
             EXPECT_EQ(ia.total(), injected + 1) << round;
         }
         // The same pages one at a time, stopping as the run must.
-        Translation f = b.unit.translate(0x0010, iova, perm);
+        Translation f = b.unit.translate(0x0010, kNoPasid, iova, perm);
         uint64_t want = page_by_page_run(b, f, iova, len, perm);
         ASSERT_EQ(run.first.ok, f.ok) << "round " << round;
         EXPECT_EQ(run.first.addr, f.addr);
@@ -508,7 +508,7 @@ TEST(Run, CrossesLeafTables)
                 pa += 0x100000; // the second 2 MiB of IOVA space maps 1 MiB further on
             r.map(pgd, i << 12, pa);
         }
-        Unit::Run run = r.unit.translate_run(0x0010, 1u << 20, 2u << 20, Unit::kRead);
+        Unit::Run run = r.unit.translate_run(0x0010, kNoPasid, 1u << 20, 2u << 20, Unit::kRead);
         ASSERT_TRUE(run.first.ok);
         EXPECT_EQ(run.first.addr, 0x1100000u);
         EXPECT_EQ(run.len, contiguous ? 2u << 20 : 1u << 20) << contiguous;
@@ -538,15 +538,15 @@ TEST(Run, ReadOnlyDirectoryCoversEveryPage)
         uint64_t pde = table + ((4u << 20) >> 21 & 511) * 8;
         x->mem.put<uint64_t>(pde, x->mem.get<uint64_t>(pde) & ~uint64_t{SL_W});
     }
-    Unit::Run run = a.unit.translate_run(0x0010, 4u << 20, 64 << 12, Unit::kRead);
+    Unit::Run run = a.unit.translate_run(0x0010, kNoPasid, 4u << 20, 64 << 12, Unit::kRead);
     ASSERT_TRUE(run.first.ok);
     EXPECT_FALSE(run.first.write);
     EXPECT_EQ(run.len, 64u << 12);
     for (uint64_t i = 0; i < 64; i++)
         b.read((4u << 20) + (i << 12));
     for (uint64_t i = 0; i < 64; i++) {
-        Translation ta = a.unit.translate(0x0010, (4u << 20) + (i << 12), Unit::kWrite);
-        Translation tb = b.unit.translate(0x0010, (4u << 20) + (i << 12), Unit::kWrite);
+        Translation ta = a.unit.translate(0x0010, kNoPasid, (4u << 20) + (i << 12), Unit::kWrite);
+        Translation tb = b.unit.translate(0x0010, kNoPasid, (4u << 20) + (i << 12), Unit::kWrite);
         EXPECT_FALSE(ta.ok) << i;
         EXPECT_EQ(ta.fault_reason, tb.fault_reason) << i;
     }
@@ -565,8 +565,8 @@ TEST(Run, LastPageAnswersAfterTheRun)
         for (uint64_t i = 0; i < 32; i++)
             r.map(pgd, (1u << 20) + (i << 12),
                   ((0x3000 + i) << 12) + (stopped && i >= 16) * 0x5000);
-        Unit::Run run =
-            r.unit.translate_run(0x0010, 1u << 20, stopped ? 32 << 12 : 16 << 12, Unit::kRead);
+        Unit::Run run = r.unit.translate_run(0x0010, kNoPasid, 1u << 20,
+                                             stopped ? 32 << 12 : 16 << 12, Unit::kRead);
         ASSERT_TRUE(run.first.ok);
         EXPECT_EQ(run.len, 16u << 12) << stopped;
         uint64_t hits = r.unit.counters().iotlb_hits;
@@ -586,7 +586,7 @@ TEST(Run, IsBoundedAndReadsEachEntryOnce)
     for (uint64_t i = 0; i < 1024; i++)
         r.map(pgd, i << 12, (0x1000 + i) << 12);
     unsigned reads = r.mem.reads;
-    Unit::Run run = r.unit.translate_run(0x0010, 0, 4u << 20, Unit::kRead);
+    Unit::Run run = r.unit.translate_run(0x0010, kNoPasid, 0, 4u << 20, Unit::kRead);
     EXPECT_EQ(run.len, Unit::kMaxRun); // at most 512 pages a call
     // every walk counts its reads: the first 4, the others under its cached PDE 1 each
     EXPECT_EQ(r.unit.counters().walk_reads, 4u + 511);
@@ -597,7 +597,7 @@ TEST(Query, RecordsNothing)
 {
     Rig r;
     r.basic();
-    Translation t = r.unit.translate(0x0010, 0x5000, 0);
+    Translation t = r.unit.translate(0x0010, kNoPasid, 0x5000, 0);
     EXPECT_FALSE(t.ok);
     EXPECT_EQ(t.fault_reason, FR_READ);
     EXPECT_EQ(r.unit.counters().faults, 0u);

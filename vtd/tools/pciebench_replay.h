@@ -119,13 +119,13 @@ inline Result run(const Config& c, const Layout& layout, const Options& o)
 
     for (unsigned pass = 0; pass < o.warmup; pass++)
         for (uint64_t a : addresses)
-            rig->unit.translate(kSid, a, Unit::kRead);
+            rig->unit.translate(kSid, kNoPasid, a, Unit::kRead);
     rig->unit.take_cost(kSid);
 
     Result r;
     const Counters before = rig->unit.counters();
     for (uint64_t i = 0; i < o.reads; i++) {
-        if (!rig->unit.translate(kSid, addresses[i % addresses.size()], Unit::kRead).ok)
+        if (!rig->unit.translate(kSid, kNoPasid, addresses[i % addresses.size()], Unit::kRead).ok)
             r.faults++;
         uint64_t ns = rig->unit.take_cost(kSid);
         r.charged_ns += ns;

@@ -93,6 +93,8 @@ void dmalab_vtd_trace_ir_state(void* opaque, bool enabled, uint64_t table, unsig
                                bool x2apic);
 
 enum { DMALAB_VTD_QUERY = 0, DMALAB_VTD_READ = 1, DMALAB_VTD_WRITE = 2 };
+/* The pasid of a request without a PASID. */
+#define DMALAB_VTD_NO_PASID 0xffffffffu
 
 typedef struct DmalabVtdTranslation {
     uint64_t iova; /* the request's page */
@@ -120,21 +122,25 @@ void dmalab_vtd_mmio_write(DmalabVtd* unit, uint32_t offset, uint64_t value, uns
 void dmalab_vtd_timer(DmalabVtd* unit, unsigned timer);
 void dmalab_vtd_reset(DmalabVtd* unit);
 
-/* perm: DMALAB_VTD_READ | DMALAB_VTD_WRITE, or DMALAB_VTD_QUERY. No translation is given
- * for the interrupt address range (!ok, untranslated_only), nor one whose page covers it. */
-DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint64_t iova,
-                                          unsigned perm);
+/* perm: DMALAB_VTD_READ | DMALAB_VTD_WRITE, or DMALAB_VTD_QUERY; pasid: the request's PASID or
+ * DMALAB_VTD_NO_PASID (a request with one is refused: the unit offers none; vtd/unit.h). No
+ * translation is given for the interrupt address range (!ok, untranslated_only), nor one
+ * whose page covers it. */
+DmalabVtdTranslation dmalab_vtd_translate(DmalabVtd* unit, uint16_t sid, uint32_t pasid,
+                                          uint64_t iova, unsigned perm);
 /* A PCIe ATS translation request (vtd/unit.h, Unit::translation_request): for the interrupt
  * address range ok, untranslated_only, read false and write true (the completion's R=0, W=1,
  * U=1: the device writes there untranslated, as interrupt requests, and reads nothing);
  * elsewhere what dmalab_vtd_translate answers a query. */
-DmalabVtdTranslation dmalab_vtd_translation_request(DmalabVtd* unit, uint16_t sid, uint64_t iova);
+DmalabVtdTranslation dmalab_vtd_translation_request(DmalabVtd* unit, uint16_t sid, uint32_t pasid,
+                                                    uint64_t iova);
 bool dmalab_vtd_enabled(DmalabVtd* unit);
 /* [iova, iova + len) page by page, each as dmalab_vtd_translate would (Unit::translate_run):
  * the first page's translation (iova, addr, mask and so on, for that page) and in *run how
  * many bytes from iova map to one contiguous run starting at addr + (iova - first.iova). */
-DmalabVtdTranslation dmalab_vtd_translate_run(DmalabVtd* unit, uint16_t sid, uint64_t iova,
-                                              uint64_t len, unsigned perm, uint64_t* run);
+DmalabVtdTranslation dmalab_vtd_translate_run(DmalabVtd* unit, uint16_t sid, uint32_t pasid,
+                                              uint64_t iova, uint64_t len, unsigned perm,
+                                              uint64_t* run);
 /* Modelled walk time requests from `sid` caused since the last call (then 0 again). */
 uint64_t dmalab_vtd_take_cost(DmalabVtd* unit, uint16_t sid);
 

@@ -311,12 +311,17 @@ class Unit
     // Translates a request from `sid` (bus << 8 | devfn) that needs the permissions in
     // `perm` (kRead | kWrite). A refused request is a fault, recorded unless the context
     // entry disables it. perm = 0 is a query: what the tables say, with nothing recorded.
+    // `pasid` is the request's PASID, or kNoPasid for a request without one. The unit offers
+    // no requests-with-PASID (ECAP.PASID clear; PASIDE is reserved in its context entries):
+    // with translation on, one is refused, with reason 31h under a legacy root table and
+    // 45h (the context entry's PASIDE clear) under a scalable-mode one, and its fault
+    // record carries the PASID (FRCD.PP, PV).
     // The interrupt address range is never translated: an address there is refused with
     // untranslated_only set and nothing counted or recorded (the platform takes its writes
     // to remap_interrupt), and no answer elsewhere covers it (a large page mapped over it is
     // answered in smaller pieces), so that nothing that keeps an answer uses it there.
     static constexpr unsigned kRead = 1, kWrite = 2;
-    Translation translate(uint16_t sid, uint64_t iova, unsigned perm);
+    Translation translate(uint16_t sid, uint32_t pasid, uint64_t iova, unsigned perm);
     bool translation_enabled() const;
 
     // A PCIe ATS translation request from `sid` for the page at `iova` (4.2.3): what its
@@ -325,7 +330,7 @@ class Unit
     // device sends its writes there untranslated, as interrupt requests, and reads nothing;
     // the tables are not consulted. Elsewhere: a query's answer (translate() with perm 0),
     // the tables' translation and permissions or a refusal, nothing recorded.
-    Translation translation_request(uint16_t sid, uint64_t iova);
+    Translation translation_request(uint16_t sid, uint32_t pasid, uint64_t iova);
 
     // The pages of [iova, iova + len) translated one after another, each exactly as a
     // translate() call for it would be (IOTLB, context cache, counters, modelled costs,
@@ -341,7 +346,7 @@ class Unit
         uint64_t len = 0;
     };
     static constexpr uint64_t kMaxRun = uint64_t{2} << 20; // pages per call: 512
-    Run translate_run(uint16_t sid, uint64_t iova, uint64_t len, unsigned perm);
+    Run translate_run(uint16_t sid, uint32_t pasid, uint64_t iova, uint64_t len, unsigned perm);
 
     // The modelled walk time requests from `sid` caused since the last call, and resets it.
     uint64_t take_cost(uint16_t sid);

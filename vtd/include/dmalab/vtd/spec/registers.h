@@ -75,8 +75,9 @@ inline constexpr Field FRCD_LO[] = {{"FI", 12, 52, A::RO}};
 // IRTA (10.4.29): the interrupt remapping table's base, size (2^(S+1) entries) and mode.
 inline constexpr Field IRTA[] = {
     {"S", 0, 4, A::RW}, {"EIME", 11, 1, A::RW}, {"IRTA", 12, 52, A::RW}};
-inline constexpr Field FRCD_HI[] = {
-    {"SID", 0, 16, A::RO}, {"FR", 32, 8, A::RO}, {"T", 62, 1, A::RO}, {"F", 63, 1, A::W1C}};
+inline constexpr Field FRCD_HI[] = {{"SID", 0, 16, A::RO}, {"PP", 31, 1, A::RO},
+                                    {"FR", 32, 8, A::RO},  {"PV", 40, 20, A::RO},
+                                    {"T", 62, 1, A::RO},   {"F", 63, 1, A::W1C}};
 } // namespace fields
 
 // The register map (10.4): the one declaration of each register. The unit's bank, every
@@ -437,6 +438,7 @@ enum class FaultReason : uint8_t {
 // mode. Requests without a PASID are user requests (no RID_PRIV).
 enum class SmFault : uint8_t {
     RootTableAddress = 0x30, // RTADDR unusable
+    LegacyPasid = 0x31,      // a request with a PASID under a legacy root table (TTM 00)
     RootAccess = 0x38,
     RootNotPresent = 0x39,
     RootReserved = 0x3a,
@@ -444,7 +446,8 @@ enum class SmFault : uint8_t {
     ContextNotPresent = 0x41,
     ContextReserved = 0x42,
     ContextInvalid = 0x43,
-    RidPasid = 0x48, // RID_PASID beyond the PASID directory
+    PasidDisabled = 0x45, // a request with a PASID, the context entry's PASIDE clear
+    RidPasid = 0x48,      // RID_PASID beyond the PASID directory
     DirAccess = 0x50,
     DirNotPresent = 0x51,
     DirReserved = 0x52,
