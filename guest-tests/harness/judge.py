@@ -5,115 +5,23 @@ what the guest did."""
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
-from harness.qemu import (
-    Boot,
-    COUNTERS,
-    LINUX_RE,
-    disk_data,
-    ioat_stats,
-    vtd_stats)
-from harness.expect import PER_REQUESTER
-from harness.ktap import SKIP_RE, parse_bench, parse_ktap, strip_ts
-
-
-# Kernel trouble anywhere in the log fails the run.
-KERNEL_PROBLEMS = [
-    ("kernel oops", re.compile(r"\bOops\b")),
-    ("kernel BUG", re.compile(r"\bBUG:")),
-    ("kernel WARNING", re.compile(r"\bWARNING:")),
-    ("kernel call trace", re.compile(r"Call Trace:")),
-    ("kernel panic", re.compile(r"Kernel panic")),
-    ("general protection fault", re.compile(r"general protection fault")),
-    ("IOMMU fault", re.compile(r"DMAR: \[DMA (Read|Write)|DMAR: DRHD: handling fault")),
-    # An interrupt the unit blocked: a scenario that expects one allows its line by
-    # requester and reason (the "DRHD: handling fault" line before it says nothing of which)
-    ("IOMMU interrupt-remapping fault", re.compile(r"DMAR: \[INTR-REMAP\]")),
-    # Linux's queued-invalidation errors (drivers/iommu/intel/dmar.c: qi_dump_fault's
-    # "VT-d detected ..." and qi_check_fault's "... cleared" lines, 5.15 to 6.12; "invalid
-    # descriptor" before). Linux carries on after each (an IQE's descriptor is skipped,
-    # an ITE's batch submitted again), so the counters alone may never show one
-    ("IOMMU invalidation queue error", re.compile(
-        r"DMAR: (VT-d detected (invalid descriptor|Invalidation (Queue|Time-out|Completion) "
-        r"Error)|Invalidation (Queue|Time-out|Completion) Error \((IQE|ITE|ICE)\) cleared)")),
-    # A parameter that a module loaded with it does not have (init.sh's insmod passes the
-    # command line's MODULE.PARAM words): Linux warns and loads it with the default
-    ("unknown module parameter", re.compile(r": unknown parameter '[^']*' ignored")),
-    ("soft lockup", re.compile(r"soft lockup|rcu_sched self-detected stall|"
-                               r"rcu: INFO: rcu_\w+ (self-)?detected stall")),
-    ("hung task", re.compile(r"blocked for more than \d+ seconds")),
-]
-
-
-# Error lines of the ioatdma driver (its messages carry the driver name
-# as prefix: "ioatdma 0000:00:03.0: ...").
-IOAT_LINE_RE = re.compile(r"\bioatdma\b")
-
-
-IOAT_ERROR_RE = re.compile(
-    r"fail|error|Err\(|timed out|disabling|halted|no usable|cannot|"
-    r"unable|invalid|exceeds", re.IGNORECASE)
-
-
-IOAT_ERROR_IGNORE_RE = re.compile(r"\bDCA\b")
-
-
-DMALAB_RE = re.compile(r"DMALAB: (.*)$")
-
-
-BOUND_RE = re.compile(r"ioatdma bound (\S+) vendor=(\S+) device=(\S+)")
-
-
-CHANNELS_RE = re.compile(r"dma channels=(\d+) \(([^)]*)\)")
-
-
-FIRMWARE_RE = re.compile(r"SeaBIOS \(version")
-
-
-CHAN_STAT_RE = re.compile(
-    r"^# dmalab_exercise: (\S+) ops=(\d+) bytes=(\d+) ns=(\d+) "
-    r"wall_ns=(\d+) MB/s=([\d.]+) failures=(\d+)")
-
-
-SUMMARY_RE = re.compile(
-    r"^# dmalab_exercise: summary channels=(\d+) ops=(\d+) bytes=(\d+) "
-    r"ns=(\d+) MB/s=([\d.]+) failures=(\d+)")
-
-
-CPU_RE = re.compile(
-    r"^# dmalab_exercise: cpu_memcpy ops=(\d+) bytes=(\d+) ns=(\d+) "
-    r"MB/s=([\d.]+)")
-
-
-# "# dmalab_exercise: [mode=M ]iterations=... channels=N": the channels the
-# exerciser could get
-HEADER_RE = re.compile(
-    r"^# dmalab_exercise: (?:mode=(\S+) )?iterations=\d+ "
-    r".*\bchannels=(\d+)\s*$")
-
-
-# init.sh: "DMALAB: irq <count over all CPUs> <rest of its /proc/interrupts
-# line>"
-IRQ_RE = re.compile(r"^irq (\d+)\s*(.*)$")
-
-
-# /init's own figures, one line per run: "DMALAB: WORD key=value ..." becomes a bench
-# row of the tag INIT_BENCH[WORD], as the exerciser's "# bench-..." lines do
-# (init.sh's dmalab.iperf workload: "DMALAB: iperf nic=... size=... rate=...", and
-# its dmalab.xsk workload: "DMALAB: xsk receiver=... size=... rate=...")
-INIT_BENCH = {"iperf": "bench-iperf", "xsk": "bench-xsk"}
-INIT_BENCH_RE = re.compile(r"^(\w+)((?:\s+[\w/.-]+=\S+)+)\s*$")
-
-
-def parse_init_bench(msg):
-    """(tag, {key: value}) of one of /init's figure lines (the text after "DMALAB: "),
-    else None."""
-    m = INIT_BENCH_RE.match(msg)
-    if not m or m.group(1) not in INIT_BENCH:
-        return None
-    return INIT_BENCH[m.group(1)], dict(kv.split("=", 1) for kv in m.group(2).split())
+from harness.qemu import Boot, LINUX_RE, disk_data
+from harness.ktap import SKIP_RE, parse_ktap, strip_ts
+# The serial log read into Facts (judge_log.py) and the devices' counters judged
+# (judge_counters.py); the names other modules take from here stay importable here.
+from harness.judge_log import (  # noqa: F401
+    CHAN_STAT_RE,
+    DMALAB_RE,
+    FIRMWARE_RE,
+    IOAT_LINE_RE,
+    Facts,
+    parse_init_bench,
+    read_diagnostics,
+    read_log)
+from harness.judge_counters import judge_counters, judge_vtd  # noqa: F401
 
 
 def split_boots(boot):
@@ -157,31 +65,6 @@ class RunSetup:
     counters_unread: Optional[str] = None
     virtio_disk: int = 0
     disk_sha256: Optional[str] = None
-
-
-@dataclass
-class Facts:
-    """What one boot's serial log showed."""
-    kernel: Optional[str] = None        # the first "Linux version"
-    bound: list = field(default_factory=list)   # (bdf, vendor, device) ioatdma bound
-    channels: Optional[int] = None      # DMA channels /init found, and their names
-    channel_names: list = field(default_factory=list)
-    chan_stats: list = field(default_factory=list)  # the exerciser's figures per channel
-    summary: Optional[dict] = None      # ... over all channels
-    cpu: Optional[dict] = None          # ... of the guest CPU's memcpy
-    init_seen: Optional[float] = None   # host seconds when /init reported
-    init_uptime: Optional[float] = None  # the guest's uptime then
-    done: bool = False                  # /init finished
-    exercise_rc: Optional[int] = None   # insmod's status
-    errors: list = field(default_factory=list)          # kernel problems, ioatdma errors
-    dmalab_errors: list = field(default_factory=list)   # /init's "DMALAB: error" lines
-    allowed: list = field(default_factory=list)         # problems expected (allow)
-    irqs: list = field(default_factory=list)            # (count, /proc/interrupts text)
-    bench: list = field(default_factory=list)           # (tag, {key: value})
-    ex_mode: Optional[str] = None       # the exerciser's header: mode and channels
-    ex_channels: Optional[int] = None
-    skipped: list = field(default_factory=list)         # KTAP skips allowed
-    ktap: dict = field(default_factory=dict)            # parse_ktap()
 
 
 def judge_run(boot, setup, expect):
@@ -243,89 +126,6 @@ def analyse(boot, setup, expect):
     reasons += judge_lines(boot, expect.log.lines)
     reasons += judge_disk(boot, setup)
     return facts, reasons
-
-
-def read_log(boot, allow):
-    """The facts of the serial log's lines: the kernel, its problems (those on a line
-    matching an allow pattern kept apart), and what /init reported."""
-    facts = Facts()
-    allow = [re.compile(a) for a in allow]
-    for idx, line in enumerate(strip_ts(l) for l in boot.lines):
-        m = LINUX_RE.search(line)
-        if m and facts.kernel is None:
-            facts.kernel = m.group(1)
-        problems = ["%s: %s" % (what, line.strip())
-                    for what, rx in KERNEL_PROBLEMS if rx.search(line)]
-        if IOAT_LINE_RE.search(line) and IOAT_ERROR_RE.search(line) \
-                and not IOAT_ERROR_IGNORE_RE.search(line):
-            problems.append("ioatdma error: %s" % line.strip())
-        if problems and any(a.search(line) for a in allow):
-            facts.allowed.append(line.strip())   # expected (--allow)
-        else:
-            facts.errors += problems
-        m = DMALAB_RE.search(line)
-        if m:
-            read_dmalab(facts, m.group(1), boot.stamps[idx])
-    return facts
-
-
-def read_dmalab(facts, msg, stamp):
-    """One of /init's "DMALAB: ..." lines."""
-    if msg.startswith("init ") and facts.init_seen is None:
-        facts.init_seen = stamp
-        um = re.search(r"uptime=([\d.]+)", msg)
-        if um:
-            facts.init_uptime = float(um.group(1))
-    elif msg.startswith("error"):
-        facts.dmalab_errors.append(msg)
-    elif msg == "done":
-        facts.done = True
-    bm = BOUND_RE.search(msg)
-    if bm:
-        facts.bound.append(bm.groups())
-    cm = CHANNELS_RE.search(msg)
-    if cm:
-        facts.channels = int(cm.group(1))
-        facts.channel_names = cm.group(2).split()
-    em = re.search(r"exercise end rc=(\d+)", msg)
-    if em:
-        facts.exercise_rc = int(em.group(1))
-    im = IRQ_RE.match(msg)
-    if im:
-        facts.irqs.append((int(im.group(1)), im.group(2).strip()))
-    fig = parse_init_bench(msg)
-    if fig:
-        facts.bench.append(fig)
-
-
-def read_diagnostics(facts, ktap):
-    """The exerciser's KTAP document and the figures in its diagnostics."""
-    facts.ktap = ktap
-    for d in ktap["diag"]:
-        m = CHAN_STAT_RE.match(d)
-        if m:
-            facts.chan_stats.append({
-                "name": m.group(1), "ops": int(m.group(2)),
-                "bytes": int(m.group(3)), "ns": int(m.group(4)),
-                "wall_ns": int(m.group(5)), "mbps": float(m.group(6)),
-                "failures": int(m.group(7))})
-        m = SUMMARY_RE.match(d)
-        if m:
-            facts.summary = {
-                "channels": int(m.group(1)), "ops": int(m.group(2)),
-                "bytes": int(m.group(3)), "ns": int(m.group(4)),
-                "mbps": float(m.group(5)), "failures": int(m.group(6))}
-        m = CPU_RE.match(d)
-        if m:
-            facts.cpu = {"ops": int(m.group(1)), "bytes": int(m.group(2)),
-                         "ns": int(m.group(3)), "mbps": float(m.group(4))}
-        m = HEADER_RE.match(d)
-        if m and facts.ex_channels is None:
-            facts.ex_mode = m.group(1)
-            facts.ex_channels = int(m.group(2))
-        m = parse_bench(d)
-        if m:
-            facts.bench.append(m)
 
 
 def judge_exit(boot, setup):
@@ -481,111 +281,6 @@ def judge_probes(boot, liveness):
                 "QEMU's main loop was starved" % (max(lat), liveness.max_round_trip)]
     return []
 
-
-def judge_counters(facts, boot, setup, counters):
-    """Cross-check dmalab-ioat's own counters (QMP) with the guest's view:
-    every copy the guest verified went through the device."""
-    if boot.qmp_error:
-        return ["QMP: %s" % boot.qmp_error]
-    if boot.device_stats is None:
-        named = counters.named()
-        if setup.counters_unread:
-            # A saved log has no counters; nor has a run without a dmalab
-            # device or with --no-counters.  Only what was asked for fails.
-            return ["the device counters were not read (%s): cannot check %s" % (
-                setup.counters_unread, ", ".join(named))] if named else []
-        # Every boot of a live run has them: read at its power-off, at its
-        # --reset-on marker, or at its guest reset (held back for that).
-        return ["QMP: the device counters were wanted but not read (QEMU "
-                "ended before the runner could ask)%s" % (
-                    ": cannot check %s" % ", ".join(named) if named else "")]
-    reasons = judge_vtd(facts, boot, counters.vtd)
-    reasons += judge_ioat_counters(facts, boot, counters.ioat)
-    if not ioat_stats(boot):
-        return reasons + ["QMP: no dmalab-ioat device found in the QOM tree"]
-    total = {c: sum(d[c] for d in ioat_stats(boot)) for c in COUNTERS}
-    return reasons + judge_ioat(facts, total, counters)
-
-
-def judge_ioat(facts, total, counters):
-    """dmalab-ioat's counters, summed over the devices, against the expectations and
-    the copies the guest verified."""
-    reasons = []
-    if total["descriptors"] < counters.min_descriptors:
-        reasons.append("dmalab-ioat completed %d descriptors, expected at least %d" % (
-            total["descriptors"], counters.min_descriptors))
-    if total["bytes"] < counters.min_bytes:
-        reasons.append("dmalab-ioat moved %d bytes, expected at least %d" % (
-            total["bytes"], counters.min_bytes))
-    want = counters.errors.count
-    if counters.errors.at_least and total["errors"] < want:
-        reasons.append("dmalab-ioat counted %d channel error(s), expected "
-                       "at least %d" % (total["errors"], want))
-    elif not counters.errors.at_least and total["errors"] != want:
-        reasons.append("dmalab-ioat counted %d channel error(s)%s" % (
-            total["errors"], (", expected %d" % want) if want else ""))
-    s = facts.summary
-    if s:
-        if total["bytes"] < s["bytes"]:
-            reasons.append("dmalab-ioat copied %d bytes, fewer than the %d "
-                           "the guest verified" % (total["bytes"], s["bytes"]))
-        if total["descriptors"] < s["ops"]:
-            reasons.append("dmalab-ioat completed %d descriptors, fewer than "
-                           "the guest's %d copies" % (total["descriptors"], s["ops"]))
-        if s["ops"] and not total["interrupts"]:
-            reasons.append("dmalab-ioat sent no interrupt")
-    return reasons
-
-
-def judge_vtd(facts, boot, conditions):
-    """--expect-vtd: conditions on dmalab-vtd's counters (named by its counter-names)."""
-    units = vtd_stats(boot)
-    return judge_conditions("dmalab-vtd", units, conditions, facts,
-                            units[0]["counter-names"] if units else (),
-                            "QMP: no dmalab-vtd found in the QOM tree")
-
-
-def judge_ioat_counters(facts, boot, conditions):
-    """--expect-ioat: conditions on dmalab-ioat's counters."""
-    devs = ioat_stats(boot)
-    return judge_conditions("dmalab-ioat", devs, conditions, facts, None,
-                            "QMP: no dmalab-ioat counters were read")
-
-
-def judge_conditions(kind, devs, conditions, facts, names, missing):
-    """Conditions on a device kind's counters, each summed over its devices; names,
-    when given, the counters the device says it has (listed when one is not)."""
-    if not conditions:
-        return []
-    if not devs:
-        return [missing]
-    # ops: the copies the exerciser's summary line says it verified. Without that line a
-    # condition that names ops cannot be judged (it would compare with 0 and hold)
-    ops = facts.summary["ops"] if facts.summary else None
-    reasons = []
-    for c in conditions:
-        base = c.counter.split("@")[0]
-        if "@" in c.counter and base not in PER_REQUESTER:
-            reasons.append("%s keeps no counter %r per requester (%s)" % (kind, base, c.text))
-            continue
-        if any(base not in (d["counter-names"] if names is not None else d)
-               for d in devs):
-            reasons.append("%s has no counter %r (%s)%s" % (
-                kind, c.counter, c.text, "; it has: " + " ".join(names)
-                if names is not None else ""))
-            continue
-        if c.per_ops is not None and ops is None:
-            reasons.append("%s: %s names ops, the copies the guest verified, but the "
-                           "exerciser printed no summary line" % (kind, c.text))
-            continue
-        # a requester that had none has no entry
-        have = sum(d.get(c.counter, 0) if "@" in c.counter else d[c.counter] for d in devs)
-        if not c.holds(have, ops):
-            reasons.append("%s: %s is %d, expected %s %d (%s)" % (
-                kind, c.counter, have, c.op, c.want(ops), c.text))
-    return reasons
-
-
 DISK_RE = re.compile(r"DMALAB: disk (\S+) sha256=([0-9a-f]{64}) bytes=(\d+)")
 
 
@@ -637,4 +332,3 @@ def judge_fault_logs(logs):
                                ",".join(map(str, bad)), i, line,
                                a[line - 1] if line <= len(a) else "(end)",
                                b[line - 1] if line <= len(b) else "(end)")])]
-

@@ -50,44 +50,11 @@
 #include <linux/string.h>
 
 #include "exercise.h"
+#include "raid.h"
 
 static unsigned int raid_rounds = 6;
 module_param(raid_rounds, uint, 0444);
 MODULE_PARM_DESC(raid_rounds, "mode=raid: rounds per operation (default 6)");
-
-#define DLX_RAID_LEN	16384
-#define DLX_RAID_SRCS	16
-/* the sources, then P and Q, then the CPU's expected P and Q */
-#define DLX_RAID_BUFS	(DLX_RAID_SRCS + 4)
-#define DLX_RAID_P	DLX_RAID_SRCS
-#define DLX_RAID_Q	(DLX_RAID_SRCS + 1)
-#define DLX_RAID_WANT_P	(DLX_RAID_SRCS + 2)
-#define DLX_RAID_WANT_Q	(DLX_RAID_SRCS + 3)
-
-enum dlx_raid_op {
-	DLX_RAID_MEMCPY,
-	DLX_RAID_INTERRUPT,
-	DLX_RAID_XOR,
-	DLX_RAID_XOR_VAL,
-	DLX_RAID_PQ,
-	DLX_RAID_PQ_VAL,
-	DLX_RAID_PQ16,
-	DLX_RAID_PQ16_VAL,
-	DLX_RAID_VAL_CHAIN,	/* a wrong PQ_VAL submitted from another's callback */
-	DLX_RAID_FILL,		/* raw descriptors, not through dmaengine */
-	DLX_RAID_OPS,
-};
-
-
-/* What each operation needs of the channel and does with the sources. */
-struct dlx_raid_kind {
-	const char *name;
-	enum dma_transaction_type cap;	/* the dmaengine capability */
-	u8 lo, hi;			/* sources: from lo to hi */
-	bool q;				/* Q too (the PQ forms) */
-	bool validate;			/* compares and reports, writes nothing */
-	bool wide;			/* 9-16 sources: dma_maxpq() must reach 16 */
-};
 
 static const struct dlx_raid_kind dlx_raid_kinds[DLX_RAID_OPS] = {
 	[DLX_RAID_MEMCPY] = { "memcpy", DMA_MEMCPY, 1, 1 },
@@ -103,33 +70,6 @@ static const struct dlx_raid_kind dlx_raid_kinds[DLX_RAID_OPS] = {
 	[DLX_RAID_VAL_CHAIN] = { "pq-val-chain", DMA_PQ_VAL, 2, 8, .q = true, .validate = true },
 	/* not through dmaengine: DMACAPABILITY says (dlx_raid_offered) */
 	[DLX_RAID_FILL] = { "fill" },
-};
-
-/* One channel's buffers and the operation it has in flight. */
-struct dlx_raid {
-	struct dlx_chan *c;
-	struct device *dev;
-	u8 *buf[DLX_RAID_BUFS];
-	dma_addr_t dma[DLX_RAID_BUFS];
-	u8 coef[DLX_RAID_SRCS];
-	unsigned int srcs;
-	size_t len;
-	enum sum_check_flags check;	/* written by the driver before the callback */
-	enum sum_check_flags want;	/* what a validation must report */
-	/* xor-val-chain: the second validation's flags, and why it did not run */
-	enum sum_check_flags check2;
-	enum dmaengine_tx_result result1;
-	const char *chain_why;
-	bool submitted;
-	/* fill: the channel's registers and its one descriptor */
-	void __iomem *bar;
-	void __iomem *regs;
-	__le64 *desc;
-	dma_addr_t desc_dma;
-	u64 pattern;
-	unsigned int failed[DLX_RAID_OPS];
-	unsigned int done[DLX_RAID_OPS];
-	char why[DLX_RAID_OPS][64];
 };
 
 /* GF(2^8) with the RAID-6 polynomial 0x11d, by log and exp tables. */
@@ -216,7 +156,7 @@ static void dlx_raid_free(struct dlx_raid *r)
 }
 
 /* Whether the channel offers op (dmaengine's capabilities, ioatdma's limits). */
-static bool dlx_raid_offered(struct dlx_raid *r, enum dlx_raid_op op)
+bool dlx_raid_offered(struct dlx_raid *r, enum dlx_raid_op op)
 {
 	const struct dlx_raid_kind *k = &dlx_raid_kinds[op];
 	struct dma_device *d = r->c->chan->device;
@@ -325,8 +265,8 @@ dlx_raid_prep(struct dlx_raid *r, enum dlx_raid_op op)
 	}
 }
 
-static void dlx_raid_fail(struct dlx_raid *r, enum dlx_raid_op op,
-			  const char *why)
+void dlx_raid_fail(struct dlx_raid *r, enum dlx_raid_op op,
+		   const char *why)
 {
 	if (!r->failed[op]++)
 		strscpy(r->why[op], why, sizeof(r->why[op]));
@@ -362,7 +302,7 @@ static void dlx_raid_chain_callback(void *param,
 	dma_async_issue_pending(r->c->chan);
 }
 
-static void dlx_raid_submit(struct dlx_raid *r, enum dlx_raid_op op)
+void dlx_raid_submit(struct dlx_raid *r, enum dlx_raid_op op)
 {
 	struct dma_async_tx_descriptor *tx = dlx_raid_prep(r, op);
 
@@ -439,100 +379,6 @@ static void dlx_raid_check(struct dlx_raid *r, enum dlx_raid_op op)
 	if (op == DLX_RAID_MEMCPY)
 		r->c->bytes += r->len;
 	r->done[op]++;
-}
-
-/*
- * Before the first fill: an interrupt descriptor through dmaengine on every
- * channel that will fill, and its callback waited for.  It runs only after
- * the restart that ends ioatdma's handling of the last validation's error,
- * so once it called back the channel is idle and ioatdma is done with it.
- * (Only before the first: after a fill the channel's chain is the module's,
- * and ioatdma's next descriptor would follow it; the reset at the end gives
- * the channel back.)
- */
-static void dlx_raid_settle(struct dlx_raid *rs, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		if (!dlx_raid_offered(&rs[i], DLX_RAID_FILL) || rs[i].c->abandoned)
-			continue;
-		dlx_raid_submit(&rs[i], DLX_RAID_INTERRUPT);
-		if (rs[i].submitted)
-			dma_async_issue_pending(rs[i].c->chan);
-		else
-			dlx_raid_fail(&rs[i], DLX_RAID_FILL, "no interrupt before it");
-	}
-	for (i = 0; i < n; i++) {
-		if (!rs[i].submitted)
-			continue;
-		rs[i].submitted = false;
-		if (!dlx_wait(rs[i].c, timeout_ms)) {
-			rs[i].c->abandoned = true;
-			dlx_raid_fail(&rs[i], DLX_RAID_FILL, "interrupt before it: timeout");
-		}
-	}
-}
-
-/* Gives the idle channel one fill descriptor of its own and starts it. */
-static void dlx_raid_fill_start(struct dlx_raid *r, u64 *rng)
-{
-	__le64 *d = r->desc;
-
-	r->len = 64 * (1 + dlx_below(rng, DLX_RAID_LEN / 64 - 1));
-	r->pattern = dlx_next(rng);
-	memset(r->buf[DLX_RAID_P], DLX_POISON, DLX_RAID_LEN);
-	memset(d, 0, 64);
-	d[0] = cpu_to_le64(r->len | (u64)(DLX_IOAT_OP_FILL << 24) << 32);
-	d[1] = cpu_to_le64(r->pattern);
-	d[2] = cpu_to_le64(r->dma[DLX_RAID_P]);
-	d[3] = cpu_to_le64(r->desc_dma);
-	/* stop the idle channel, point it at the descriptor, one to run */
-	writeb(DLX_IOAT_CHANCMD_SUSPEND, r->regs + DLX_IOAT_CHANCMD);
-	lo_hi_writeq(r->desc_dma, r->regs + DLX_IOAT_CHAINADDR);
-	writew(1, r->regs + DLX_IOAT_DMACOUNT);
-	r->submitted = true;
-}
-
-/* Polls the channel until it is done with the fill; why not, or NULL. */
-static const char *dlx_raid_fill_wait(struct dlx_raid *r)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
-	u64 sts;
-
-	do {
-		sts = lo_hi_readq(r->regs + DLX_IOAT_CHANSTS);
-		if ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_HALTED)
-			return "channel halted";
-		if ((sts & DLX_IOAT_CHANSTS_STATE) == DLX_IOAT_CHANSTS_DONE &&
-		    (sts & ~0x3fULL) == r->desc_dma)
-			return NULL;
-		usleep_range(50, 100);
-	} while (time_before(jiffies, end));
-	return "timeout";
-}
-
-static void dlx_raid_fill_check(struct dlx_raid *r)
-{
-	const u8 *p = r->buf[DLX_RAID_P];
-	const char *why = dlx_raid_fill_wait(r);
-	size_t i;
-
-	for (i = 0; !why && i < r->len; i++)
-		if (p[i] != (u8)(r->pattern >> (8 * (i % 8))))
-			why = "pattern differs";
-	if (!why && p[r->len] != DLX_POISON)
-		why = "wrote past the block";
-	if (why) {
-		pr_info("# %s: %s fill: %s, CHANSTS %#llx CHANERR %#x\n", DLX_NAME,
-			r->c->name, why,
-			(unsigned long long)lo_hi_readq(r->regs + DLX_IOAT_CHANSTS),
-			readl(r->regs + DLX_IOAT_CHANERR));
-		dlx_raid_fail(r, DLX_RAID_FILL, why);
-		return;
-	}
-	r->c->ops++;
-	r->done[DLX_RAID_FILL]++;
 }
 
 /* One round of op on every channel that offers it, all in flight at once. */
