@@ -873,9 +873,9 @@ xsk_count_pass() {
 }
 
 case "$SCENARIO" in
-boot|memcpy|raid5|raid6|mdcost|dmatest|vfio|net) ;;
+boot|memcpy|raid5|raid6|mdcost|dmatest|vfio|net|movdir) ;;
 *)
-	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest vfio net)"
+	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest vfio net movdir)"
 	finish
 	;;
 esac
@@ -1017,6 +1017,7 @@ mdcost_scenario() {
 	md_cost raid5 3 0 md0 && md_cost raid6 4 3 md1
 }
 
+# dmalab.scenario=movdir: dmalab-movdir, MOVDIRI and MOVDIR64B from user mode.
 # dmalab.scenario=vfio|net: helper program dmalab-$1 (helpers/) after the
 # modules it needs: dmalab-vfio hands dmalab-ioat from ioatdma to vfio-pci and
 # drives it through VFIO's type1 IOMMU driver; dmalab-net echoes raw frames.
@@ -1069,6 +1070,10 @@ raid5) md_scenario raid5 3 ;;
 raid6) md_scenario raid6 4 ;;
 mdcost) mdcost_scenario ;;
 vfio) helper_scenario vfio vfio_iommu_type1 vfio_pci ;;
+movdir)
+	/bin/dmalab-movdir
+	say "dmalab-movdir end rc=$?"
+	;;
 net) helper_scenario net virtio_pci virtio_net ;;
 esac
 report_irqs

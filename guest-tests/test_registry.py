@@ -113,8 +113,8 @@ class RegistryTests(unittest.TestCase):
         for n in host:
             self.assertTrue(reg[n]["clock"].startswith("host: ") and len(reg[n]["clock"]) > 20,
                             n)
-        self.assertEqual(host, ["accel-fallback", "hostile-ring", "mmio-map-race", "reset-qmp",
-                                "vtd-vhost", "vtd-vhost-ats", "vtd-vhost-ats-sm",
+        self.assertEqual(host, ["accel-fallback", "hostile-ring", "mmio-map-race", "movdir-mttcg",
+                                "reset-qmp", "vtd-vhost", "vtd-vhost-ats", "vtd-vhost-ats-sm",
                                 "vtd-vhost-sm"], "a new host-clock entry is a choice")
         for bad in ("host", "host: ", "modelled", 3):
             with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
