@@ -156,7 +156,7 @@ static void dlx_raid_free(struct dlx_raid *r)
 }
 
 /* Whether the channel offers op (dmaengine's capabilities, ioatdma's limits). */
-bool dlx_raid_offered(struct dlx_raid *r, enum dlx_raid_op op)
+static bool dlx_raid_offered(struct dlx_raid *r, enum dlx_raid_op op)
 {
 	const struct dlx_raid_kind *k = &dlx_raid_kinds[op];
 	struct dma_device *d = r->c->chan->device;
@@ -265,13 +265,6 @@ dlx_raid_prep(struct dlx_raid *r, enum dlx_raid_op op)
 	}
 }
 
-void dlx_raid_fail(struct dlx_raid *r, enum dlx_raid_op op,
-		   const char *why)
-{
-	if (!r->failed[op]++)
-		strscpy(r->why[op], why, sizeof(r->why[op]));
-}
-
 /*
  * xor-val-chain: the first validation's callback.  ioatdma calls it from
  * ioat_eh, under its cleanup lock, before it clears CHANERR and restarts the
@@ -302,7 +295,7 @@ static void dlx_raid_chain_callback(void *param,
 	dma_async_issue_pending(r->c->chan);
 }
 
-void dlx_raid_submit(struct dlx_raid *r, enum dlx_raid_op op)
+static void dlx_raid_submit(struct dlx_raid *r, enum dlx_raid_op op)
 {
 	struct dma_async_tx_descriptor *tx = dlx_raid_prep(r, op);
 
@@ -379,6 +372,39 @@ static void dlx_raid_check(struct dlx_raid *r, enum dlx_raid_op op)
 	if (op == DLX_RAID_MEMCPY)
 		r->c->bytes += r->len;
 	r->done[op]++;
+}
+
+/*
+ * Before the first fill: an interrupt descriptor through dmaengine on every
+ * channel that will fill, and its callback waited for.  It runs only after
+ * the restart that ends ioatdma's handling of the last validation's error,
+ * so once it called back the channel is idle and ioatdma is done with it.
+ * (Only before the first: after a fill the channel's chain is the module's,
+ * and ioatdma's next descriptor would follow it; the reset at the end gives
+ * the channel back.)
+ */
+static void dlx_raid_settle(struct dlx_raid *rs, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!dlx_raid_offered(&rs[i], DLX_RAID_FILL) || rs[i].c->abandoned)
+			continue;
+		dlx_raid_submit(&rs[i], DLX_RAID_INTERRUPT);
+		if (rs[i].submitted)
+			dma_async_issue_pending(rs[i].c->chan);
+		else
+			dlx_raid_fail(&rs[i], DLX_RAID_FILL, "no interrupt before it");
+	}
+	for (i = 0; i < n; i++) {
+		if (!rs[i].submitted)
+			continue;
+		rs[i].submitted = false;
+		if (!dlx_wait(rs[i].c, timeout_ms)) {
+			rs[i].c->abandoned = true;
+			dlx_raid_fail(&rs[i], DLX_RAID_FILL, "interrupt before it: timeout");
+		}
+	}
 }
 
 /* One round of op on every channel that offers it, all in flight at once. */

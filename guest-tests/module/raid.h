@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * mode=raid's buffers, operations and the parts raid.c and raid_fill.c share.
+ * mode=raid's buffers and operations, shared by raid.c and raid_fill.c.
  */
 #ifndef DLX_RAID_H
 #define DLX_RAID_H
 
 #include <linux/dmaengine.h>
+#include <linux/string.h>
 #include <linux/types.h>
 
 #include "exercise.h"
@@ -70,12 +71,15 @@ struct dlx_raid {
 	char why[DLX_RAID_OPS][64];
 };
 
-bool dlx_raid_offered(struct dlx_raid *r, enum dlx_raid_op op);
-void dlx_raid_submit(struct dlx_raid *r, enum dlx_raid_op op);
-void dlx_raid_fail(struct dlx_raid *r, enum dlx_raid_op op, const char *why);
+/* The first failure of op on r says why; later ones only count. */
+static inline void dlx_raid_fail(struct dlx_raid *r, enum dlx_raid_op op,
+				  const char *why)
+{
+	if (!r->failed[op]++)
+		strscpy(r->why[op], why, sizeof(r->why[op]));
+}
 
 /* raid_fill.c: fill, as raw descriptors on the channel's own registers */
-void dlx_raid_settle(struct dlx_raid *rs, unsigned int n);
 void dlx_raid_fill_start(struct dlx_raid *r, u64 *rng);
 void dlx_raid_fill_check(struct dlx_raid *r);
 

@@ -2,7 +2,8 @@
 /*
  * mode=raid's fill: ioatdma offers no DMA_MEMSET, so each channel that
  * advertises fill in DMACAPABILITY gets one raw fill descriptor of the
- * module's own on its registers, polled to completion and checked.
+ * module's own on its registers, polled to completion and checked (raid.c
+ * settles the channels first).
  */
 
 #include <linux/delay.h>
@@ -14,39 +15,6 @@
 
 #include "exercise.h"
 #include "raid.h"
-
-/*
- * Before the first fill: an interrupt descriptor through dmaengine on every
- * channel that will fill, and its callback waited for.  It runs only after
- * the restart that ends ioatdma's handling of the last validation's error,
- * so once it called back the channel is idle and ioatdma is done with it.
- * (Only before the first: after a fill the channel's chain is the module's,
- * and ioatdma's next descriptor would follow it; the reset at the end gives
- * the channel back.)
- */
-void dlx_raid_settle(struct dlx_raid *rs, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		if (!dlx_raid_offered(&rs[i], DLX_RAID_FILL) || rs[i].c->abandoned)
-			continue;
-		dlx_raid_submit(&rs[i], DLX_RAID_INTERRUPT);
-		if (rs[i].submitted)
-			dma_async_issue_pending(rs[i].c->chan);
-		else
-			dlx_raid_fail(&rs[i], DLX_RAID_FILL, "no interrupt before it");
-	}
-	for (i = 0; i < n; i++) {
-		if (!rs[i].submitted)
-			continue;
-		rs[i].submitted = false;
-		if (!dlx_wait(rs[i].c, timeout_ms)) {
-			rs[i].c->abandoned = true;
-			dlx_raid_fail(&rs[i], DLX_RAID_FILL, "interrupt before it: timeout");
-		}
-	}
-}
 
 /* Gives the idle channel one fill descriptor of its own and starts it. */
 void dlx_raid_fill_start(struct dlx_raid *r, u64 *rng)
