@@ -35,6 +35,7 @@ from imagelib.util import (  # noqa: E402
     run,
     sha256_file,
     write_stamp)
+from imagelib.init_files import add_init, init_digest  # noqa: E402
 from imagelib.debs import (  # noqa: E402
     fetch_debian_headers,
     fetch_debian_kernel,
@@ -59,7 +60,6 @@ __all__ = ["Cpio", "ImageError", "closure", "extract_vmlinux", "has_pvh_note",
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_SRC = os.path.join(HERE, "module")
-INIT_SCRIPT = os.path.join(HERE, "init.sh")
 HELPER_SRC = os.path.join(HERE, "helpers")
 EXERCISER = "dmalab_exercise"
 
@@ -176,8 +176,7 @@ def write_initramfs(path, busybox, ver, mods, builtin, exerciser_ko,
     for link in busybox_links(busybox):
         if link not in ("init", "linuxrc"):
             cp.symlink(link, "/bin/busybox")
-    with open(INIT_SCRIPT, "rb") as f:
-        cp.file("init", f.read(), 0o755)
+    add_init(cp)
     for name, exe in helpers:
         with open(exe, "rb") as f:
             cp.file("bin/" + name, f.read(), 0o755)
@@ -292,7 +291,7 @@ def stamp_key(ver, kernel, moddir, busybox, ko, helpers):
     h = hashlib.sha256()
     for part in (STAMP_VERSION, ver, file_sig(kernel),
                  file_sig(busybox), sha256_file(ko),
-                 sha256_file(INIT_SCRIPT),
+                 init_digest(),
                  " ".join(sha256_file(e) for _, e in helpers),
                  sha256_file(os.path.abspath(__file__))):
         h.update(part.encode() + b"\n")

@@ -6,7 +6,7 @@ beside busybox's ip, which has no netns), dmalab-xsk (helpers/net/dmalab_xsk.c, 
 AF_XDP receive-and-drop socket) with libxdp's BPF program files, the shared
 libraries they need and the dynamic loader, all from Debian bookworm's packages
 (imagelib/userspace.py: apt-get download into <cache>/guest-dl/userspace, dpkg-deb
--x, nothing installed on the host), and this tree's init.sh as /init.  init.sh's
+-x, nothing installed on the host), and this tree's init.sh as /init (with the parts it sources, guest-tests/init/).  init.sh's
 dmalab.iperf workload (the udp study) and dmalab.xsk workload (the xdp study) run
 them.
 
@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from imagelib.cpio import Cpio, append_archive  # noqa: E402
 from imagelib.util import ImageError, file_sig, read_stamp, run, sha256_file, write_stamp  # noqa: E402
 from imagelib import userspace  # noqa: E402
+from imagelib.init_files import add_init, init_digest  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STAMP_VERSION = "2"
@@ -59,7 +60,6 @@ XSK_GUEST = "usr/bin/dmalab-xsk"
 BPF_DIR = "usr/lib/x86_64-linux-gnu/bpf"
 BPF_OBJECTS = ("xsk_def_xdp_prog.o", "xsk_def_xdp_prog_5.3.o", "xdp-dispatcher.o")
 # The tree's /init
-INIT = os.path.join(HERE, "init.sh")
 # Folders the workload needs that the base image lacks (ip netns keeps its
 # namespaces' mount points under /run/netns, on a tmpfs init.sh mounts there)
 DIRS = ("run", "etc/netns")
@@ -95,7 +95,8 @@ def build_xsk(root, outdir, versions):
 
 def write_initrd(path, base, root, xsk):
     """base's archive, then one with PROGRAMS, dmalab-xsk (xsk: the built one), what
-    they need, libxdp's BPF program files and init.sh as /init: the files added."""
+    they need, libxdp's BPF program files and init.sh as /init (and its parts): the
+    files added."""
     buf = io.BytesIO()
     cp = Cpio(buf)
     for d in DIRS:
@@ -103,10 +104,7 @@ def write_initrd(path, base, root, xsk):
     added = userspace.add_programs(cp, root, PROGRAMS, {xsk: XSK_GUEST})
     for name in BPF_OBJECTS:
         userspace.add_path(cp, root, BPF_DIR + "/" + name, None, added)
-    with open(INIT, "rb") as f:
-        data = f.read()
-    cp.file("init", data, 0o755)
-    added.append(("init", len(data)))
+    added += add_init(cp)
     cp.trailer()
     append_archive(base, path, buf.getvalue())
     return added
@@ -131,7 +129,7 @@ def main(argv=None):
         xsk = build_xsk(root, os.path.dirname(out), versions)
         h = hashlib.sha256()
         for part in [STAMP_VERSION, sha256_file(__file__), sha256_file(userspace.__file__),
-                     file_sig(base), sha256_file(xsk), sha256_file(INIT)] + [
+                     file_sig(base), sha256_file(xsk), init_digest()] + [
                          "%s=%s" % kv for kv in sorted(versions.items())]:
             h.update(part.encode() + b"\n")
         key = h.hexdigest()

@@ -15,6 +15,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from harness import insn_profile  # noqa: E402
+from imagelib import init_files  # noqa: E402
 import profile_bench  # noqa: E402
 
 # guest-tests/profile.py, under a name that is not the standard library's profile
@@ -118,10 +119,9 @@ class ProfileParsing(unittest.TestCase):
             header = dict((int(v), k.lower()) for k, v in
                           re.findall(r"#define DLX_PROF_(\w+)\s+(\d+)", f.read()))
         self.assertEqual(header, prof.KINDS)
-        with open(os.path.join(HERE, "init.sh")) as f:
-            text = f.read()
-            self.assertIn("dmalab-mark open $((0x07000000 + size))", text)
-            self.assertIn("dmalab-mark open $((0x08000000))", text)
+        text = init_files.init_text()
+        self.assertIn("dmalab-mark open $((0x07000000 + size))", text)
+        self.assertIn("dmalab-mark open $((0x08000000))", text)
 
 
 class Symbolising(unittest.TestCase):

@@ -20,7 +20,7 @@ import measure  # noqa: E402
 import net_image  # noqa: E402
 import runner  # noqa: E402
 from harness.judge import parse_init_bench, read_log  # noqa: E402
-from imagelib import userspace  # noqa: E402
+from imagelib import init_files, userspace  # noqa: E402
 from imagelib.cpio import Cpio  # noqa: E402
 from measure_tables import summarise  # noqa: E402
 from studies import udp  # noqa: E402
@@ -348,8 +348,9 @@ class NetImageTests(unittest.TestCase):
                 with open(os.path.join(tmp, "net-image-info.json")) as f:
                     info = json.load(f)
                 self.assertEqual(info["packages"]["iperf3"], "1.0")
-                # iperf3's 5 bytes and init.sh as /init
-                self.assertEqual(info["added_bytes"], 5 + os.path.getsize(net_image.INIT))
+                # iperf3's 5 bytes, and init.sh as /init with the parts it sources
+                init = sum(os.path.getsize(src) for _, src in init_files.init_files())
+                self.assertEqual(info["added_bytes"], 5 + init)
                 with open(out, "rb") as f:
                     self.assertTrue(f.read().startswith(b"base"))
                 # a new version of a package builds again

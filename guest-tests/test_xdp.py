@@ -22,7 +22,7 @@ import measure  # noqa: E402
 import net_image  # noqa: E402
 import runner  # noqa: E402
 from harness.judge import parse_init_bench, read_log  # noqa: E402
-from imagelib import userspace  # noqa: E402
+from imagelib import init_files, userspace  # noqa: E402
 from measure_tables import count_lines, summarise  # noqa: E402
 from studies import STUDIES, xdp  # noqa: E402
 from studies.common import MODELLED_CPU  # noqa: E402
@@ -299,8 +299,7 @@ class StudyTests(unittest.TestCase):
 
 
 def init_sh():
-    with open(os.path.join(HERE, "init.sh")) as f:
-        return f.read()
+    return init_files.init_text()
 
 
 class InitTests(unittest.TestCase):
@@ -392,7 +391,9 @@ class NetImageTests(unittest.TestCase):
         self.assertIn("lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", added)
         for n in ("xsk_def_xdp_prog.o", "xsk_def_xdp_prog_5.3.o", "xdp-dispatcher.o"):
             self.assertEqual(added["usr/lib/x86_64-linux-gnu/bpf/" + n], len(n))
-        self.assertEqual(added["init"], os.path.getsize(net_image.INIT))
+        for path, src in init_files.init_files():
+            self.assertEqual(added[path], os.path.getsize(src))
+        self.assertIn("lib/dmalab/xsk.sh", added)
 
     def test_the_packages(self):
         self.assertIn("libxdp1", net_image.PACKAGES)
