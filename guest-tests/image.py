@@ -146,7 +146,7 @@ def build_helpers(out):
         exe = os.path.join(bdir, name)
         h = hashlib.sha256()
         for dep in (os.path.join(HELPER_SRC, src), os.path.join(HELPER_SRC, "say.h"),
-                    os.path.join(MODULE_SRC, "race_uapi.h")):
+                    os.path.join(HELPER_SRC, "sysfs.h"), os.path.join(MODULE_SRC, "race_uapi.h")):
             h.update(sha256_file(dep).encode())
         stamp = exe + ".stamp"
         if read_stamp(stamp) != h.hexdigest() or not os.path.isfile(exe):

@@ -14,7 +14,6 @@
  */
 
 #include <cpuid.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -28,6 +27,7 @@
 
 #define SAY_PREFIX "dmalab-movdir: "
 #include "say.h"
+#include "sysfs.h"
 
 #define PAGE		4096
 #define CH0		0x80	/* dmalab-ioat's channel 0 registers in BAR 0 */
@@ -162,42 +162,17 @@ static void ram(void)
 	munmap(map, 2 * PAGE);
 }
 
-static int put(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n = fd < 0 ? -1 : write(fd, text, strlen(text));
-
-	if (fd >= 0)
-		close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 /* BAR 0 of the first function ioatdma drives, unbound from it; or NULL. */
 static volatile uint8_t *ioat_bar(void)
 {
-	char bdf[64] = "", path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir("/sys/bus/pci/drivers/ioatdma");
+	char bdf[64], path[PATH_MAX];
 	void *bar;
 	int fd;
 
-	while (d && (e = readdir(d)))
-		if (strchr(e->d_name, ':') && strlen(e->d_name) < sizeof(bdf)) {
-			memcpy(bdf, e->d_name, strlen(e->d_name) + 1);
-			break;
-		}
-	if (d)
-		closedir(d);
-	if (!bdf[0]) {
-		say("no function bound to ioatdma");
+	if (sysfs_take_first("ioatdma", bdf, sizeof(bdf)))
 		return NULL;
-	}
-	if (put("/sys/bus/pci/drivers/ioatdma/unbind", bdf)) {
-		fail("unbinding it from ioatdma");
-		return NULL;
-	}
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/enable", bdf);
-	put(path, "1");
+	sysfs_put(path, "1");
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource0", bdf);
 	fd = open(path, O_RDWR | O_SYNC);
 	if (fd < 0) {

@@ -18,7 +18,6 @@
  */
 
 #include <errno.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -38,6 +37,7 @@
 
 #define SAY_PREFIX "dmalab-vfio: "
 #include "say.h"
+#include "sysfs.h"
 
 #define COPIES		8
 #define PAGE		4096
@@ -106,17 +106,6 @@ static void wr64(unsigned int off, uint64_t v)
 	wr32(off + 4, v >> 32);
 }
 
-/* Writes text to a sysfs file; 0 when it took all of it. */
-static int put(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n = fd < 0 ? -1 : write(fd, text, strlen(text));
-
-	if (fd >= 0)
-		close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 /*
  * The first function bound to ioatdma, into bdf, handed to vfio-pci: unbound,
  * driver_override set, probed again. 0 when vfio-pci has it.
@@ -124,24 +113,11 @@ static int put(const char *path, const char *text)
 static int hand_over(char *bdf, size_t len)
 {
 	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir("/sys/bus/pci/drivers/ioatdma");
 
-	bdf[0] = 0;
-	while (d && (e = readdir(d)))
-		if (strchr(e->d_name, ':') && strlen(e->d_name) < len) {
-			memcpy(bdf, e->d_name, strlen(e->d_name) + 1);
-			break;
-		}
-	if (d)
-		closedir(d);
-	if (!bdf[0]) {
-		say("no function bound to ioatdma");
+	if (sysfs_take_first("ioatdma", bdf, len))
 		return -1;
-	}
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver_override", bdf);
-	if (put("/sys/bus/pci/drivers/ioatdma/unbind", bdf) || put(path, "vfio-pci") ||
-	    put("/sys/bus/pci/drivers_probe", bdf))
+	if (sysfs_put(path, "vfio-pci") || sysfs_put("/sys/bus/pci/drivers_probe", bdf))
 		return fail("handing the function to vfio-pci");
 	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/vfio-pci/%s", bdf);
 	if (access(path, F_OK)) {
