@@ -146,7 +146,8 @@ static int dmalab_state_post_load(void *opaque, int version_id)
     g_free(st->blob);
     st->blob = NULL;
     if (!ok) {
-        error_report("%s", st->ops->refused);
+        error_report("%s: the incoming state is not valid for this "
+                     "configuration", object_get_typename(OBJECT(st->dev)));
         return -EINVAL;
     }
     return 0;

@@ -50,7 +50,6 @@ void dmalab_glue_host(DmalabHost *h, const DmalabHost *fns, void *opaque,
  * length and bytes. ops says how the device's model saves and loads.
  */
 typedef struct DmalabStateOps {
-    const char *refused; /* the error when the model refuses what came */
     uint8_t *(*save)(void *dev, uint32_t *len); /* malloc'd; NULL: no room */
     bool (*load)(void *dev, const uint8_t *blob, uint32_t len);
 } DmalabStateOps;
@@ -58,7 +57,7 @@ typedef struct DmalabStateOps {
 typedef struct DmalabState {
     uint8_t *blob;
     uint32_t len;
-    void *dev;
+    void *dev; /* the device (its QOM object) */
     const DmalabStateOps *ops;
 } DmalabState;
 

@@ -337,8 +337,6 @@ static bool dmalab_ioat_state_load(void *dev, const uint8_t *blob,
 }
 
 static const DmalabStateOps dmalab_ioat_state_ops = {
-    .refused = "dmalab-ioat: the incoming device state is not valid for this "
-               "configuration",
     .save = dmalab_ioat_state_save,
     .load = dmalab_ioat_state_load,
 };

@@ -264,8 +264,6 @@ static bool dmalab_vtd_state_load(void *dev, const uint8_t *blob, uint32_t len)
 }
 
 static const DmalabStateOps dmalab_vtd_state_ops = {
-    .refused = "dmalab-vtd: the incoming unit state is not valid for this "
-               "configuration",
     .save = dmalab_vtd_state_save,
     .load = dmalab_vtd_state_load,
 };
