@@ -45,8 +45,9 @@ uint32_t command_caps(const Config& c)
     return caps;
 }
 
-Commands::Commands(Shared& s, Tables& t, Events& e)
-    : s_(s), t_(t), e_(e), pacer_(pacing(s.config)), granted_(s.config.msix_vectors, 0)
+Commands::Commands(Shared& s, Tables& t, Events& e, DataPath& d)
+    : s_(s), t_(t), e_(e), d_(d), pacer_(pacing(s.config)), marks_(s.config.wqs, 0),
+      granted_(s.config.msix_vectors, 0)
 {
 }
 
@@ -54,6 +55,8 @@ void Commands::reset()
 {
     s_.host.timers.cancel(kTimer);
     busy_ = false;
+    waiting_ = false;
+    std::fill(marks_.begin(), marks_.end(), 0);
     cmd_ = 0;
     due_ = 0;
     pacer_.reset();
@@ -90,22 +93,69 @@ void Commands::start(uint32_t cmd)
 
 void Commands::timer()
 {
-    if (busy_)
+    if (busy_ && !waiting_)
         finish();
 }
 
 void Commands::resume()
 {
-    if (busy_)
+    if (busy_ && !waiting_)
         s_.host.timers.arm(kTimer, due_);
 }
 
 void Commands::finish()
 {
-    busy_ = false;
     due_ = 0;
     uint16_t result = 0;
     const CmdErr err = run(cmd_, result);
+    if (waiting_)
+        progress(); // it may have nothing to wait for
+    else
+        conclude(err, result);
+}
+
+void Commands::wait_for(unsigned wq)
+{
+    waiting_ = true;
+    marks_[wq] = d_.mark(wq) + 1;
+}
+
+void Commands::progress()
+{
+    if (!waiting_)
+        return;
+    if (s_.state() == DeviceState::Halted) {
+        // A halt ended the wait: every WQ is disabled and empty.
+        std::fill(marks_.begin(), marks_.end(), 0);
+        conclude(CmdErr::HwError, 0);
+        return;
+    }
+    for (unsigned wq = 0; wq < marks_.size(); wq++)
+        if (marks_[wq] && !d_.quiet(wq, marks_[wq] - 1))
+            return;
+    // Everything waited for has completed: Disable WQ and Disable Device now disable, and
+    // drop what came in after the command (it was never waited for).
+    const auto c = static_cast<Cmd>(CMD_CODE.get(cmd_));
+    for (unsigned wq = 0; wq < marks_.size(); wq++) {
+        const bool waited = marks_[wq] != 0 || c == Cmd::DisableDevice;
+        marks_[wq] = 0;
+        if (!waited || (c != Cmd::DisableWq && c != Cmd::DisableDevice))
+            continue;
+        t_.wq(wq).set_enabled(false);
+        d_.abort(wq);
+    }
+    if (c == Cmd::DisableDevice) {
+        t_.disable_all_wqs();
+        d_.abort_all();
+        s_.set_state(DeviceState::Disabled);
+    }
+    conclude(CmdErr::Success, 0);
+}
+
+void Commands::conclude(CmdErr err, uint16_t result)
+{
+    busy_ = false;
+    waiting_ = false;
     s_.set(reg("CMDSTS"), CMDSTS_ERR.put(static_cast<uint8_t>(err)) | CMDSTS_RESULT.put(result));
     s_.counters.commands++;
     if (err != CmdErr::Success)
@@ -149,9 +199,7 @@ CmdErr Commands::run(uint32_t cmd, uint16_t& result)
     case Cmd::AbortAll:
     case Cmd::DrainPasid:
     case Cmd::AbortPasid:
-        // Nothing executes descriptors yet, so nothing is in flight to wait for or drop,
-        // in any state: the commands succeed at once.
-        return CmdErr::Success;
+        return all_command(c, operand);
     case Cmd::RequestIntHandle:
         return request_handle(operand, result);
     case Cmd::ReleaseIntHandle:
@@ -175,11 +223,33 @@ CmdErr Commands::enable_device()
 
 CmdErr Commands::disable_device()
 {
-    // idxd takes any status with a bit of 0x31 as done (idxd_device_disable).
+    // idxd takes any status with a bit of 0x31 as done (idxd_device_disable). The device
+    // waits for what its WQs hold (progress() then disables).
     if (s_.state() != DeviceState::Enabled)
         return CmdErr::DisDevNotEnabled;
-    t_.disable_all_wqs();
-    s_.set_state(DeviceState::Disabled);
+    waiting_ = true;
+    for (unsigned wq = 0; wq < t_.wq_count(); wq++)
+        if (t_.wq(wq).enabled())
+            wait_for(wq);
+    return CmdErr::Success;
+}
+
+CmdErr Commands::all_command(Cmd c, uint32_t operand)
+{
+    // Drain and Abort All act on every WQ, Drain and Abort PASID on the dedicated WQs
+    // whose WQCFG names that PASID (no shared WQ takes descriptors from this device's
+    // portals); in any state, a device with nothing enabled has nothing to wait for.
+    const auto pasid = static_cast<uint32_t>(field(operand::PASID, "PASID").get(operand));
+    for (unsigned wq = 0; wq < t_.wq_count(); wq++) {
+        const uint64_t mode = t_.wq(wq).get(wq_reg("WQCFG_MODE"));
+        if ((c == Cmd::DrainPasid || c == Cmd::AbortPasid) &&
+            (!(mode & WQCFG_PASID_EN) || WQCFG_PASID.get(mode) != pasid))
+            continue;
+        if (c == Cmd::AbortAll || c == Cmd::AbortPasid)
+            d_.abort(wq);
+        else if (t_.wq(wq).enabled())
+            wait_for(wq);
+    }
     return CmdErr::Success;
 }
 
@@ -191,6 +261,7 @@ CmdErr Commands::reset_device()
     // command's own, written when it completes.
     s_.regs->reset();
     t_.reset(false);
+    d_.abort_all();
     return CmdErr::Success;
 }
 
@@ -236,8 +307,13 @@ CmdErr Commands::wq_set_command(Cmd c, uint32_t operand)
         if (!((mask >> i) & 1))
             continue;
         WqEntry& w = t_.wq(base + i);
-        if (c == Cmd::DisableWq || c == Cmd::ResetWq)
+        if (c == Cmd::DrainWq || c == Cmd::DisableWq) {
+            wait_for(base + i); // Disable WQ disables when the drain ends (progress())
+            continue;
+        }
+        if (c == Cmd::ResetWq)
             w.set_enabled(false);
+        d_.abort(base + i);
         if (c == Cmd::ResetWq)
             w.reset_config();
     }
@@ -281,6 +357,11 @@ const char* Commands::invariant_violation() const
         return "CMDSTS.ACTIVE disagrees with the command in progress";
     if (busy_ && due_ > kTimeLimit)
         return "the command in progress ends beyond the model's time limit";
+    if (waiting_ && !busy_)
+        return "a drain is waited for with no command in progress";
+    for (size_t wq = 0; wq < marks_.size(); wq++)
+        if (marks_[wq] && (!waiting_ || marks_[wq] - 1 > d_.mark(static_cast<unsigned>(wq))))
+            return "a drain waits for descriptors its WQ never numbered";
     for (size_t i = 0; i < granted_.size(); i++)
         if (granted_[i] && (!s_.config.int_handles || i == 0))
             return "an interrupt handle is out that the device never grants";
@@ -292,6 +373,9 @@ void Commands::save(StateWriter& w) const
     w.boolean(busy_);
     w.u32(cmd_);
     w.u64(due_);
+    w.boolean(waiting_);
+    for (uint64_t m : marks_)
+        w.u64(m);
     pacer_.save(w);
     for (uint8_t g : granted_)
         w.boolean(g);
@@ -302,6 +386,9 @@ bool Commands::load(StateReader& r)
     busy_ = r.boolean();
     cmd_ = r.u32();
     due_ = r.u64();
+    waiting_ = r.boolean();
+    for (uint64_t& m : marks_)
+        m = r.u64();
     pacer_.load(r);
     for (uint8_t& g : granted_)
         g = r.boolean();

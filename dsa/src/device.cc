@@ -27,9 +27,11 @@ using fields::WQCAP;
 
 uint64_t gencap_value(const Config& c)
 {
-    // The feature bits the data path implements (overlapping copies, cache control,
-    // readback) join as it does.
+    // The data path copies overlapping buffers (from the end down where it must) and takes
+    // CC on writes (idxd sets it when CACHE_CTRL_MEM is offered); it has no readback.
     uint64_t v = field(GENCAP, "BLOCK_ON_FAULT").put(c.block_on_fault);
+    v |= field(GENCAP, "OVERLAP_COPY").put(1);
+    v |= field(GENCAP, "CACHE_CTRL_MEM").put(1);
     v |= field(GENCAP, "CMDCAP").put(1);
     v |= field(GENCAP, "MAX_XFER_SHIFT").put(c.max_xfer_shift);
     v |= field(GENCAP, "MAX_BATCH_SHIFT").put(c.max_batch_shift);
@@ -94,6 +96,12 @@ uint64_t byte_mask(unsigned n)
 
 Parts::Parts(const Config& c, const Host& h) : s(c, h)
 {
+    events.on_halt = [this] {
+        data.abort_all();
+        commands.progress();
+    };
+    data.on_progress = [this] { commands.progress(); };
+    data.vector_of = [this](uint16_t handle) { return commands.handle_vector(handle); };
     regs = std::make_unique<RegBank<Parts>>(*this, kTable, kRegWindow, s.host.log, "dsa");
     s.regs = regs.get();
     regs->set_reset_value(reg("GENCAP"), gencap_value(c));
@@ -179,6 +187,16 @@ const char* Dsa::check(const Config& c)
         return "a device needs dedicated or shared WQs";
     if (c.opcap & ~opcap_all(0))
         return "opcap names an operation DSA 1.0 does not have";
+    if (c.opcap & ~kModelOps)
+        return "opcap names an operation the model does not run (DIF)";
+    if (c.latency_ns > kMaxDelayNs || c.jitter_ns > kMaxDelayNs)
+        return "latency-ns and jitter-ns must be at most 2^50 ns";
+    if (c.step_bytes < 64 || c.step_bytes > (uint64_t{1} << 30))
+        return "step-bytes must be 64 to 1 GiB";
+    if (c.step_descriptors < 1 || c.step_descriptors > 1024)
+        return "step-descriptors must be 1 to 1024";
+    if (c.step_gap_ns < 1 || c.step_gap_ns > kMaxCommandNs)
+        return "step-gap-ns must be 1 ns to 1 s";
     if (c.command_ns > kMaxCommandNs || c.command_jitter_ns > kMaxCommandNs)
         return "command-ns and command-jitter-ns must be at most 1 s (1000000000 ns)";
     return nullptr;
@@ -199,6 +217,7 @@ Dsa::~Dsa() = default;
 void Dsa::reset()
 {
     p_->commands.reset();
+    p_->data.reset();
     p_->regs->reset();
     p_->tables.reset(true);
     p_->s.bus_master = false;
@@ -210,6 +229,28 @@ void Dsa::timer(unsigned id)
 {
     if (id == 0)
         p_->commands.timer();
+    else if (id >= DataPath::kFirstTimer)
+        p_->data.timer(id - DataPath::kFirstTimer);
+}
+
+uint64_t Dsa::portal_read(uint32_t offset, unsigned size)
+{
+    return p_->data.portal_read(offset, size);
+}
+
+void Dsa::portal_write(uint32_t offset, uint64_t value, unsigned size)
+{
+    if (size != 1 && size != 2 && size != 4 && size != 8)
+        size = 0; // not a store the portal assembles: refused as a whole
+    p_->data.portal_write(offset, value, size);
+}
+
+uint64_t Dsa::portals_size(const Config& c)
+{
+    uint64_t n = 1;
+    while (n < uint64_t{c.wqs} * DMALAB_DSA_WQ_PORTAL_STRIDE)
+        n <<= 1;
+    return n;
 }
 
 void Dsa::set_bus_master(bool on)
@@ -353,14 +394,6 @@ void Dsa::halt(ResetType type)
     p_->events.halt(type);
 }
 
-void Dsa::set_occupancy(unsigned wq, uint16_t n)
-{
-    if (wq >= p_->tables.wq_count())
-        return;
-    WqEntry& e = p_->tables.wq(wq);
-    e.set_occupancy(std::min<uint16_t>(n, static_cast<uint16_t>(e.get(wq_reg("WQCFG_SIZE")))));
-}
-
 const Config& Dsa::config() const
 {
     return p_->s.config;
@@ -374,6 +407,8 @@ const Counters& Dsa::counters() const
 const char* Dsa::invariant_violation() const
 {
     if (const char* why = dsa::invariant_violation(p_->s, p_->tables))
+        return why;
+    if (const char* why = p_->data.invariant_violation())
         return why;
     return p_->commands.invariant_violation();
 }

@@ -83,6 +83,8 @@ void Events::halt(ResetType type)
         return; // the first fatal error decides what reset brings the device back
     s_.set_state(DeviceState::Halted, type);
     t_.disable_all_wqs();
+    if (on_halt)
+        on_halt();
     s_.counters.halts++;
     if (Observer* o = s_.host.observer)
         o->halted(type);

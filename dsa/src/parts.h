@@ -6,16 +6,21 @@
 //             each entry a register bank of its own, with the spec's write locks (tables.cc)
 //   Events    INTCAUSE and MSI-X vector 0, SWERR, and the Halted state (events.cc)
 //   checks    what Enable Device and Enable WQ refuse, shared with migration (checks.cc)
-//   Commands  CMD and CMDSTS: every command, its time, its interrupt (commands.cc)
-// None calls out (interrupts) other than through Shared::call_out.
+//   Commands  CMD and CMDSTS: every command, its time, its interrupt, the drains it waits
+//             for (commands.cc)
+//   DataPath  BAR 2's portals, the WQs' descriptors, the engines (datapath.h)
+// None calls out (DMA, interrupts) other than through Shared::call_out.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
 
+#include "datapath.h"
 #include "dmalab/dsa/device.h"
+#include "dmalab/le.h"
 #include "dmalab/pacing.h"
 #include "dmalab/regbank.h"
 
@@ -214,6 +219,8 @@ class Events
     bool notify(unsigned vector);
     void software_error(const SwError& e);
     void halt(ResetType type);
+    // After a halt has disabled every WQ: the data path drops what they held.
+    std::function<void()> on_halt;
 
   private:
     Shared& s_;
@@ -236,7 +243,7 @@ uint32_t command_caps(const Config& c);
 class Commands
 {
   public:
-    Commands(Shared& s, Tables& t, Events& e);
+    Commands(Shared& s, Tables& t, Events& e, DataPath& d);
     // CMD written; a write that covers its top byte (CMD.CMD's upper bit and INT_REQ)
     // submits it, narrower ones only stage the operand.
     void write_cmd(uint64_t old, uint64_t written, uint64_t bytes);
@@ -250,24 +257,35 @@ class Commands
     bool load(StateReader& r);
     // After a load: the timer of the command in progress.
     void resume();
+    // The data path moved on: a drain the command in progress waits for may have ended.
+    void progress();
 
   private:
     void start(uint32_t cmd);
     void finish();
+    void conclude(CmdErr err, uint16_t result);
+    // Waits for what `wq` holds now (Drain and Disable WQ, Drain All, Disable Device).
+    void wait_for(unsigned wq);
     CmdErr run(uint32_t cmd, uint16_t& result);
     CmdErr enable_device();
     CmdErr disable_device();
     CmdErr reset_device();
     CmdErr enable_wq(uint32_t operand);
     CmdErr wq_set_command(Cmd cmd, uint32_t operand);
+    CmdErr all_command(Cmd cmd, uint32_t operand);
     CmdErr request_handle(uint32_t operand, uint16_t& result);
     CmdErr release_handle(uint32_t operand);
 
     Shared& s_;
     Tables& t_;
     Events& e_;
+    DataPath& d_;
     Pacer pacer_;
     bool busy_ = false;
+    // The command in progress waits for descriptors in flight: those each WQ numbered
+    // below marks_[wq] - 1 (0: the command does not wait for that WQ).
+    bool waiting_ = false;
+    std::vector<uint64_t> marks_;
     uint32_t cmd_ = 0; // the command in progress (CMD as written)
     uint64_t due_ = 0;
     std::vector<uint8_t> granted_; // per MSI-X index: a handle is out
@@ -295,7 +313,8 @@ struct Parts {
     std::unique_ptr<RegBank<Parts>> regs;
     Tables tables{s};
     Events events{s, tables};
-    Commands commands{s, tables, events};
+    DataPath data{s, tables, events};
+    Commands commands{s, tables, events, data};
 };
 
 } // namespace dmalab::dsa

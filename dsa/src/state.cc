@@ -11,7 +11,7 @@ namespace
 {
 
 constexpr uint32_t kStateMagic = 0x31415344; // "DSA1"
-constexpr uint16_t kStateVersion = 1;
+constexpr uint16_t kStateVersion = 2;        // 2: the data path
 
 // What the properties set: the destination's own, which a stream must match, never set.
 bool capability(unsigned index)
@@ -52,6 +52,14 @@ template <class IO, class S> void io_shared(IO& io, S& s)
     io(s.counters.halts);
     io(s.counters.interrupts);
     io(s.counters.refused_writes);
+    io(s.counters.submitted);
+    io(s.counters.dropped);
+    io(s.counters.aborted);
+    io(s.counters.descriptors);
+    io(s.counters.descriptor_errors);
+    io(s.counters.bytes);
+    io(s.counters.batches);
+    io(s.counters.records);
 }
 
 // The geometry, in stream order: a stream from a device shaped otherwise is refused.
@@ -76,6 +84,7 @@ void Dsa::save(StateWriter& w) const
         w.u64(s.reg(i));
     p_->tables.save(w);
     p_->commands.save(w);
+    p_->data.save(w);
     StateSave out{w};
     io_shared(out, s);
 }
@@ -102,6 +111,7 @@ bool Dsa::load(StateReader& r)
     }
     p_->tables.load(r);
     p_->commands.load(r);
+    p_->data.load(r);
     StateLoad in{r};
     io_shared(in, s);
     if (!r.finished() || invariant_violation()) {
@@ -109,6 +119,7 @@ bool Dsa::load(StateReader& r)
         return false;
     }
     p_->commands.resume();
+    p_->data.resume();
     return true;
 }
 

@@ -29,6 +29,12 @@ TEST(Capabilities, WhatIdxdReadsAtProbe)
     EXPECT_EQ(field_of(gencap, fields::GENCAP, "CMDCAP"), 1u);
     EXPECT_EQ(field_of(gencap, fields::GENCAP, "BLOCK_ON_FAULT"), 0u);
     EXPECT_EQ(field_of(gencap, fields::GENCAP, "MAX_IMS_MULT"), 0u);
+    // What the data path does: overlapping copies, CC on writes; no readback.
+    EXPECT_EQ(field_of(gencap, fields::GENCAP, "OVERLAP_COPY"), 1u);
+    EXPECT_EQ(field_of(gencap, fields::GENCAP, "CACHE_CTRL_MEM"), 1u);
+    EXPECT_EQ(field_of(gencap, fields::GENCAP, "CACHE_CTRL_CACHE"), 0u);
+    EXPECT_EQ(field_of(gencap, fields::GENCAP, "DEST_READBACK"), 0u);
+    EXPECT_EQ(field_of(gencap, fields::GENCAP, "DRAIN_READBACK"), 0u);
     // CMDCAP: commands 1 to 12; no interrupt handles by default, so idxd uses MSI-X indices.
     EXPECT_EQ(r.rd(offset("CMDCAP")), 0x1ffeu);
 
@@ -46,8 +52,9 @@ TEST(Capabilities, WhatIdxdReadsAtProbe)
     EXPECT_EQ(field_of(grpcap, fields::GRPCAP, "TOTAL_RDBUFS"), 96u);
     EXPECT_EQ(field_of(r.rd(offset("ENGCAP"), 8), fields::ENGCAP, "NUM_ENGINES"), 4u);
 
-    // OPCAP: every DSA 1.0 operation, memmove among them (idxd registers DMA_MEMCPY on it).
-    EXPECT_EQ(r.rd(offset("OPCAP", 0), 8), 0x1003f03ffull);
+    // OPCAP: every DSA 1.0 operation but the DIF ones (opcodes 12h-15h), memmove among them
+    // (idxd registers DMA_MEMCPY on it).
+    EXPECT_EQ(r.rd(offset("OPCAP", 0), 8), 0x1000303ffull);
     EXPECT_TRUE(r.rd(offset("OPCAP", 0), 8) & opcap_bit(Opcode::Memmove));
     for (unsigned i = 1; i < 4; i++)
         EXPECT_EQ(r.rd(offset("OPCAP") + 8 * i, 8), 0u);

@@ -159,16 +159,20 @@ TEST(Configuration, MsixPermissionsAreAlwaysWritable)
     EXPECT_EQ(r.dev.counters().refused_writes, 0u);
 }
 
-TEST(Configuration, OccupancyIsTheDataPaths)
+TEST(Configuration, OccupancyCountsWhatTheWqHolds)
 {
     Rig r;
     r.bring_up();
-    r.dev.set_occupancy(0, 5);
+    for (unsigned i = 0; i < 5; i++)
+        r.submit(0, Desc(Opcode::Noop), i);
     EXPECT_EQ(WQCFG_OCCUPANCY.get(r.rd(r.wqcfg(0, kWqStatus))), 5u);
-    r.dev.set_occupancy(0, 500);
+    for (unsigned i = 0; i < 20; i++)
+        r.submit(0, Desc(Opcode::Noop), i);
     EXPECT_EQ(r.dev.wq(0).occupancy, 16u) << "never more than the WQ holds";
+    EXPECT_EQ(r.dev.counters().dropped, 9u);
     ASSERT_EQ(r.run(Cmd::DisableWq, wq_operand(0)), CmdErr::Success);
     EXPECT_EQ(r.dev.wq(0).occupancy, 0u);
+    EXPECT_EQ(r.dev.counters().descriptors, 16u) << "Disable WQ drains first";
 }
 
 } // namespace

@@ -44,7 +44,8 @@ void busy(Rig& r)
     r.wr(kGenctrl, 3);
     r.wr(r.perm(2), 1u << 2);
     r.dev.software_error({Status::InvalidFlags, 0});
-    r.dev.set_occupancy(0, 3);
+    for (unsigned i = 0; i < 3; i++)
+        r.submit(0, Desc(Opcode::Noop), i);
     r.issue(Cmd::EnableWq, 1);
     ASSERT_TRUE(r.active());
 }

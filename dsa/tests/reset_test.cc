@@ -36,7 +36,8 @@ void dirty(Rig& r)
         ASSERT_EQ(r.run(Cmd::RequestIntHandle, v), CmdErr::Success);
         r.wr(r.perm(v), v << 12 | 1u << 3);
     }
-    r.dev.set_occupancy(1, 7);
+    for (unsigned i = 0; i < 7; i++)
+        r.submit(2, Desc(Opcode::Noop), i);
     r.wr(kGenctrl, 3);
     r.dev.software_error({Status::CompletionRecordFault, 1});
     r.issue(Cmd::DrainAll);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -75,10 +76,54 @@ inline uint32_t wq_operand(unsigned wq)
     return 1u << (wq % 16) | (wq / 16) << 16;
 }
 
+// A descriptor, built field by field as idxd and accel-config fill them.
+struct Desc {
+    explicit Desc(Opcode op, uint32_t flags = 0)
+    {
+        raw.word[0] = uint64_t{static_cast<uint8_t>(op)} << 56 | uint64_t{flags} << 32;
+    }
+    Desc& completion(uint64_t addr)
+    {
+        raw.word[1] = addr;
+        return *this;
+    }
+    Desc& word(unsigned i, uint64_t v)
+    {
+        raw.word[i] = v;
+        return *this;
+    }
+    Desc& src(uint64_t a) { return word(2, a); }
+    Desc& dst(uint64_t a) { return word(3, a); }
+    Desc& size(uint32_t n)
+    {
+        raw.word[4] = (raw.word[4] & ~0xffffffffull) | n;
+        return *this;
+    }
+    Desc& handle(uint16_t h)
+    {
+        raw.word[4] = (raw.word[4] & 0xffffffffull) | uint64_t{h} << 32;
+        return *this;
+    }
+    RawDescriptor raw{};
+};
+// The flags idxd's dmaengine path sets (op_flag_setup): a record always, an interrupt on
+// request.
+inline constexpr uint32_t kRecord = flag::CRAV | flag::RCR;
+
+// A completion record as software reads it.
+struct Record {
+    uint8_t status = 0; // the whole byte: code and FAULT_WRITE
+    uint8_t result = 0;
+    uint32_t bytes = 0;
+    uint64_t fault_addr = 0;
+    uint64_t word2 = 0;
+    uint64_t word3 = 0;
+    Status code() const { return static_cast<Status>(status & cr::STATUS_CODE_MASK); }
+};
+
 struct Rig {
-    explicit Rig(const Config& c = Config{}, Observer* observer = nullptr)
-        : mem(4096), config(c), layout(Dsa::layout(c)),
-          dev(c, Host{mem, timers, irq, log, observer})
+    explicit Rig(const Config& c = Config{}, Observer* observer = nullptr, size_t ram = 1u << 20)
+        : mem(ram), config(c), layout(Dsa::layout(c)), dev(c, Host{mem, timers, irq, log, observer})
     {
         // idxd_pci_probe: pci_set_master() before the device is touched.
         dev.set_bus_master(true);
@@ -176,6 +221,44 @@ struct Rig {
         return cause;
     }
 
+    // ---- The data path ----
+
+    // WQ `wq`'s limited MSI-X portal, where idxd submits (idxd_wq_map_portal), at 64-byte
+    // slot `slot` of its page.
+    static uint32_t portal(unsigned wq, unsigned slot = 0)
+    {
+        return wq * DMALAB_DSA_WQ_PORTAL_STRIDE + DMALAB_DSA_PORTAL_LIMITED_MSIX + 64 * slot;
+    }
+    // One MOVDIR64B, as QEMU delivers it: eight 8-byte writes, ascending.
+    void submit(unsigned wq, const Desc& d, unsigned slot = 0)
+    {
+        for (unsigned i = 0; i < kDescriptorWords; i++)
+            dev.portal_write(portal(wq, slot) + 8 * i, d.raw.word[i], 8);
+    }
+    // Guest RAM.
+    void poke(uint64_t at, const void* p, size_t n) { std::memcpy(mem.ram.data() + at, p, n); }
+    void fill(uint64_t at, uint8_t v, size_t n) { std::memset(mem.ram.data() + at, v, n); }
+    uint8_t* at(uint64_t a) { return mem.ram.data() + a; }
+    Record record(uint64_t a)
+    {
+        Record r;
+        const uint8_t* p = at(a);
+        r.status = p[0];
+        r.result = p[1];
+        std::memcpy(&r.bytes, p + 4, 4);
+        std::memcpy(&r.fault_addr, p + 8, 8);
+        std::memcpy(&r.word2, p + 16, 8);
+        std::memcpy(&r.word3, p + 24, 8);
+        return r;
+    }
+    // The descriptor runs to its end: timers until none is pending.
+    Record run_desc(unsigned wq, const Desc& d, uint64_t rec)
+    {
+        submit(wq, d);
+        run_until_idle();
+        return record(rec);
+    }
+
     // ---- The clock ----
 
     bool pending() const { return !timers.pending.empty(); }
@@ -187,10 +270,11 @@ struct Rig {
         timers.now = std::max(timers.now, next->second);
         dev.timer(next->first);
     }
-    void run_until_idle()
+    void run_until_idle(unsigned limit = 100000)
     {
-        for (unsigned n = 0; pending() && n < 1000; n++)
+        for (unsigned n = 0; pending() && n < limit; n++)
             step();
+        EXPECT_FALSE(pending()) << "still busy after " << limit << " timer expiries";
     }
 
     // Every dword of BAR 0 up to the end of the tables.

@@ -21,6 +21,11 @@
 namespace dmalab::dsa
 {
 
+// The operations the data path runs: DSA 1.0's but DIF Check, Insert, Strip and Update.
+inline constexpr uint64_t kModelOps =
+    opcap_all(0) & ~(opcap_bit(Opcode::DifCheck) | opcap_bit(Opcode::DifInsert) |
+                     opcap_bit(Opcode::DifStrip) | opcap_bit(Opcode::DifUpdate));
+
 // What the device offers (its capability registers) and how long its commands take. The
 // defaults are what Sapphire Rapids' DSA 1.0 reports to idxd: 8 WQs sharing 128 descriptor
 // slots, 4 engines, 4 groups, 96 read buffers, 2 GiB transfers, batches of 1024, and MSI-X
@@ -41,12 +46,26 @@ struct Config {
     // CMDCAP bits 13 and 14: Request and Release Interrupt Handle. Off, idxd uses the MSI-X
     // index as the handle (idxd_wq_request_irq) and the commands are invalid.
     bool int_handles = false;
-    uint64_t opcap = opcap_all(0); // OPCAP[0]; DSA 1.0 has no opcode above 63
+    // OPCAP[0] (DSA 1.0 has no opcode above 63): every operation the model implements, which
+    // is every DSA 1.0 operation but the four DIF ones.
+    uint64_t opcap = kModelOps;
     // A command is ACTIVE in CMDSTS for command_ns plus a uniform [0, command_jitter_ns] of
     // the modelled clock (seeded by seed); both 0: it completes inside the CMD write.
     uint64_t command_ns = 0;
     uint64_t command_jitter_ns = 0;
     uint64_t seed = 0;
+    // A descriptor completes latency_ns + its bytes / bandwidth + a uniform [0, jitter_ns]
+    // after its engine starts it, its data moving at `bandwidth` (bytes per second over all
+    // the ranges it touches; 0: unlimited) meanwhile. Each engine draws from seed + 1 + its
+    // index.
+    uint64_t bandwidth = 0;
+    uint64_t latency_ns = 0;
+    uint64_t jitter_ns = 0;
+    // Work one engine does in one step: at most step_bytes of data and step_descriptors
+    // descriptors (a batch's count one each), then it goes on step_gap_ns later.
+    uint64_t step_bytes = 1u << 20;
+    unsigned step_descriptors = 64;
+    uint64_t step_gap_ns = 1000;
 };
 
 // The longest a command may take: idxd waits for the command interrupt without a time-out
@@ -54,6 +73,7 @@ struct Config {
 inline constexpr uint64_t kMaxCommandNs = 1000000000; // 1 s
 inline constexpr unsigned kMaxModelWqs = 64;
 inline constexpr unsigned kMaxModelGroups = 64;
+inline constexpr uint64_t kMaxDelayNs = uint64_t{1} << 50; // latency and jitter: about 13 days
 
 // Where OFFSETS puts the tables, in bytes from the start of BAR 0.
 struct Layout {
@@ -69,6 +89,15 @@ struct Counters {
     uint64_t halts = 0;
     uint64_t interrupts = 0;     // MSI-X messages sent: vector 0 and completions
     uint64_t refused_writes = 0; // configuration writes refused: locked, or not offered
+    // The data path.
+    uint64_t submitted = 0;         // descriptors a WQ took from a portal
+    uint64_t dropped = 0;           // portal writes that never became one (SWERR says why)
+    uint64_t aborted = 0;           // taken and then dropped by an abort, reset or halt
+    uint64_t descriptors = 0;       // completed, batches and their descriptors each one
+    uint64_t descriptor_errors = 0; // of those, with a status other than success
+    uint64_t bytes = 0;             // transfer bytes processed
+    uint64_t batches = 0;
+    uint64_t records = 0; // completion records written
     bool operator==(const Counters&) const = default;
 };
 
@@ -104,6 +133,11 @@ class Observer
     virtual void interrupt(unsigned /*vector*/, bool /*sent*/) {}
     // A configuration write was refused (its offset in BAR 0).
     virtual void refused(uint32_t /*offset*/) {}
+    virtual void submitted(unsigned /*wq*/, uint8_t /*opcode*/) {}
+    virtual void dropped(unsigned /*wq*/, const char* /*why*/) {}
+    virtual void completed(unsigned /*wq*/, uint8_t /*opcode*/, Status, uint64_t /*done*/) {}
+    // A completion record was written (ok) or could not be.
+    virtual void record(unsigned /*wq*/, uint64_t /*addr*/, Status, bool /*ok*/) {}
 };
 
 // The host services a model instance uses. All must outlive it.
@@ -156,14 +190,20 @@ class Dsa
     // Why the model cannot represent `config`, or nullptr when it can.
     static const char* check(const Config& config);
     static Layout layout(const Config& config);
-    // Timer 0 completes the command in progress.
-    static constexpr unsigned kTimerCount = 1;
+    // Timer 0 completes the command in progress; timer 1 + e runs engine e's steps.
+    static unsigned timer_count(const Config& c) { return 1 + c.engines; }
 
     // BAR 0, any size (1, 2, 4, 8) at any offset. A register access made while the model
     // is calling out (its own interrupt message aimed at its BAR) is refused.
     uint64_t mmio_read(uint32_t offset, unsigned size);
     void mmio_write(uint32_t offset, uint64_t value, unsigned size);
     void timer(unsigned id);
+    // BAR 2, the WQ portals: a descriptor is one 64-byte store, which arrives as eight
+    // ascending 8-byte writes with nothing in between (MOVDIR64B). Reads return 0.
+    uint64_t portal_read(uint32_t offset, unsigned size);
+    void portal_write(uint32_t offset, uint64_t value, unsigned size);
+    // BAR 2's size: 16 KiB of portals per WQ, rounded up to a power of two.
+    static uint64_t portals_size(const Config& c);
     // Power-on state (and FLR): registers, tables, handles, the command in progress, and the
     // PCI state below (Bus Master Enable and PASID control reset to 0).
     void reset();
@@ -192,8 +232,6 @@ class Dsa
     // GENCTRL.HALT_INT_EN INTCAUSE.HALT goes out on vector 0. Reset Device brings a device
     // halted with ResetType::Software back; anything else needs reset().
     void halt(ResetType type);
-    // WQCFG.OCCUPANCY, kept by the data path (at most the WQ's size).
-    void set_occupancy(unsigned wq, uint16_t n);
 
     const Config& config() const;
     const Counters& counters() const;

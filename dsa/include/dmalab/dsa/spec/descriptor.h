@@ -298,6 +298,10 @@ enum class Status : uint8_t {
     HwError = 0x20,
     HwErrorReadback = 0x21,
     TranslationFailed = 0x22,
+    // Not a completion status: what SWERR.ERROR reports for a descriptor dropped because
+    // its dedicated WQ was full. 53h is the code DSA 3.0's specification gives; DSA 1.0's
+    // own value is not public, and idxd only logs it (idxd_misc_thread).
+    DedicatedWqFull = 0x53,
 };
 
 } // namespace dmalab::dsa

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The operations, one row each, and the checks a descriptor passes before it runs (DSA
+// spec, "Descriptor Formats" and each operation's "Descriptor Checks"). Which bits are
+// reserved comes from the layout rows of spec/descriptor.h; an operation is declared here,
+// once, with its executor (execute.cc).
+
+#include <cstring>
+
+#include "execute.h"
+#include "work.h"
+
+namespace dmalab::dsa
+{
+
+namespace
+{
+
+// clang-format off
+// opcode                  its own flags  moves  batchable streams executor
+constexpr OpRow kRows[] = {
+    {Opcode::Noop,           0,           false, true,  0, nullptr},
+    {Opcode::Batch,          0,           false, false, 0, nullptr},
+    {Opcode::Drain,          0,           false, false, 0, nullptr},
+    {Opcode::Memmove,        0,           true,  true,  2, exec::move},
+    {Opcode::Fill,           0,           true,  true,  1, exec::fill},
+    {Opcode::Compare,        flag::CR,    true,  true,  2, exec::compare},
+    {Opcode::ComparePattern, flag::CR,    true,  true,  1, exec::compare_pattern},
+    {Opcode::CreateDelta,    flag::CR,    true,  true,  2, exec::create_delta},
+    {Opcode::ApplyDelta,     0,           true,  true,  1, exec::apply_delta},
+    {Opcode::Dualcast,       0,           true,  true,  3, exec::dualcast},
+    {Opcode::CrcGen,         0,           true,  true,  1, exec::crc},
+    {Opcode::CopyCrc,        0,           true,  true,  2, exec::copy_crc},
+    {Opcode::CacheFlush,     0,           true,  true,  0, nullptr},
+};
+// clang-format on
+
+// The flags every operation takes: the completion record and interrupt requests, the
+// traffic-class selectors and strict ordering. FENCE only inside a batch; a Batch
+// descriptor takes no more than the record, interrupt and two TC selectors.
+constexpr uint32_t kCommonFlags = flag::CRAV | flag::RCR | flag::RCI | flag::ADDR1_TCS |
+                                  flag::ADDR2_TCS | flag::ADDR3_TCS | flag::CR_TCS | flag::STORD;
+constexpr uint32_t kBatchFlags =
+    flag::CRAV | flag::RCR | flag::RCI | flag::ADDR1_TCS | flag::CR_TCS;
+
+// Flags an operation cannot do without: those whose only result is in the record need
+// it (CRC Generation, Copy with CRC, Create Delta), and a Drain must report somehow.
+uint32_t missing_flags(Opcode op, uint32_t flags)
+{
+    switch (op) {
+    case Opcode::CrcGen:
+    case Opcode::CopyCrc:
+    case Opcode::CreateDelta:
+        return (flag::CRAV | flag::RCR) & ~flags;
+    case Opcode::Drain:
+        return flags & (flag::RCR | flag::RCI) ? 0 : flag::RCR | flag::RCI;
+    default:
+        return 0;
+    }
+}
+
+// Operations that write memory: CC may steer their writes (GENCAP.CACHE_CTRL_MEM).
+bool writes(Opcode op)
+{
+    switch (op) {
+    case Opcode::Memmove:
+    case Opcode::Fill:
+    case Opcode::CreateDelta:
+    case Opcode::ApplyDelta:
+    case Opcode::Dualcast:
+    case Opcode::CopyCrc:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// The layout row of `op` in the spec (every row here has one).
+const OpLayout* layout_of(Opcode op)
+{
+    for (const OpLayout& l : kOps)
+        if (l.op == op)
+            return &l;
+    return nullptr;
+}
+
+// Bits of quadword `i` no field of the layout covers. Quadword 0's PASID and PRIV count
+// only for shared WQs; a dedicated WQ takes both from WQCFG and ignores them (they are
+// fields, so not reserved). FLAGS is checked on its own.
+uint64_t reserved(const OpLayout& l, unsigned i)
+{
+    uint64_t covered = 0;
+    for (const Field& f : l.word[i])
+        covered |= f.mask();
+    return ~covered;
+}
+
+// [a, a + an) and [b, b + bn) share a byte; neither wraps past 2^64 (checked before).
+bool overlap_n(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
+{
+    return an && bn && a < b + bn && b < a + an;
+}
+
+bool overlap(uint64_t a, uint64_t b, uint64_t n)
+{
+    return overlap_n(a, n, b, n);
+}
+
+// Delta records: 10 bytes an entry (the offset in quadwords, then the quadword); Create
+// Delta needs room for at least 8 entries, Apply Delta at least one.
+constexpr uint32_t kDeltaEntry = 10;
+constexpr uint32_t kMinDeltaRecord = 80;
+// Create Delta compares 8-byte words, at most 0x80000 bytes (16-bit word offsets).
+constexpr uint32_t kMaxDeltaXfer = 0x80000;
+
+} // namespace
+
+const OpRow* op_row(Opcode op)
+{
+    for (const OpRow& r : kRows)
+        if (r.op == op)
+            return &r;
+    return nullptr;
+}
+
+uint64_t implemented_ops()
+{
+    uint64_t bits = 0;
+    for (const OpRow& r : kRows)
+        bits |= opcap_bit(r.op);
+    return bits;
+}
+
+Status check(const Work& w, const Limits& l,
+             const std::function<std::optional<unsigned>(uint16_t)>& vector_of, uint32_t& bad_flags)
+{
+    const Opcode op = w.op();
+    const OpRow* row = op_row(op);
+    const OpLayout* lay = layout_of(op);
+    if (!row || !lay || !(l.opcap & opcap_bit(op)) || (w.in_batch && !row->batchable))
+        return Status::UnsupportedOpcode;
+
+    uint32_t allowed = op == Opcode::Batch ? kBatchFlags : kCommonFlags | row->flags;
+    if (w.in_batch)
+        allowed |= flag::FENCE;
+    if (l.block_on_fault && op != Opcode::Batch)
+        allowed |= flag::BOF;
+    if ((l.cache_control && writes(op)) || (l.cache_flush_cc && op == Opcode::CacheFlush))
+        allowed |= flag::CC;
+    // A completion interrupt from a user-mode descriptor of a WQ with a PASID needs
+    // GENCFG.USER_INT_EN.
+    if (!l.user_interrupts)
+        allowed &= ~flag::RCI;
+    bad_flags = w.flags() & ~allowed;
+    if ((w.flags() & flag::RCR) && !(w.flags() & flag::CRAV))
+        bad_flags |= flag::RCR; // a record on success, with no record address
+    bad_flags |= missing_flags(op, w.flags());
+    if (bad_flags)
+        return Status::InvalidFlags;
+
+    for (unsigned i = 0; i < kDescriptorWords; i++) {
+        uint64_t mask = reserved(*lay, i);
+        if (i == 0)
+            mask &= ~(uint64_t{0xffffff} << 32); // FLAGS, checked above
+        if (w.word(i) & mask)
+            return Status::NonzeroReserved;
+    }
+
+    const uint64_t size = w.size();
+    if (op == Opcode::Batch) {
+        if (size < 2 || size > (uint64_t{1} << l.max_batch_shift))
+            return Status::DescCountRange;
+    } else if (row->moves) {
+        if (size == 0 || size > (uint64_t{1} << l.max_xfer_shift))
+            return Status::XferSizeRange;
+    }
+    if ((w.flags() & flag::CRAV) && (w.completion() & (kCompletionRecordAlign - 1)))
+        return Status::CompletionRecordAlign;
+    if ((w.flags() & flag::RCI) && !vector_of(w.int_handle()))
+        return Status::InvalidIntHandle;
+
+    // The operation's own rules. Ranges that wrap past 2^64 fail when they move (a page
+    // fault at the wrap), as an unreachable address does.
+    const uint64_t a2 = w.word(2), a3 = w.word(3), a5 = w.word(5);
+    auto wrapping = [&](uint64_t a) { return wraps(a, size); };
+    switch (op) {
+    case Opcode::Batch:
+        if (a2 & (kDescListAlign - 1))
+            return Status::DescListAlign;
+        break;
+    case Opcode::Memmove:
+        if (!l.overlap_copy && !wrapping(a2) && !wrapping(a3) && overlap(a2, a3, size))
+            return Status::OverlappingBuffers;
+        break;
+    case Opcode::Dualcast:
+        if ((a3 ^ a5) & 0xfff)
+            return Status::DualcastAlign;
+        if (!wrapping(a2) && !wrapping(a3) && !wrapping(a5) &&
+            (overlap(a2, a3, size) || overlap(a2, a5, size) || overlap(a3, a5, size)))
+            return Status::OverlappingBuffers;
+        break;
+    case Opcode::CopyCrc:
+        if (!wrapping(a2) && !wrapping(a3) && overlap(a2, a3, size))
+            return Status::OverlappingBuffers;
+        break;
+    case Opcode::CreateDelta: {
+        // The record must hold at least 8 entries and stay inside one transfer's limit.
+        const uint32_t max = static_cast<uint32_t>(w.word(6));
+        if (size > kMaxDeltaXfer)
+            return Status::XferSizeRange;
+        if ((a2 | a3 | size) & 7)
+            return Status::AddressAlign;
+        if (max < kMinDeltaRecord || max > (uint64_t{1} << l.max_xfer_shift))
+            return Status::DeltaSizeRange;
+        if (!wrapping(a2) && !wrapping(a3) && !wraps(a5, max) &&
+            (overlap_n(a5, max, a2, size) || overlap_n(a5, max, a3, size)))
+            return Status::OverlappingBuffers;
+        break;
+    }
+    case Opcode::ApplyDelta: {
+        const uint32_t rec = static_cast<uint32_t>(a5);
+        if (size > kMaxDeltaXfer)
+            return Status::XferSizeRange;
+        if ((a3 | size) & 7)
+            return Status::AddressAlign;
+        if (rec < kDeltaEntry || rec > (uint64_t{1} << l.max_xfer_shift))
+            return Status::DeltaSizeRange;
+        if (!wraps(a2, rec) && !wrapping(a3) && overlap_n(a2, rec, a3, size))
+            return Status::OverlappingBuffers;
+        break;
+    }
+    default:
+        break;
+    }
+    return Status::None;
+}
+
+uint32_t crc32c(uint32_t crc, const uint8_t* p, size_t n)
+{
+    // Reflected CRC-32C, a byte at a time through a table built once.
+    static const auto table = [] {
+        struct T {
+            uint32_t v[256];
+        } t{};
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
+            t.v[i] = c;
+        }
+        return t;
+    }();
+    for (size_t i = 0; i < n; i++)
+        crc = table.v[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+    return crc;
+}
+
+} // namespace dmalab::dsa
