@@ -42,7 +42,8 @@ uint32_t bytes_completed(const Work& w)
 }
 
 // The CR flag: RESULT against what the descriptor expects. Compare and Compare Pattern
-// carry an expected RESULT; Create Delta a mask of acceptable ones.
+// carry an expected RESULT (its bit 0: 0 or 1 are their only results); Create Delta a mask
+// of acceptable ones.
 void predicate(Work& w)
 {
     if (!(w.flags() & flag::CR) || w.status != Status::Success)
@@ -51,7 +52,7 @@ void predicate(Work& w)
     if (w.op() == Opcode::CreateDelta)
         expected = (w.word(7) >> w.result) & 1;
     else
-        expected = static_cast<uint8_t>(w.word(5)) == w.result;
+        expected = (w.word(5) & 1) == w.result; // bits 7:1 of EXPECTED_RESULT are ignored
     if (!expected)
         w.status = Status::SuccessFalsePredicate;
 }

@@ -98,9 +98,11 @@ class DataPath
     void set_occupancy(unsigned wq);
     bool wq_enabled(unsigned wq) const;
     // engines.cc
-    void dispatch();
+    // Arms every engine with work to take (but `except`, -1: none), from its timer.
+    void dispatch(int except = -1);
     bool take(unsigned engine);
     void arm(unsigned engine, uint64_t when);
+    void disarm(unsigned engine);
     void run(unsigned engine, Engine& e, Budget& budget, uint64_t now, uint64_t& wake);
     bool start(Engine& e, Work& w, uint64_t now);
     bool data_phase(unsigned engine, Engine& e, Work& w, Budget& budget, uint64_t now,

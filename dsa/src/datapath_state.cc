@@ -127,7 +127,7 @@ bool DataPath::load(StateReader& in)
             work(*e.work);
         }
         if (in.boolean()) {
-            e.batch.emplace();
+            e.batch.emplace(Batch{Work{}, 0, 0, false});
             work(e.batch->desc);
             io(e.batch->next);
             io(e.batch->completed);

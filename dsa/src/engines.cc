@@ -20,6 +20,12 @@ void DataPath::arm(unsigned engine, uint64_t when)
     s_.host.timers.arm(kFirstTimer + engine, when);
 }
 
+void DataPath::disarm(unsigned engine)
+{
+    engines_[engine].armed_at.reset();
+    s_.host.timers.cancel(kFirstTimer + engine);
+}
+
 void DataPath::drop_job(Engine& e)
 {
     e.work.reset();
@@ -90,14 +96,14 @@ bool DataPath::take(unsigned engine)
     return true;
 }
 
-void DataPath::dispatch()
+void DataPath::dispatch(int except)
 {
     // Every idle engine with a descriptor it may take, and every drain that waits, runs
     // again from its timer: never inside the write or step that made the work.
     const uint64_t now = s_.now();
     for (unsigned i = 0; i < engines_.size(); i++) {
         Engine& e = engines_[i];
-        if (e.armed_at)
+        if (e.armed_at || static_cast<int>(i) == except)
             continue;
         bool go = e.work && e.work->op() == Opcode::Drain;
         if (!holding(e))
@@ -306,10 +312,11 @@ void DataPath::run(unsigned engine, Engine& e, Budget& budget, uint64_t now, uin
             wake = w.pace.done_at;
             return;
         }
-        const Status st = w.status;
         const bool sub = w.in_batch;
         if (!complete(e, w))
             return;
+        // The status as the record has it: a false predicate fails a batch too.
+        const Status st = w.status;
         e.work.reset();
         if (sub) {
             e.batch->completed++;
@@ -321,7 +328,7 @@ void DataPath::run(unsigned engine, Engine& e, Budget& budget, uint64_t now, uin
             on_progress();
         if (e.epoch != epoch)
             return;
-        dispatch();
+        dispatch(static_cast<int>(engine)); // this one goes on in its own loop
     }
 }
 
@@ -338,15 +345,20 @@ void DataPath::timer(unsigned engine)
     run(engine, e, budget, now, wake);
     if (e.epoch != epoch && !holding(e))
         return dispatch(); // reset or aborted under it
-    if (e.armed_at || wake == ~0ull)
+    // Armed for later by what ran (none of run()'s paths does so): keep that. Armed for
+    // now, by a completion that found more queued: that, like a spent budget, goes on
+    // strictly later on the modelled clock, so a guest that keeps its WQs full cannot hold
+    // the main loop.
+    if (e.armed_at && *e.armed_at > now)
         return;
-    // More at once (the budget ran out): strictly later on the modelled clock, so a guest
-    // that keeps its WQs full cannot hold the main loop.
-    const uint64_t next = wake == 0 || wake <= now
-                              ? sat_add(now, std::max<uint64_t>(s_.config.step_gap_ns, 1))
-                              : wake;
+    if (!e.armed_at && wake == ~0ull)
+        return; // idle, or a drain waiting for a completion to wake it
+    const uint64_t gap = sat_add(now, std::max<uint64_t>(s_.config.step_gap_ns, 1));
+    const uint64_t next = e.armed_at || wake == 0 || wake <= now ? gap : wake;
     if (next > now)
         arm(engine, next);
+    else
+        disarm(engine); // the end of representable time: it stalls rather than spin
 }
 
 } // namespace dmalab::dsa

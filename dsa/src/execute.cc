@@ -32,7 +32,7 @@ void fault(Work& w, const DmaResult& r, bool write)
     const bool translation = r.error == DmaError::IommuFault || r.error == DmaError::Wrap;
     w.status = translation ? Status::PageFaultNoBof : Status::HwError;
     w.fault_addr = r.fault_addr;
-    w.fault_write = write;
+    w.fault_write = translation && write; // STATUS bit 7 belongs to the page-fault codes
 }
 
 DmaResult read(Exec& x, uint64_t addr, uint8_t* buf, uint64_t n)
@@ -57,6 +57,32 @@ uint64_t piece(uint64_t left, std::initializer_list<uint64_t> addrs)
     for (uint64_t a : addrs)
         n = std::min(n, to_page_end(a));
     return n;
+}
+
+// How far a transfer gets before one of its ranges wraps past 2^64 (a page fault there),
+// and whether that range is one it writes.
+struct Reach {
+    uint64_t limit;
+    bool write = false;
+};
+
+Reach reach(const Work& w, std::initializer_list<std::pair<uint64_t, bool>> ranges)
+{
+    Reach r{w.size()};
+    for (auto [base, write] : ranges)
+        if (wraps(base, w.size()) && 0 - base < r.limit)
+            r = {0 - base, write};
+    return r;
+}
+
+// The next piece's length within `r`, or 0 after a fault at the wrap.
+uint64_t within(Work& w, const Reach& r, uint64_t n)
+{
+    if (w.done >= r.limit) {
+        fault(w, DmaResult::failure(DmaError::Wrap, 0), r.write);
+        return 0;
+    }
+    return std::min(n, r.limit - w.done);
 }
 
 // The transfer's end reached: success, unless an executor set a verdict before.
@@ -158,9 +184,12 @@ bool move(Exec& x, Work& w, uint64_t len)
 
 bool fill(Exec& x, Work& w, uint64_t len)
 {
+    const Reach r0 = reach(w, {{w.word(3), true}});
     for (uint64_t left = len; left && w.status == Status::None;) {
         const uint64_t dst = w.word(3) + w.done;
-        const uint64_t n = piece(left, {dst});
+        const uint64_t n = within(w, r0, piece(left, {dst}));
+        if (!n)
+            break;
         pattern_piece(x.a, w.word(2), w.done, n);
         DmaResult r = write(x, dst, x.a, n);
         if (!x.alive())
@@ -180,9 +209,13 @@ bool fill(Exec& x, Work& w, uint64_t len)
 // differs, whose offset BYTES_COMPLETED then holds.
 template <bool Pattern> bool compare_with(Exec& x, Work& w, uint64_t len)
 {
+    const Reach r0 = Pattern ? reach(w, {{w.word(2), false}})
+                             : reach(w, {{w.word(2), false}, {w.word(3), false}});
     for (uint64_t left = len; left && w.status == Status::None;) {
         const uint64_t s1 = w.word(2) + w.done, s2 = w.word(3) + w.done;
-        const uint64_t n = Pattern ? piece(left, {s1}) : piece(left, {s1, s2});
+        const uint64_t n = within(w, r0, Pattern ? piece(left, {s1}) : piece(left, {s1, s2}));
+        if (!n)
+            break;
         DmaResult r = read(x, s1, x.a, n);
         if (!x.alive())
             return false;
@@ -224,10 +257,13 @@ bool compare_pattern(Exec& x, Work& w, uint64_t len)
 
 bool dualcast(Exec& x, Work& w, uint64_t len)
 {
+    const Reach r0 = reach(w, {{w.word(2), false}, {w.word(3), true}, {w.word(5), true}});
     for (uint64_t left = len; left && w.status == Status::None;) {
         const uint64_t src = w.word(2) + w.done;
         const uint64_t d1 = w.word(3) + w.done, d2 = w.word(5) + w.done;
-        const uint64_t n = piece(left, {src, d1, d2});
+        const uint64_t n = within(w, r0, piece(left, {src, d1, d2}));
+        if (!n)
+            break;
         DmaResult r = read(x, src, x.a, n);
         if (!x.alive())
             return false;
@@ -257,9 +293,13 @@ bool dualcast(Exec& x, Work& w, uint64_t len)
 // CRC_SEED (inverted in and out, as software CRC-32C is).
 template <bool Copy> bool crc_with(Exec& x, Work& w, uint64_t len)
 {
+    const Reach r0 =
+        Copy ? reach(w, {{w.word(2), false}, {w.word(3), true}}) : reach(w, {{w.word(2), false}});
     for (uint64_t left = len; left && w.status == Status::None;) {
         const uint64_t src = w.word(2) + w.done, dst = w.word(3) + w.done;
-        const uint64_t n = Copy ? piece(left, {src, dst}) : piece(left, {src});
+        const uint64_t n = within(w, r0, Copy ? piece(left, {src, dst}) : piece(left, {src}));
+        if (!n)
+            break;
         DmaResult r = read(x, src, x.a, n);
         if (!x.alive())
             return false;
@@ -304,9 +344,12 @@ bool create_delta(Exec& x, Work& w, uint64_t len)
 {
     const uint64_t rec = w.word(5);
     const uint32_t max = static_cast<uint32_t>(w.word(6));
+    const Reach r0 = reach(w, {{w.word(2), false}, {w.word(3), false}});
     for (uint64_t left = len; left && w.status == Status::None;) {
         const uint64_t s1 = w.word(2) + w.done, s2 = w.word(3) + w.done;
-        const uint64_t n = piece(left, {s1, s2});
+        const uint64_t n = within(w, r0, piece(left, {s1, s2}));
+        if (!n)
+            break;
         DmaResult r = read(x, s1, x.a, n);
         if (!x.alive())
             return false;
@@ -330,7 +373,9 @@ bool create_delta(Exec& x, Work& w, uint64_t len)
             uint8_t entry[10];
             store_le(entry, (w.done + q) / 8, 2);
             std::memcpy(entry + 2, x.b + q, 8);
-            r = write(x, rec + w.delta, entry, sizeof entry);
+            r = wraps(rec, w.delta + uint64_t{sizeof entry})
+                    ? DmaResult::failure(DmaError::Wrap, 0)
+                    : write(x, rec + w.delta, entry, sizeof entry);
             if (!x.alive())
                 return false;
             if (!r.ok()) {
@@ -363,7 +408,9 @@ bool apply_delta(Exec& x, Work& w, uint64_t len)
     // A trailing piece shorter than an entry is no entry.
     while (entries-- && w.status == Status::None && size - w.done >= 10) {
         uint8_t entry[10];
-        DmaResult r = read(x, rec + w.done, entry, sizeof entry);
+        DmaResult r = wraps(rec, w.done + uint64_t{sizeof entry})
+                          ? DmaResult::failure(DmaError::Wrap, 0)
+                          : read(x, rec + w.done, entry, sizeof entry);
         if (!x.alive())
             return false;
         if (!r.ok()) {
@@ -379,7 +426,8 @@ bool apply_delta(Exec& x, Work& w, uint64_t len)
             w.status = Status::DeltaOffsetOrder;
             break;
         }
-        r = write(x, dst + uint64_t{off} * 8, entry + 2, 8);
+        r = wraps(dst, uint64_t{off} * 8 + 8) ? DmaResult::failure(DmaError::Wrap, 0)
+                                              : write(x, dst + uint64_t{off} * 8, entry + 2, 8);
         if (!x.alive())
             return false;
         if (!r.ok()) {

@@ -5,6 +5,7 @@
 // once, with its executor (execute.cc).
 
 #include <cstring>
+#include <string_view>
 
 #include "execute.h"
 #include "work.h"
@@ -34,19 +35,18 @@ constexpr OpRow kRows[] = {
 };
 // clang-format on
 
-// The flags every operation takes: the completion record and interrupt requests, the
-// traffic-class selectors and strict ordering. FENCE only inside a batch; a Batch
-// descriptor takes no more than the record, interrupt and two TC selectors.
-constexpr uint32_t kCommonFlags = flag::CRAV | flag::RCR | flag::RCI | flag::ADDR1_TCS |
-                                  flag::ADDR2_TCS | flag::ADDR3_TCS | flag::CR_TCS | flag::STORD;
-constexpr uint32_t kBatchFlags =
-    flag::CRAV | flag::RCR | flag::RCI | flag::ADDR1_TCS | flag::CR_TCS;
+// The flags every operation takes: the completion record and interrupt requests, and the
+// record's traffic-class selector (with CRAV). FENCE only inside a batch; the address TC
+// selectors for the addresses an operation has; strict ordering for one that writes.
+constexpr uint32_t kCommonFlags = flag::CRAV | flag::RCR | flag::RCI | flag::CR_TCS;
 
 // Flags an operation cannot do without: those whose only result is in the record need
-// it (CRC Generation, Copy with CRC, Create Delta), and a Drain must report somehow.
+// it (the compares, the CRCs, Create Delta), and a Drain must report somehow.
 uint32_t missing_flags(Opcode op, uint32_t flags)
 {
     switch (op) {
+    case Opcode::Compare:
+    case Opcode::ComparePattern:
     case Opcode::CrcGen:
     case Opcode::CopyCrc:
     case Opcode::CreateDelta:
@@ -72,6 +72,22 @@ bool writes(Opcode op)
     default:
         return false;
     }
+}
+
+// Address n of a descriptor (1: bytes 16-23, 2: 24-31, 3: 40-47) is an address for an
+// operation whose layout puts an address field there (not a pattern or a size).
+uint32_t address_selectors(const OpLayout& l)
+{
+    static constexpr struct {
+        unsigned word;
+        uint32_t flag;
+    } kSlots[] = {{2, flag::ADDR1_TCS}, {3, flag::ADDR2_TCS}, {5, flag::ADDR3_TCS}};
+    uint32_t out = 0;
+    for (auto [word, f] : kSlots)
+        for (const Field& field : l.word[word])
+            if (std::string_view(field.name).find("ADDR") != std::string_view::npos)
+                out |= f;
+    return out;
 }
 
 // The layout row of `op` in the spec (every row here has one).
@@ -139,7 +155,9 @@ Status check(const Work& w, const Limits& l,
     if (!row || !lay || !(l.opcap & opcap_bit(op)) || (w.in_batch && !row->batchable))
         return Status::UnsupportedOpcode;
 
-    uint32_t allowed = op == Opcode::Batch ? kBatchFlags : kCommonFlags | row->flags;
+    uint32_t allowed = kCommonFlags | row->flags | address_selectors(*lay);
+    if (writes(op))
+        allowed |= flag::STORD;
     if (w.in_batch)
         allowed |= flag::FENCE;
     if (l.block_on_fault && op != Opcode::Batch)
@@ -151,8 +169,8 @@ Status check(const Work& w, const Limits& l,
     if (!l.user_interrupts)
         allowed &= ~flag::RCI;
     bad_flags = w.flags() & ~allowed;
-    if ((w.flags() & flag::RCR) && !(w.flags() & flag::CRAV))
-        bad_flags |= flag::RCR; // a record on success, with no record address
+    if (!(w.flags() & flag::CRAV)) // a record on success, or its TC, with no record address
+        bad_flags |= w.flags() & (flag::RCR | flag::CR_TCS);
     bad_flags |= missing_flags(op, w.flags());
     if (bad_flags)
         return Status::InvalidFlags;
@@ -164,6 +182,11 @@ Status check(const Work& w, const Limits& l,
         if (w.word(i) & mask)
             return Status::NonzeroReserved;
     }
+    // The record's address without CRAV, and the interrupt handle without RCI, are
+    // reserved too.
+    if ((!(w.flags() & flag::CRAV) && w.completion()) ||
+        (!(w.flags() & flag::RCI) && w.int_handle()))
+        return Status::NonzeroReserved;
 
     const uint64_t size = w.size();
     if (op == Opcode::Batch) {

@@ -43,10 +43,9 @@ DataPath::~DataPath() = default;
 void DataPath::reset()
 {
     for (unsigned i = 0; i < engines_.size(); i++) {
-        Engine& e = engines_[i];
-        s_.host.timers.cancel(kFirstTimer + i);
-        drop_job(e);
-        e.pacer->reset();
+        disarm(i);
+        drop_job(engines_[i]);
+        engines_[i].pacer->reset();
     }
     for (Wq& w : wqs_)
         w = Wq{};
@@ -185,7 +184,7 @@ void DataPath::abort(unsigned wq)
         Engine& e = engines_[i];
         if (const Work* w = holding(e); w && w->wq == wq) {
             s_.counters.aborted++;
-            s_.host.timers.cancel(kFirstTimer + i);
+            disarm(i);
             drop_job(e);
         }
     }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "dmalab/faults.h"
+#include "dmalab/host_c.h"
 #include "dmalab/state.h"
 
 namespace dmalab
