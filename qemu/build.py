@@ -56,6 +56,7 @@ LINKS = {
     "common": REPO / "common",
     "ioat": REPO / "ioat",
     "vtd": REPO / "vtd",
+    "dsa": REPO / "dsa",
 }
 
 

@@ -13,6 +13,7 @@ CONFIG_I440FX=y
 CONFIG_VTD=y
 CONFIG_DMALAB_IOAT=y
 CONFIG_DMALAB_VTD=y
+CONFIG_DMALAB_DSA=y
 
 # What the scenarios put behind the IOMMU: PCI Express root ports, the NICs of the NIC
 # scenarios, the guest image's disk, and the edu device of the qtests.

@@ -26,31 +26,8 @@
 #include "dmalab/ioat_core.h"
 #include "../vtd/dmalab-vtd.h"
 #include "../glue.h"
+#include "../pci-host.h"
 #include "ioat-internal.h"
-
-static DmalabDmaResult dmalab_ioat_result(MemTxResult r, uint64_t addr,
-                                          size_t len)
-{
-    DmalabDmaResult out = { .error = DMALAB_DMA_OK, .done = len };
-
-    if (r == MEMTX_OK) {
-        return out;
-    }
-    /*
-     * QEMU's IOMMUs fail a translation as an unassigned access: both are decode
-     * errors.
-     */
-    out.error = (r & MEMTX_DECODE_ERROR) ? DMALAB_DMA_UNASSIGNED
-                                         : DMALAB_DMA_TARGET_ERROR;
-    out.fault_addr = addr;
-    out.done = 0;
-    return out;
-}
-
-static MemTxAttrs dmalab_ioat_attrs(DmalabIoatState *s)
-{
-    return (MemTxAttrs){ .requester_id = pci_requester_id(PCI_DEVICE(s)) };
-}
 
 /*
  * Where an access goes: the function's bus-master address space or, for an
@@ -85,7 +62,8 @@ static MemTxResult dmalab_ioat_rw(DmalabIoatState *s, uint64_t addr,
     if (!as) {
         return MEMTX_DECODE_ERROR;
     }
-    return dma_memory_rw(as, addr, buf, len, dir, dmalab_ioat_attrs(s));
+    return dma_memory_rw(as, addr, buf, len, dir,
+                         dmalab_pci_attrs(PCI_DEVICE(s)));
 }
 
 static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf,
@@ -98,7 +76,7 @@ static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf,
     if (r != MEMTX_OK) {
         trace_dmalab_ioat_dma_error(attrs->stream, addr, len, false, r);
     }
-    return dmalab_ioat_result(r, addr, len);
+    return dmalab_pci_result(r, addr, len);
 }
 
 static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr,
@@ -112,100 +90,25 @@ static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr,
     if (r != MEMTX_OK) {
         trace_dmalab_ioat_dma_error(attrs->stream, addr, len, true, r);
     }
-    return dmalab_ioat_result(r, addr, len);
+    return dmalab_pci_result(r, addr, len);
 }
 
 static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
                           bool is_write, const DmalabMemAttrs *attrs)
 {
     DmalabIoatState *s = opaque;
-    DMADirection dir =
-        is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
     AddressSpace *as = dmalab_ioat_live(s) ? dmalab_ioat_dma_as(s, attrs)
                                            : NULL;
-    dma_addr_t plen = *len;
-    uint64_t gpa, run = *len;
-    ram_addr_t offset;
-    void *p;
 
-    if (!as) {
-        return NULL;
-    }
-    /*
-     * Behind dmalab-vtd the unit translates the whole piece in one call, each
-     * page as it would one at a time, and the contiguous run it answers is
-     * mapped in system memory: QEMU's memory API would otherwise ask the IOMMU
-     * region for one 4 KiB page at a time. A first page that faults goes the
-     * ordinary way (below, through the bounce path), which reports the error.
-     */
-    if (!attrs->translated &&
-        dmalab_vtd_dma_run(PCI_DEVICE(s), attrs->pasid, addr, is_write, &gpa,
-                           &run)) {
-        if (!run) {
-            return NULL;
-        }
-        as = &address_space_memory;
-        addr = gpa;
-        plen = run;
-    }
-    /*
-     * dma_memory_map() translates each page once and hands out a bounce buffer,
-     * without reporting failure, for anything that is not RAM (device memory,
-     * unassigned ranges, IOMMU faults); for a read it would already have read
-     * device registers into it. So only plain RAM is mapped: a bounce buffer is
-     * given back untouched (memory_region_from_host knows guest RAM from it),
-     * and the model moves that piece with dmalab_ioat_rw, which reports the
-     * error. Only the first page of a run pays a second translation.
-     */
-    if (!is_write) {
-        MemoryRegion *mr;
-        hwaddr xlat, l = 1;
-
-        RCU_READ_LOCK_GUARD();
-        mr = address_space_translate(as, addr, &xlat, &l, false,
-                                     dmalab_ioat_attrs(s));
-        if (!memory_access_is_direct(mr, false, dmalab_ioat_attrs(s))) {
-            return NULL;
-        }
-    }
-    p = dma_memory_map(as, addr, &plen, dir, dmalab_ioat_attrs(s));
-    if (!p) {
-        return NULL;
-    }
-    if (!memory_region_from_host(p, &offset)) {
-        dma_memory_unmap(as, p, plen, dir, 0);
-        return NULL;
-    }
-    *len = plen;
-    return p;
+    return as ? dmalab_pci_dma_map(PCI_DEVICE(s), as, addr, len, is_write,
+                                   attrs)
+              : NULL;
 }
 
 static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
                            size_t accessed)
 {
-    DmalabIoatState *s = opaque;
-    DMADirection dir =
-        is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
-
-    /* Only RAM is ever mapped (host_dma_map): any address space unmaps it. */
-    dma_memory_unmap(pci_get_address_space(PCI_DEVICE(s)), host, len, dir,
-                     accessed);
-}
-
-/*
- * Writes an interrupt message as the function's bus master, as QEMU's own
- * MSI path does, and says whether the memory system took it.  A message the
- * guest aimed at this device's registers (refused by QEMU's re-entrancy
- * guard) or at nothing is not a message delivered.
- */
-static bool dmalab_ioat_deliver(PCIDevice *pdev, MSIMessage msg)
-{
-    MemTxAttrs attrs = { .requester_id = pci_requester_id(pdev) };
-    MemTxResult r = MEMTX_OK;
-
-    address_space_stl_le(&pdev->bus_master_as, msg.address, msg.data, attrs,
-                         &r);
-    return r == MEMTX_OK;
+    dmalab_pci_dma_unmap(PCI_DEVICE(opaque), host, len, is_write, accessed);
 }
 
 static bool host_notify(void *opaque, unsigned vector)
@@ -221,12 +124,7 @@ static bool host_notify(void *opaque, unsigned vector)
         if (vector >= s->cfg.channels) {
             vector = 0;
         }
-        if (msix_is_masked(pdev, vector)) {
-            /* Left pending in the PBA: not a message sent. */
-            msix_notify(pdev, vector);
-        } else {
-            sent = dmalab_ioat_deliver(pdev, msix_get_message(pdev, vector));
-        }
+        sent = dmalab_pci_msix_notify(pdev, vector);
     } else if (msi_enabled(pdev)) {
         /*
          * One message: msi_notify() asserts on a vector the guest did not
@@ -236,7 +134,7 @@ static bool host_notify(void *opaque, unsigned vector)
         if (msi_is_masked(pdev, 0)) {
             msi_notify(pdev, 0); /* sets the pending bit */
         } else {
-            sent = dmalab_ioat_deliver(pdev, msi_get_message(pdev, 0));
+            sent = dmalab_pci_deliver(pdev, msi_get_message(pdev, 0));
         }
     }
     trace_dmalab_ioat_irq(vector, msix_enabled(pdev), sent);

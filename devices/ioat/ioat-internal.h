@@ -14,6 +14,7 @@
 
 #include "dmalab/ioat_core.h"
 #include "../glue.h"
+#include "../pci-host.h"
 
 #define TYPE_DMALAB_IOAT "dmalab-ioat"
 OBJECT_DECLARE_SIMPLE_TYPE(DmalabIoatState, DMALAB_IOAT)
@@ -39,8 +40,7 @@ struct DmalabIoatState {
     MemoryRegion fault_regs; /* the test-only fault doorbell */
     DmalabTimers timers;
     DmalabIoat *model;
-    unsigned in_model; /* nesting of timer steps running the model */
-    bool released;     /* unrealized while a step ran: free when it returns */
+    DmalabCallGuard guard; /* calls into the model that can call out */
     bool intx_level;
     DmalabState state; /* the model's, in migration */
 
@@ -64,7 +64,7 @@ struct DmalabIoatState {
 
 static inline bool dmalab_ioat_live(DmalabIoatState *s)
 {
-    return s->model && !s->released && qdev_is_realized(DEVICE(s));
+    return s->model && !s->guard.released && qdev_is_realized(DEVICE(s));
 }
 
 /* ioat-host.c */

@@ -35,6 +35,7 @@
 #include "dmalab/ioat_core.h"
 #include "../vtd/dmalab-vtd.h"
 #include "../glue.h"
+#include "../pci-host.h"
 #include "ioat-internal.h"
 
 OBJECT_DEFINE_SIMPLE_TYPE_WITH_INTERFACES(DmalabIoatState, dmalab_ioat,
@@ -44,31 +45,20 @@ OBJECT_DEFINE_SIMPLE_TYPE_WITH_INTERFACES(DmalabIoatState, dmalab_ioat,
 static void dmalab_ioat_release(DmalabIoatState *s);
 
 /*
- * Around every call into the model that can call back out (DMA, interrupts):
- * those may reach config space or the port above the device and reset or unplug
- * it. The model checks its state after every call out; the reference keeps the
- * object, and the deferred release keeps the model, until the call has
- * returned.
+ * Calls into the model that can call back out (DMA, interrupts) go through
+ * s->guard (pci-host.h): the model checks its state after every call out; the
+ * guard keeps the object, and defers the release of the model, until the
+ * call has returned.
  */
-static void dmalab_ioat_enter(DmalabIoatState *s)
+static void dmalab_ioat_release_obj(Object *obj)
 {
-    object_ref(OBJECT(s));
-    s->in_model++;
-}
-
-static void dmalab_ioat_leave(DmalabIoatState *s)
-{
-    s->in_model--;
-    if (s->released && !s->in_model) {
-        dmalab_ioat_release(s);
-    }
-    object_unref(OBJECT(s));
+    dmalab_ioat_release(DMALAB_IOAT(obj));
 }
 
 /* A model to call: realized, not unplugged by its own DMA. */
 static bool dmalab_ioat_running(DmalabIoatState *s)
 {
-    return s->model && !s->released;
+    return s->model && !s->guard.released;
 }
 
 static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
@@ -80,7 +70,7 @@ static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
 }
 
 /*
- * A write can call out (see dmalab_ioat_enter()): with sync-start a doorbell
+ * A write can call out (see s->guard): with sync-start a doorbell
  * runs the channel's first step here, and a fault doorbell write can release
  * a held descriptor.
  */
@@ -90,9 +80,9 @@ static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val,
     DmalabIoatState *s = opaque;
 
     if (dmalab_ioat_running(s)) {
-        dmalab_ioat_enter(s);
+        dmalab_guard_enter(&s->guard, OBJECT(s));
         dmalab_ioat_mmio_write(s->model, addr, val, size);
-        dmalab_ioat_leave(s);
+        dmalab_guard_leave(&s->guard, OBJECT(s));
     }
 }
 
@@ -121,23 +111,23 @@ static void dmalab_ioat_release(DmalabIoatState *s)
     s->model = NULL;
 }
 
+static void dmalab_ioat_fire(void *model, unsigned id)
+{
+    dmalab_ioat_timer(model, id);
+}
+
+/*
+ * The step's DMA and interrupt messages may land on this device's own BAR:
+ * QEMU's re-entrancy guard, engaged as it is for MMIO, refuses that access,
+ * and the model reports the failed DMA as a channel error.
+ */
 static void dmalab_ioat_timer_cb(void *opaque)
 {
     DmalabTimer *t = opaque;
     DmalabIoatState *s = t->dev;
-    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
-    bool engaged = guard->engaged_in_io;
 
-    /*
-     * The step's DMA and interrupt messages may land on this device's own BAR:
-     * QEMU's re-entrancy guard, engaged here as it is for MMIO, refuses that
-     * access, and the model reports the failed DMA as a channel error.
-     */
-    dmalab_ioat_enter(s);
-    guard->engaged_in_io = true;
-    dmalab_ioat_timer(s->model, t->id);
-    guard->engaged_in_io = engaged;
-    dmalab_ioat_leave(s);
+    dmalab_guard_timer(&s->guard, DEVICE(s), dmalab_ioat_fire, s->model,
+                       t->id);
 }
 
 /*
@@ -260,7 +250,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
                    why ? why : "cannot create the model");
         goto err_model;
     }
-    s->released = false;
+    s->guard.released = false;
     dmalab_ioat_ats_realize(s);
     if (!dmalab_plan_realize(&s->plan, errp) ||
         (s->race_table && !dmalab_ioat_map_race_table(s, errp))) {
@@ -286,14 +276,14 @@ static void dmalab_ioat_exit(PCIDevice *pdev)
     msix_uninit(pdev, &s->bar0, &s->bar0);
     msi_uninit(pdev);
     pcie_cap_exit(pdev);
-    if (s->in_model) {
+    if (s->guard.depth) {
         /*
          * Unplugged by its own DMA: stop the model now, free it when the step
          * returns.
          */
         dmalab_ioat_reset(s->model);
         dmalab_timers_stop(&s->timers);
-        s->released = true;
+        s->guard.released = true;
         return;
     }
     dmalab_ioat_release(s);
@@ -418,6 +408,7 @@ static void dmalab_ioat_init(Object *obj)
     dmalab_plan_init(obj, &s->plan, &dmalab_ioat_plan_ops);
     s->state.dev = obj;
     s->state.ops = &dmalab_ioat_state_ops;
+    s->guard.release = dmalab_ioat_release_obj;
 }
 
 static void dmalab_ioat_finalize(Object *obj)

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dmalab-dsa: what the model reaches in QEMU (PCI DMA, MSI-X, trace points)
+ * and its counters as QOM properties; dsa.c has the device.
+ */
+
+#include "qemu/osdep.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pci_device.h"
+#include "qapi/visitor.h"
+#include "qom/object.h"
+#include "system/dma.h"
+#include "../trace.h"
+
+#include "dmalab/dsa_core.h"
+#include "../vtd/dmalab-vtd.h"
+#include "dsa-internal.h"
+
+static DmalabDmaResult host_dma_rw(DmalabDsaState *s, uint64_t addr,
+                                   void *buf, size_t len, DMADirection dir,
+                                   const DmalabMemAttrs *attrs)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    MemTxResult r = MEMTX_ACCESS_ERROR;
+
+    if (dmalab_dsa_live(s)) {
+        r = dma_memory_rw(pci_get_address_space(pdev), addr, buf, len, dir,
+                          dmalab_pci_attrs(pdev));
+    }
+    if (r != MEMTX_OK) {
+        trace_dmalab_dsa_dma_error(attrs->stream, addr, len,
+                                   dir == DMA_DIRECTION_FROM_DEVICE, r);
+    }
+    return dmalab_pci_result(r, addr, len);
+}
+
+static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf,
+                                     size_t len, const DmalabMemAttrs *attrs)
+{
+    return host_dma_rw(opaque, addr, buf, len, DMA_DIRECTION_TO_DEVICE, attrs);
+}
+
+static DmalabDmaResult host_dma_write(void *opaque, uint64_t addr,
+                                      const void *buf, size_t len,
+                                      const DmalabMemAttrs *attrs)
+{
+    return host_dma_rw(opaque, addr, (void *)buf, len,
+                       DMA_DIRECTION_FROM_DEVICE, attrs);
+}
+
+static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
+                          bool is_write, const DmalabMemAttrs *attrs)
+{
+    DmalabDsaState *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (!dmalab_dsa_live(s)) {
+        return NULL;
+    }
+    return dmalab_pci_dma_map(pdev, pci_get_address_space(pdev), addr, len,
+                              is_write, attrs);
+}
+
+static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
+                           size_t accessed)
+{
+    dmalab_pci_dma_unmap(PCI_DEVICE(opaque), host, len, is_write, accessed);
+}
+
+/* MSI-X only: idxd asks for nothing else (pci_alloc_irq_vectors, MSI-X). */
+static bool host_notify(void *opaque, unsigned vector)
+{
+    DmalabDsaState *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+    bool sent = false;
+
+    if (!dmalab_dsa_live(s) || vector >= s->cfg.msix_vectors) {
+        return false;
+    }
+    if (msix_enabled(pdev)) {
+        sent = dmalab_pci_msix_notify(pdev, vector);
+    }
+    trace_dmalab_dsa_irq(vector, sent);
+    return sent;
+}
+
+/* Walks behind dmalab-vtd: the model adds them to its descriptors' time. */
+static uint64_t host_dma_cost(void *opaque)
+{
+    return dmalab_vtd_dma_cost(PCI_DEVICE(opaque));
+}
+
+const DmalabHost dmalab_dsa_host_fns = {
+    .dma_read = host_dma_read,
+    .dma_write = host_dma_write,
+    .dma_map = host_dma_map,
+    .dma_unmap = host_dma_unmap,
+    .notify = host_notify,
+    .dma_cost = host_dma_cost,
+};
+
+/* The model's trace points (dsa_core.h). */
+
+void dmalab_dsa_trace_command(void *opaque, bool done, unsigned cmd,
+                              uint32_t operand, unsigned err)
+{
+    if (done) {
+        trace_dmalab_dsa_command_done(cmd, operand, err);
+    } else {
+        trace_dmalab_dsa_command(cmd, operand);
+    }
+}
+
+void dmalab_dsa_trace_submitted(void *opaque, unsigned wq, unsigned opcode)
+{
+    trace_dmalab_dsa_submitted(wq, opcode);
+}
+
+void dmalab_dsa_trace_dropped(void *opaque, unsigned wq, const char *why)
+{
+    trace_dmalab_dsa_dropped(wq, why);
+}
+
+void dmalab_dsa_trace_completed(void *opaque, unsigned wq, unsigned opcode,
+                                unsigned status, uint64_t done)
+{
+    trace_dmalab_dsa_completed(wq, opcode, status, done);
+}
+
+void dmalab_dsa_trace_record(void *opaque, unsigned wq, uint64_t addr,
+                             unsigned status, bool ok)
+{
+    trace_dmalab_dsa_record(wq, addr, status, ok);
+}
+
+void dmalab_dsa_trace_swerr(void *opaque, unsigned error, int wq,
+                            bool recorded)
+{
+    trace_dmalab_dsa_swerr(error, wq, recorded);
+}
+
+void dmalab_dsa_trace_halted(void *opaque, unsigned reset_type)
+{
+    trace_dmalab_dsa_halted(reset_type);
+}
+
+void dmalab_dsa_trace_refused(void *opaque, uint32_t offset)
+{
+    trace_dmalab_dsa_refused(offset);
+}
+
+/* Counters, readable with qom-get. */
+
+static void dmalab_dsa_get_counter(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp)
+{
+    DmalabDsaState *s = DMALAB_DSA(obj);
+    DmalabDsaCounters c = { 0 };
+    uint64_t value;
+
+    if (s->model) {
+        dmalab_dsa_counters(s->model, &c);
+    }
+    value = *(uint64_t *)((char *)&c + (uintptr_t)opaque);
+    visit_type_uint64(v, name, &value, errp);
+}
+
+static const DmalabDynProp dmalab_dsa_counters_table[] = {
+    { "commands", offsetof(DmalabDsaCounters, commands),
+      "commands completed" },
+    { "command-errors", offsetof(DmalabDsaCounters, command_errors),
+      "commands completed with CMDSTS.ERR set" },
+    { "swerrs", offsetof(DmalabDsaCounters, swerrs),
+      "software errors reported in SWERR (recorded or overflowed)" },
+    { "halts", offsetof(DmalabDsaCounters, halts), "times the device halted" },
+    { "interrupts", offsetof(DmalabDsaCounters, interrupts),
+      "MSI-X messages delivered" },
+    { "refused-writes", offsetof(DmalabDsaCounters, refused_writes),
+      "configuration writes refused: locked or not offered" },
+    { "submitted", offsetof(DmalabDsaCounters, submitted),
+      "descriptors a WQ took from a portal" },
+    { "dropped", offsetof(DmalabDsaCounters, dropped),
+      "portal writes that never became a descriptor" },
+    { "aborted", offsetof(DmalabDsaCounters, aborted),
+      "descriptors dropped by an abort, a reset or a halt" },
+    { "descriptors", offsetof(DmalabDsaCounters, descriptors),
+      "descriptors completed, batches and their descriptors each one" },
+    { "descriptor-errors", offsetof(DmalabDsaCounters, descriptor_errors),
+      "descriptors completed with a status other than success" },
+    { "bytes", offsetof(DmalabDsaCounters, bytes),
+      "transfer bytes processed" },
+    { "batches", offsetof(DmalabDsaCounters, batches), "batches completed" },
+    { "records", offsetof(DmalabDsaCounters, records),
+      "completion records written" },
+};
+
+void dmalab_dsa_add_counters(Object *obj)
+{
+    dmalab_glue_add_props(obj, dmalab_dsa_counters_table,
+                          ARRAY_SIZE(dmalab_dsa_counters_table), "uint64",
+                          dmalab_dsa_get_counter, NULL);
+}

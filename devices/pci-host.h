@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What every dmalab PCI function's glue gives its model alike: DMA as the
+ * function's bus master (behind dmalab-vtd, a run of pages translated at
+ * once), interrupt messages written as QEMU's own MSI path writes them, and
+ * the guard around calls into a model that can call back out.
+ */
+
+#ifndef HW_DMALAB_PCI_HOST_H
+#define HW_DMALAB_PCI_HOST_H
+
+#include "exec/memattrs.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/pci_device.h"
+#include "qom/object.h"
+#include "system/dma.h"
+
+#include "dmalab/host_c.h"
+
+/* A MemTxResult as the models' DMA result for `len` bytes at `addr`. */
+DmalabDmaResult dmalab_pci_result(MemTxResult r, uint64_t addr, size_t len);
+MemTxAttrs dmalab_pci_attrs(PCIDevice *pdev);
+
+/*
+ * Maps a prefix of [addr, addr + *len) in `as` (the function's bus-master
+ * space, or the memory an ATS translated request reaches) if it is plain RAM;
+ * NULL otherwise, and the model moves that piece through dma_memory_rw(),
+ * which reports the error.
+ */
+void *dmalab_pci_dma_map(PCIDevice *pdev, AddressSpace *as, uint64_t addr,
+                         size_t *len, bool is_write,
+                         const DmalabMemAttrs *attrs);
+void dmalab_pci_dma_unmap(PCIDevice *pdev, void *host, size_t len,
+                          bool is_write, size_t accessed);
+
+/*
+ * MSI-X vector `vector`: left pending while masked, else written as the
+ * function's bus master. True when the memory system took the message (not
+ * for a message aimed at the function's own BAR, refused by QEMU's
+ * re-entrancy guard, or at nothing).
+ */
+bool dmalab_pci_msix_notify(PCIDevice *pdev, unsigned vector);
+bool dmalab_pci_deliver(PCIDevice *pdev, MSIMessage msg);
+
+/*
+ * Around every call into a model that can call back out (DMA, interrupts):
+ * those may reach configuration space or the port above the function and
+ * reset or unplug it. The reference keeps the object, and a release asked for
+ * meanwhile waits until the outermost call has returned.
+ */
+typedef struct DmalabCallGuard {
+    unsigned depth;
+    bool released; /* unrealized while a call ran: release when it returns */
+    void (*release)(Object *obj);
+} DmalabCallGuard;
+
+void dmalab_guard_enter(DmalabCallGuard *g, Object *obj);
+void dmalab_guard_leave(DmalabCallGuard *g, Object *obj);
+/*
+ * A timer callback's call into the model, with QEMU's re-entrancy guard
+ * engaged as it is for MMIO, so the model's DMA and messages cannot land on
+ * the function's own BARs.
+ */
+void dmalab_guard_timer(DmalabCallGuard *g, DeviceState *dev,
+                        void (*fire)(void *model, unsigned id), void *model,
+                        unsigned id);
+
+#endif

@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Device-level tests of dmalab-dsa over qtest: the PCI function as idxd finds it, a
+dedicated WQ brought up with idxd's commands, descriptors through the portal with records
+and MSI-X completions, counters, a guest that aims the device at itself, ROM and nothing,
+and migration in the middle of a copy. Each test starts its own QEMU and checks it exits
+cleanly.
+
+Usage: dsa_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
+
+import os
+import random
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from libqtest import PCI, GuestAlloc, QTest, QTestError  # noqa: E402
+import qtest_case  # noqa: E402
+from qtest_case import MachineCase, launch, main  # noqa: E402
+from dsa_rig import (  # noqa: E402
+    CMD, CRAV, CRCGEN, DEVICE, GENSTS, INTCAUSE, MEMMOVE, NOOP, RCI, RCR,
+    SUCCESS, SWERR0, SWERR2, VENDOR, VERSION, WQ_STATUS, WQCAP, Dsa, descriptor)
+
+ID = "dsa"
+QOM = "/machine/peripheral/" + ID
+DEV = "dmalab-dsa,id=" + ID
+UNASSIGNED = 0x4000_0000_0000  # no memory, no device: DMA there is a decode error
+BIOS_ROM = 0xFFFF_0000         # the firmware's ROM at the top of 4 GiB
+COMPLETION_RECORD_FAULT = 0x1A
+
+
+class DsaCase(MachineCase):
+    """Checks that every QEMU a test started exited with status 0, printing nothing but
+    what the test allowed (no re-entrancy block, assertion or abort)."""
+    FORBIDDEN = ("blocked", "assert", "abort")
+    STDERR_ALLOWED_ONLY = True
+
+    def boot(self, props="", args=(), allowed=()):
+        dsa = launch(lambda: Dsa(qtest_case.QEMU, DEV + props, list(args)))
+        self.track(dsa.qt, allowed)
+        return dsa
+
+    def qom(self, dsa, prop):
+        return dsa.qt.qmp("qom-get", path=QOM, property=prop)
+
+    def copy(self, dsa, size, seed, flags=CRAV | RCR | RCI, completion=None, dst=None):
+        """A memmove as idxd_dma_submit_memcpy sends it; returns (src data, dst, record)."""
+        data = random.Random(seed).randbytes(size)
+        src = dsa.mem.alloc(size)
+        dsa.qt.memwrite(src, data)
+        if dst is None:
+            dst = dsa.mem.alloc(size, fill=0)
+        if completion is None:
+            completion = dsa.mem.alloc(32, align=32, fill=0)
+        dsa.submit(0, descriptor(MEMMOVE, flags, completion, src, dst, size, handle=1))
+        return data, dst, completion
+
+
+class Identity(DsaCase):
+    def test_what_idxd_probes(self):
+        dsa = self.boot()
+        self.assertEqual(dsa.pci.cfg_read(dsa.bdf, 0x00), DEVICE << 16 | VENDOR)
+        self.assertEqual(dsa.pci.cfg_read(dsa.bdf, 0x08) >> 8, 0x088000, "class code")
+        self.assertEqual(dsa.pci.bar_size(dsa.bdf, 0)[0], 0x10000)
+        self.assertEqual(dsa.pci.bar_size(dsa.bdf, 2)[0], 8 * 0x4000, "8 WQs of portals")
+        self.assertEqual(dsa.nvec, 9, "vector 0 and one per WQ")
+        self.assertEqual(dsa.rd(VERSION), 0x100)
+        self.assertEqual(dsa.rd(WQCAP, 8) >> 16 & 0xFF, 8)
+
+    def test_geometry_properties_shape_the_device(self):
+        dsa = self.boot(",wqs=3,msix-vectors=4,engines=2")
+        self.assertEqual(dsa.pci.bar_size(dsa.bdf, 2)[0], 0x10000, "3 WQs, rounded up")
+        self.assertEqual(dsa.nvec, 4)
+        self.assertEqual(dsa.rd(WQCAP, 8) >> 16 & 0xFF, 3)
+
+    def test_impossible_geometry_is_refused_at_realize(self):
+        for props, words in ((",wqs=0", "wqs must be"), (",msix-vectors=20", "msix-vectors"),
+                             (",opcap=0x40000", "opcap names an operation the model does not run")):
+            with self.subTest(props):
+                with self.assertRaises(QTestError) as cm:
+                    launch(lambda: QTest(qtest_case.QEMU, ["-device", DEV + props]))
+                self.assertEqual(cm.exception.returncode, 1)
+                self.assertIn("dmalab-dsa: " + words, cm.exception.stderr)
+
+
+class DataPath(DsaCase):
+    def test_a_memcpy_with_its_record_and_interrupt(self):
+        dsa = self.boot()
+        dsa.bring_up()
+        self.assertEqual(dsa.rd(dsa.wq_reg(0, WQ_STATUS)) >> 30, 1, "WQ enabled")
+        data, dst, rec = self.copy(dsa, 8192, 1)
+        dsa.settle()
+        self.assertEqual(dsa.record(rec)[0], SUCCESS)
+        self.assertEqual(dsa.qt.memread(dst, 8192), data)
+        self.assertEqual(dsa.irq_word(1), 0xD1, "WQ 0's vector (handle 1)")
+        self.assertEqual(self.qom(dsa, "descriptors"), 1)
+        self.assertEqual(self.qom(dsa, "bytes"), 8192)
+        self.assertEqual(self.qom(dsa, "records"), 1)
+
+    def test_crc_of_the_check_string(self):
+        dsa = self.boot()
+        dsa.bring_up()
+        src = dsa.mem.alloc(16)
+        dsa.qt.memwrite(src, b"123456789")
+        rec = dsa.mem.alloc(32, align=32, fill=0)
+        dsa.submit(0, descriptor(CRCGEN, CRAV | RCR, rec, src, 0, 9))
+        dsa.settle()
+        status, _, _, _, crc = dsa.record(rec)
+        self.assertEqual((status, crc), (SUCCESS, 0xE3069283))
+
+    def test_a_store_of_fewer_than_64_bytes_is_no_descriptor(self):
+        dsa = self.boot()
+        dsa.bring_up()
+        rec = dsa.mem.alloc(32, align=32, fill=0)
+        words = descriptor(NOOP, CRAV | RCR, rec)
+        at = dsa.bar2 + 0x1000
+        for i, w in enumerate(words[:5]):
+            dsa.qt.writeq(at + 8 * i, w)
+        dsa.qt.writel(at + 0x40, 0)   # the store ends: a 4-byte write elsewhere
+        dsa.settle()
+        self.assertEqual(dsa.record(rec)[0], 0, "no record")
+        self.assertEqual(self.qom(dsa, "dropped"), 2)
+        self.assertEqual(self.qom(dsa, "submitted"), 0)
+        dsa.submit(0, words)
+        dsa.settle()
+        self.assertEqual(dsa.record(rec)[0], SUCCESS, "the next whole store is taken")
+
+
+BLOCKED = "Blocked re-entrant IO"
+
+
+class Hostile(DsaCase):
+    """A guest aims records, data and interrupt messages at the device's own BARs, at ROM
+    and at nothing: each gets its architected answer and QEMU carries on. QEMU's
+    re-entrancy guard, which the glue engages around the engines' steps, refuses what
+    reaches the device's own BARs and says so once."""
+    FORBIDDEN = ("assert", "abort")
+
+    def boot(self, props="", args=(), allowed=(BLOCKED,)):
+        return super().boot(props, args, allowed)
+
+    def test_records_aimed_at_itself_rom_and_nothing(self):
+        dsa = self.boot()
+        dsa.bring_up()
+        for where in (dsa.bar0 + CMD, dsa.bar2 + 0x1000, UNASSIGNED, BIOS_ROM):
+            with self.subTest(hex(where)):
+                dsa.wr(SWERR0, dsa.rd(SWERR0, 8), 8)   # idxd clears VALID and OVERFLOW
+                dsa.wr(INTCAUSE, dsa.rd(INTCAUSE))
+                self.copy(dsa, 256, where, completion=where)
+                dsa.settle()
+                self.assertEqual(dsa.rd(GENSTS) & 3, 1, "still enabled")
+                swerr = dsa.rd(SWERR0, 8)
+                if where != BIOS_ROM:
+                    self.assertEqual(swerr & 1, 1, "SWERR valid")
+                    self.assertEqual(swerr >> 8 & 0xFF, COMPLETION_RECORD_FAULT)
+                    self.assertEqual(dsa.rd(SWERR2, 8), where)
+        self.assertEqual(self.qom(dsa, "submitted"), 4)
+        self.assertEqual(self.qom(dsa, "descriptors"), 4)
+        # And it still works.
+        data, dst, rec = self.copy(dsa, 4096, 9)
+        dsa.settle()
+        self.assertEqual(dsa.record(rec)[0], SUCCESS)
+        self.assertEqual(dsa.qt.memread(dst, 4096), data)
+
+    def test_data_aimed_at_its_own_registers(self):
+        dsa = self.boot()
+        dsa.bring_up()
+        data, dst, rec = self.copy(dsa, 4096, 3, dst=dsa.bar0)
+        dsa.settle()
+        status = dsa.record(rec)[0]
+        self.assertEqual(status & 0x7F, 0x20, "a hardware error: the access was refused")
+        self.assertEqual(status & 0x80, 0, "the R/W bit is the page faults' only")
+        self.assertEqual(dsa.rd(GENSTS) & 3, 1)
+
+    def test_an_interrupt_message_aimed_at_its_own_registers(self):
+        dsa = self.boot()
+        dsa.bring_up()
+        dsa.pci.msix_set_vector(dsa.bdf, 1, dsa.bar0 + CMD, 0x00500000)  # Reset Device
+        before = self.qom(dsa, "interrupts")
+        data, dst, rec = self.copy(dsa, 512, 4)
+        dsa.settle()
+        self.assertEqual(dsa.record(rec)[0], SUCCESS)
+        self.assertEqual(dsa.rd(GENSTS) & 3, 1, "the message reset nothing")
+        self.assertEqual(self.qom(dsa, "interrupts"), before, "a refused message is none")
+        self.assertIn(BLOCKED, dsa.qt.stderr)
+
+
+class Migration(DsaCase):
+    def test_a_copy_in_flight_finishes_on_the_destination(self):
+        fd, path = tempfile.mkstemp(prefix="dsa-migration-", dir="/tmp")
+        os.close(fd)
+        self.addCleanup(os.unlink, path)
+        props = ",bandwidth=1G,step-bytes=4096"
+        src = self.boot(props)
+        src.bring_up()
+        data, dst, rec = self.copy(src, 1 << 20, 5)
+        src.qt.clock_step(500_000)   # 2 MiB of traffic take 2 ms at 1 GB/s: a quarter done
+        done = sum(1 for a, b in zip(src.qt.memread(dst, 1 << 20), data) if a == b)
+        self.assertLess(done, 1 << 20)
+        self.assertEqual(src.record(rec)[0], 0, "not complete yet")
+        layout = (src.bdf, src.bar0, src.bar2, src.irq_area, src.mem.next)
+        clock = src.qt.clock_now()
+        src.qt.qmp("stop")
+        src.qt.qmp("migrate", uri="file:" + path)
+        self.wait_migration(src.qt)
+        self.check_exit(src.qt)
+        self.machines.remove((src.qt, ()))
+
+        qt = self.track(launch(lambda: QTest(qtest_case.QEMU, [
+            "-device", DEV + props, "-incoming", "defer"])))
+        qt.qmp("migrate-incoming", uri="file:" + path)
+        self.wait_migration(qt)
+        qt.clock_set(clock)
+        qt.qmp("cont")
+        dsa = Dsa.__new__(Dsa)
+        dsa.qt, dsa.pci = qt, PCI(qt)
+        dsa.bdf, dsa.bar0, dsa.bar2, dsa.irq_area, nxt = layout
+        dsa.mem = GuestAlloc(qt)
+        dsa.mem.next = nxt
+        dsa.settle()
+        self.assertEqual(dsa.record(rec)[0], SUCCESS)
+        self.assertEqual(qt.memread(dst, 1 << 20), data)
+        self.assertEqual(dsa.irq_word(1), 0xD1)
+        self.assertEqual(self.qom(dsa, "descriptors"), 1)
+
+
+if __name__ == "__main__":
+    main()
