@@ -257,7 +257,7 @@ Status check(const Work& w, const Limits& l,
     return Status::None;
 }
 
-uint32_t crc32c(uint32_t crc, const uint8_t* p, size_t n)
+uint32_t crc32c_bytewise(uint32_t crc, const uint8_t* p, size_t n)
 {
     // Reflected CRC-32C, a byte at a time through a table built once.
     static const auto table = [] {
@@ -275,6 +275,37 @@ uint32_t crc32c(uint32_t crc, const uint8_t* p, size_t n)
     for (size_t i = 0; i < n; i++)
         crc = table.v[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
     return crc;
+}
+
+namespace
+{
+
+#if defined(__x86_64__)
+// The same polynomial in the host's CRC32 instruction (SSE4.2), eight bytes at a time.
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const uint8_t* p, size_t n)
+{
+    uint64_t c = crc;
+    for (; n >= 8; n -= 8, p += 8) {
+        uint64_t v;
+        std::memcpy(&v, p, 8);
+        c = __builtin_ia32_crc32di(c, v);
+    }
+    for (; n; n--, p++)
+        c = __builtin_ia32_crc32qi(static_cast<uint32_t>(c), *p);
+    return static_cast<uint32_t>(c);
+}
+#endif
+
+} // namespace
+
+uint32_t crc32c(uint32_t crc, const uint8_t* p, size_t n)
+{
+#if defined(__x86_64__)
+    static const bool hw = __builtin_cpu_supports("sse4.2");
+    if (hw)
+        return crc32c_sse42(crc, p, n);
+#endif
+    return crc32c_bytewise(crc, p, n);
 }
 
 } // namespace dmalab::dsa

@@ -100,7 +100,10 @@ Status check(const Work& w, const Limits& l,
              const std::function<std::optional<unsigned>(uint16_t)>& vector_of,
              uint32_t& bad_flags);
 
-// The CRC operations' polynomial: CRC-32C (Castagnoli), bit-reflected.
+// The CRC operations' polynomial: CRC-32C (Castagnoli), bit-reflected, on the state as
+// given (the operations invert it in and out). With the host's CRC32 instruction where it
+// has one (SSE4.2), else crc32c_bytewise(), a table a byte at a time: both give the same.
 uint32_t crc32c(uint32_t crc, const uint8_t* p, size_t n);
+uint32_t crc32c_bytewise(uint32_t crc, const uint8_t* p, size_t n);
 
 } // namespace dmalab::dsa

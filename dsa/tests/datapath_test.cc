@@ -2,6 +2,10 @@
 // The data path end to end as idxd's dmaengine drives it: a memcpy through the limited
 // portal, its record, its interrupt on the WQ's vector.
 
+#include <random>
+#include <vector>
+
+#include "../src/work.h"
 #include "rig.h"
 
 namespace dmalab::dsa::testing
@@ -41,6 +45,20 @@ TEST(DataPath, CrcOfTheCheckString)
     const Record rec = r.run_desc(0, d, kRec);
     EXPECT_EQ(rec.code(), Status::Success);
     EXPECT_EQ(rec.word2, 0xe3069283u) << "CRC-32C's check value, seed 0";
+}
+
+TEST(DataPath, TheHostsCrcInstructionAndTheTableAgree)
+{
+    std::mt19937_64 rng(43);
+    std::vector<uint8_t> buf(5000);
+    for (auto& b : buf)
+        b = static_cast<uint8_t>(rng());
+    for (size_t n : {0, 1, 7, 8, 9, 63, 64, 4095, 5000}) {
+        const auto seed = static_cast<uint32_t>(rng());
+        EXPECT_EQ(crc32c(seed, buf.data(), n), crc32c_bytewise(seed, buf.data(), n)) << n;
+    }
+    const uint8_t check[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
+    EXPECT_EQ(~crc32c_bytewise(~0u, check, 9), 0xe3069283u);
 }
 
 } // namespace
