@@ -73,6 +73,7 @@ WANTED_MODULES = [
     "e1000e", "igb", "pktgen",  # the iommu-flush study's NIC workload (init.sh nic_pktgen)
     "vfio_pci", "vfio_iommu_type1",  # init.sh helper_scenario vfio
     "virtio_net",  # init.sh helper_scenario net
+    "idxd",  # Intel DSA (and idxd_bus): init/dsa.sh, on dmalab-dsa
 ]
 
 STAMP_VERSION = "1"

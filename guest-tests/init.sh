@@ -116,11 +116,13 @@ list_pci() {
 	done
 }
 
-# Is there a PCI function ioatdma could drive (Intel, class 0x0880xx)?
+# Is there a PCI function ioatdma could drive (Intel, class 0x0880xx; not DSA or IAA,
+# which are idxd's)?
 have_candidate() {
 	for d in /sys/bus/pci/devices/*; do
 		[ -e "$d/vendor" ] || continue
 		[ "$(cat "$d/vendor")" = 0x8086 ] || continue
+		case "$(cat "$d/device")" in 0x0b25|0x0cfe) continue ;; esac
 		case "$(cat "$d/class")" in 0x0880*) return 0 ;; esac
 	done
 	return 1
@@ -214,11 +216,12 @@ cpu_time() {
 # The workloads, each in a file of its own (guest-tests/init/).
 . /lib/dmalab/nic.sh
 . /lib/dmalab/xsk.sh
+. /lib/dmalab/dsa.sh
 
 case "$SCENARIO" in
-boot|memcpy|raid5|raid6|mdcost|dmatest|vfio|net|movdir) ;;
+boot|memcpy|raid5|raid6|mdcost|dmatest|vfio|net|movdir|dsa) ;;
 *)
-	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest vfio net movdir)"
+	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest vfio net movdir dsa)"
 	finish
 	;;
 esac
@@ -274,6 +277,7 @@ if [ "$SCENARIO" = memcpy ]; then
 fi
 case "$SCENARIO" in
 dmatest) dmatest_scenario ;;
+dsa) dsa_scenario ;;
 raid5) md_scenario raid5 3 ;;
 raid6) md_scenario raid6 4 ;;
 mdcost) mdcost_scenario ;;

@@ -31,6 +31,7 @@ from harness.qemu import (  # noqa: E402
     clock_args,
     per_requester,
     disk_data,
+    has_ioat,
     ioat_stats,
     kvm_failed_to_start,
     run_qemu,
@@ -274,6 +275,10 @@ def add_judge_options(ap):
                     help="a condition on dmalab-ioat's counters summed over its devices, "
                          "e.g. 'xor-descriptors>0' (every operation's NAME-descriptors "
                          "and NAME-bytes, docs/ioat.rst)")
+    ap.add_argument("--expect-dsa", action="append", default=[],
+                    metavar="NAME OP VALUE",
+                    help="a condition on dmalab-dsa's counters summed over its devices, "
+                         "e.g. 'descriptor-errors==0' (devices/dsa/dsa-host.c)")
     ap.add_argument("--expect-line", action="append", default=[],
                     metavar="REGEX",
                     help="a serial line must match REGEX (re.search, after "
@@ -378,7 +383,8 @@ def expectations(args):
             errors=base.counters.errors if errors is None else DeviceErrors.parse(errors),
             vtd=base.counters.vtd + tuple(VtdCondition.parse(t) for t in args.expect_vtd),
             ioat=base.counters.ioat + tuple(VtdCondition.parse(t)
-                                            for t in args.expect_ioat)),
+                                            for t in args.expect_ioat),
+            dsa=base.counters.dsa + tuple(VtdCondition.parse(t) for t in args.expect_dsa)),
         log=LogLines(lines=base.log.lines + tuple(args.expect_line),
                      allow=base.log.allow + tuple(args.allow),
                      irqs=base.log.irqs + tuple(args.expect_irq)),
@@ -400,7 +406,7 @@ def run_setup(args):
     disk = getattr(args, "disk", None)
     return RunSetup(scenario=args.scenario, boots=args.boots, reset_on=args.reset_on,
                     timeout=args.timeout, counters_unread=unread, virtio_disk=args.virtio_disk,
-                    disk_sha256=disk[1] if disk else None)
+                    disk_sha256=disk[1] if disk else None, ioat_device=has_ioat(args))
 
 
 def judging(args):

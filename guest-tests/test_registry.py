@@ -285,6 +285,7 @@ class ExpectationTests(unittest.TestCase):
                "min_device_bytes": "--min-device-bytes",
                "device_errors": "--expect-device-errors", "irq": "--expect-irq",
                "lines": "--expect-line", "vtd": "--expect-vtd", "ioat": "--expect-ioat",
+               "dsa": "--expect-dsa",
                "races": "--expect-race", "race_count": "--expect-race-count",
                "allow_skip": "--allow-skip"}
 

@@ -110,17 +110,20 @@ class KtapResults:
 @dataclass(frozen=True)
 class DeviceCounters:
     """dmalab-ioat's counters (at least so many descriptors and bytes, its channel
-    errors) and conditions on dmalab-vtd's, read over QMP."""
+    errors) and conditions on dmalab-vtd's, dmalab-ioat's and dmalab-dsa's, read over
+    QMP."""
     min_descriptors: int = 0
     min_bytes: int = 0
     errors: DeviceErrors = DeviceErrors()
     vtd: tuple = ()                 # VtdCondition
     ioat: tuple = ()                # VtdCondition on dmalab-ioat's counters
+    dsa: tuple = ()                 # VtdCondition on dmalab-dsa's counters
 
     def named(self):
         """The expectations that name a counter explicitly, as the runner's options."""
         out = ["--expect-vtd %s" % c.text for c in self.vtd]
         out += ["--expect-ioat %s" % c.text for c in self.ioat]
+        out += ["--expect-dsa %s" % c.text for c in self.dsa]
         if self.min_descriptors:
             out.append("--min-device-descriptors %d" % self.min_descriptors)
         if self.min_bytes:
@@ -199,7 +202,8 @@ class Expectations:
                 min_bytes=e.get("min_device_bytes", 0),
                 errors=DeviceErrors.parse(str(e.get("device_errors", 0))),
                 vtd=tuple(VtdCondition.parse(t) for t in e.get("vtd", ())),
-                ioat=tuple(VtdCondition.parse(t) for t in e.get("ioat", ()))),
+                ioat=tuple(VtdCondition.parse(t) for t in e.get("ioat", ())),
+                dsa=tuple(VtdCondition.parse(t) for t in e.get("dsa", ()))),
             log=LogLines(lines=tuple(e.get("lines", ())),
                          allow=tuple(entry.get("allow", ())),
                          irqs=tuple(e.get("irq", ()))),
@@ -222,7 +226,8 @@ def _errors(v):
 # The registry's expect fields and what each must hold.
 REGISTRY_TYPES = {"channels": _int, "min_ops": _int, "min_device_descriptors": _int,
                   "min_device_bytes": _int, "device_errors": _errors, "irq": _strings,
-                  "lines": _strings, "vtd": _strings, "ioat": _strings, "races": _strings,
+                  "lines": _strings, "vtd": _strings, "ioat": _strings, "dsa": _strings,
+                  "races": _strings,
                   "race_count": _int, "allow_skip": _strings}
 REGISTRY_WORDS = {_int: "a whole number", _strings: "a list of strings",
                   _errors: 'N or "N+"'}

@@ -2,7 +2,7 @@
 """Judging the devices' counters (read over QMP): dmalab-ioat's against the copies the guest
 verified, and the --expect-vtd and --expect-ioat conditions (judge.py's analyse uses them)."""
 
-from harness.qemu import COUNTERS, ioat_stats, vtd_stats
+from harness.qemu import COUNTERS, dsa_stats, ioat_stats, vtd_stats
 from harness.expect import PER_REQUESTER
 
 
@@ -25,7 +25,15 @@ def judge_counters(facts, boot, setup, counters):
                     ": cannot check %s" % ", ".join(named) if named else "")]
     reasons = judge_vtd(facts, boot, counters.vtd)
     reasons += judge_ioat_counters(facts, boot, counters.ioat)
+    reasons += judge_dsa_counters(facts, boot, counters.dsa)
     if not ioat_stats(boot):
+        if not setup.ioat_device:
+            # no dmalab-ioat on the command line (a dmalab-dsa run): only what names
+            # its counters fails
+            named = [n for n in counters.named()
+                     if not n.startswith(("--expect-vtd ", "--expect-ioat ", "--expect-dsa "))]
+            return reasons + (["no dmalab-ioat on the command line: cannot check %s" %
+                               ", ".join(named)] if named else [])
         return reasons + ["QMP: no dmalab-ioat device found in the QOM tree"]
     total = {c: sum(d[c] for d in ioat_stats(boot)) for c in COUNTERS}
     return reasons + judge_ioat(facts, total, counters)
@@ -74,6 +82,14 @@ def judge_ioat_counters(facts, boot, conditions):
     devs = ioat_stats(boot)
     return judge_conditions("dmalab-ioat", devs, conditions, facts, None,
                             "QMP: no dmalab-ioat counters were read")
+
+
+def judge_dsa_counters(facts, boot, conditions):
+    """--expect-dsa: conditions on dmalab-dsa's counters (devices/dsa/dsa-host.c)."""
+    devs = dsa_stats(boot)
+    return judge_conditions("dmalab-dsa", devs, conditions, facts,
+                            devs[0]["counter-names"] if devs else (),
+                            "QMP: no dmalab-dsa found in the QOM tree")
 
 
 def judge_conditions(kind, devs, conditions, facts, names, missing):

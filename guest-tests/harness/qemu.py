@@ -66,6 +66,10 @@ class Boot:
 COUNTERS = ("descriptors", "bytes", "errors", "interrupts")
 # dmalab-vtd's counters kept by its QEMU glue (devices/vtd/vtd-props.c), not the model
 VTD_GLUE_COUNTERS = ["events-dropped", "notifications"]
+# dmalab-dsa's counters (its QOM properties, devices/dsa/dsa-host.c)
+DSA_COUNTERS = ("commands", "command-errors", "swerrs", "halts", "interrupts",
+                "refused-writes", "submitted", "dropped", "aborted", "descriptors",
+                "descriptor-errors", "bytes", "batches", "records")
 
 
 def per_requester(base, text):
@@ -79,14 +83,17 @@ def per_requester(base, text):
 
 
 def read_device_counters(qmp):
-    """QOM counters of every dmalab-ioat and dmalab-vtd in the machine."""
+    """QOM counters of every dmalab-ioat, dmalab-vtd and dmalab-dsa in the machine."""
     found = []
     kinds = {"child<dmalab-ioat>": "dmalab-ioat",
-             "child<dmalab-vtd>": "dmalab-vtd"}
+             "child<dmalab-vtd>": "dmalab-vtd",
+             "child<dmalab-dsa>": "dmalab-dsa"}
     for parent in ("/machine/peripheral", "/machine/peripheral-anon"):
         for child in qmp.command("qom-list", path=parent):
             kind = kinds.get(child.get("type"))
-            if kind:
+            if kind == "dmalab-dsa":
+                found.append(read_dsa_counters(qmp, "%s/%s" % (parent, child["name"])))
+            elif kind:
                 path = "%s/%s" % (parent, child["name"])
                 stats = {"path": path, "type": kind}
                 names = COUNTERS
@@ -116,12 +123,27 @@ def read_device_counters(qmp):
     return found
 
 
+def read_dsa_counters(qmp, path):
+    """dmalab-dsa's QOM counters (those of DSA_COUNTERS it has; devices/dsa/dsa-host.c),
+    and "counter-names", the ones read."""
+    have = {p["name"] for p in qmp.command("qom-list", path=path)}
+    names = [c for c in DSA_COUNTERS if c in have]
+    stats = {"path": path, "type": "dmalab-dsa", "counter-names": names}
+    for c in names:
+        stats[c] = qmp.command("qom-get", path=path, property=c)
+    return stats
+
+
 def ioat_stats(boot):
     return [d for d in boot.device_stats or [] if d.get("type", "dmalab-ioat") == "dmalab-ioat"]
 
 
 def vtd_stats(boot):
     return [d for d in boot.device_stats or [] if d.get("type") == "dmalab-vtd"]
+
+
+def dsa_stats(boot):
+    return [d for d in boot.device_stats or [] if d.get("type") == "dmalab-dsa"]
 
 
 def disk_data(mib):
@@ -547,8 +569,13 @@ def kvm_failed_to_start(args, boot):
 
 
 def want_counters(args):
-    """Read the device counters when a dmalab-ioat is on the command line."""
+    """Read the device counters when a dmalab device is on the command line."""
     devices = args.device or DEFAULT_DEVICES
     return not args.no_counters and any(
-        d.split(",")[0] in ("dmalab-ioat", "dmalab-vtd") for d in devices)
+        d.split(",")[0] in ("dmalab-ioat", "dmalab-vtd", "dmalab-dsa") for d in devices)
+
+
+def has_ioat(args):
+    """A dmalab-ioat is on the command line (the default devices have one)."""
+    return any(d.split(",")[0] == "dmalab-ioat" for d in args.device or DEFAULT_DEVICES)
 

@@ -7,7 +7,7 @@ import sys
 
 from harness.judge import IOAT_LINE_RE
 from harness.ktap import bench_tables, strip_ts
-from harness.qemu import ioat_stats, vtd_stats
+from harness.qemu import dsa_stats, ioat_stats, vtd_stats
 
 
 def fmt_bytes(n):
@@ -80,6 +80,12 @@ def print_summary(facts, boot, hdr="boot"):
               "interrupts=%d" % (d["path"], d["descriptors"],
                                  fmt_bytes(d["bytes"]), d["errors"],
                                  d["interrupts"]))
+    for d in dsa_stats(boot):
+        print("  dsa (QMP):    %s" % d["path"])
+        names = d["counter-names"]
+        for i in range(0, len(names), 4):
+            print("                %s" % "  ".join(
+                "%s=%d" % (c, d[c]) for c in names[i:i + 4]))
     if boot.qmp_latencies:
         lat = sorted(boot.qmp_latencies)
         print("  QMP probes:   %d, median %.1f ms, max %.1f ms" % (
