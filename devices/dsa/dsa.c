@@ -248,10 +248,12 @@ static void dmalab_dsa_reset_hold(Object *obj, ResetType type)
 {
     DmalabDsaState *s = DMALAB_DSA(obj);
 
-    /* Whatever was in flight is gone; Bus Master Enable as the config says. */
+    /*
+     * Whatever was in flight is gone, and Bus Master Enable is off, as the
+     * command register is after a reset (PCI core clears it after this phase).
+     */
     if (s->model) {
         dmalab_dsa_reset(s->model);
-        dmalab_dsa_sync_bus_master(s);
     }
     trace_dmalab_dsa_reset();
 }
