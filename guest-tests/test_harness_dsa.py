@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Unit tests of how the harness judges a run with a dmalab-dsa and no dmalab-ioat: its
+counters read over QMP and held to --expect-dsa, and ioatdma's binding not asked for
+(test_harness.py loads this file)."""
+
+import os
+import sys
+import unittest
+
+sys.dont_write_bytecode = True     # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runner  # noqa: E402
+
+
+class DsaJudgeTests(unittest.TestCase):
+    """A run with dmalab-dsa and no dmalab-ioat (the scenario dsa-dmatest, init/dsa.sh):
+    ioatdma need not bind, dmalab-dsa's counters are read and judged."""
+
+    LOG = """\
+Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP
+DMALAB: init kernel=6.1.0-57-amd64 scenario=dsa uptime=2.50
+DMALAB: ioatdma not bound
+DMALAB: dma channels=0 ()
+DMALAB: accel-config version 3.5.3
+DMALAB: idxd bound 0000:00:03.0 vendor=0x8086 device=0x0b25
+DMALAB: accel-config config-wq dsa0/wq0.0 --group-id=0 --mode=dedicated --type=kernel \
+--name=dmaengine --driver-name=dmaengine --wq-size=16 --priority=10 rc=0
+DMALAB: accel-config enable-device dsa0 rc=0
+DMALAB: accel-config enable-wq dsa0/wq0.0 rc=0
+DMALAB: dsa wq0.0 state=enabled
+DMALAB: dsa channels=1 (dma0chan0)
+DMALAB: dsa dmatest buf=16384 iterations=100 channels=dma0chan0
+dmatest: dma0chan0-copy0: summary 100 tests, 0 failures 1000.00 iops 8000 KB/s (0)
+DMALAB: dsa dmatest end buf=16384
+DMALAB: dsa dmatest buf=1048576 iterations=20 channels=dma0chan0
+dmatest: dma0chan0-copy0: summary 20 tests, 0 failures 100.00 iops 50000 KB/s (0)
+DMALAB: dsa dmatest end buf=1048576
+DMALAB: dsa dmatest buf=64 iterations=50 channels=dma0chan0
+dmatest: dma0chan0-copy0: summary 50 tests, 0 failures 1000.00 iops 30 KB/s (0)
+DMALAB: dsa dmatest end buf=64
+DMALAB: irq 4 PCI-MSIX-0000:00:03.0 0-edge idxd-misc
+DMALAB: irq 170 PCI-MSIX-0000:00:03.0 1-edge idxd-portal
+DMALAB: accel-config disable-wq dsa0/wq0.0 rc=0
+DMALAB: dsa wq0.0 state=disabled
+DMALAB: accel-config disable-device dsa0 rc=0
+DMALAB: dsa dsa0 state=disabled
+DMALAB: dsa end
+DMALAB: ioat irq cpus 0
+DMALAB: done
+"""
+    COUNTERS = {"commands": 6, "command-errors": 0, "swerrs": 0, "halts": 0,
+                "interrupts": 174, "submitted": 170, "dropped": 0, "aborted": 0,
+                "descriptors": 170, "descriptor-errors": 0, "bytes": 10 ** 6}
+
+    def judge(self, text=LOG, **counts):
+        import scenarios
+        entry = scenarios.load()["dsa-dmatest"]
+        args = runner.make_parser().parse_args(scenarios.runner_args(entry) + [
+            "--qemu", "q", "--kernel", "k", "--initrd", "i"])
+        args.registry_expect = runner.Expectations.from_entry(entry)
+        self.assertTrue(runner.want_counters(args))
+        dsa = dict(self.COUNTERS, **{k.replace("_", "-"): v for k, v in counts.items()})
+        boot = runner.Boot()
+        boot.lines = text.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        boot.device_stats = [dict(dsa, path="/machine/peripheral-anon/device[0]",
+                                  type="dmalab-dsa", **{"counter-names": sorted(dsa)})]
+        return runner.analyse(boot, *runner.judging(args))[1]
+
+    def test_a_good_run_passes_without_ioatdma(self):
+        self.assertEqual(self.judge(), [])
+        # 6.12, where disabling the device would oops (init/dsa.sh dsa_evl_free_bug)
+        kept = self.LOG.replace(
+            "DMALAB: accel-config disable-device dsa0 rc=0\nDMALAB: dsa dsa0 state=disabled\n",
+            "DMALAB: dsa dsa0 kept enabled: Linux 6.12.95+deb12-amd64 oopses in "
+            "idxd_device_evl_free() on a device without an event log\n")
+        self.assertNotEqual(kept, self.LOG)
+        self.assertEqual(self.judge(kept), [])
+        # but not a device the disable left enabled
+        self.assertTrue(self.judge(self.LOG.replace("dsa0 state=disabled", "dsa0 state=enabled")))
+
+    def test_what_fails_it(self):
+        self.assertIn("dmalab-dsa: descriptor-errors is 2, expected == 0 "
+                      "(descriptor-errors==0)", self.judge(descriptor_errors=2))
+        self.assertIn("dmalab-dsa: descriptors is 100, expected >= 170 (descriptors>=170)",
+                      self.judge(descriptors=100))
+        failed = self.LOG.replace("summary 20 tests, 0 failures", "summary 20 tests, 1 failures")
+        self.assertTrue(any("summary 20 tests, 0 failures" in r for r in self.judge(failed)))
+        no_portal = self.LOG.replace("DMALAB: irq 170", "DMALAB: irq 0")
+        self.assertIn("interrupt idxd-portal never fired (1 line(s), all 0)",
+                      self.judge(no_portal))
+        err = self.LOG.replace("DMALAB: dsa end", "DMALAB: error: accel-config disable-device "
+                               "failed\nDMALAB: dsa end")
+        self.assertIn("guest: error: accel-config disable-device failed", self.judge(err))
+        # a counter the device does not have fails rather than passes
+        reasons = runner.analyse(*self.without_counter("halts"))[1]
+        self.assertTrue(any("dmalab-dsa has no counter 'halts'" in r for r in reasons), reasons)
+
+    def without_counter(self, name):
+        import scenarios
+        entry = scenarios.load()["dsa-dmatest"]
+        args = runner.make_parser().parse_args(scenarios.runner_args(entry) + [
+            "--qemu", "q", "--kernel", "k", "--initrd", "i"])
+        args.registry_expect = runner.Expectations.from_entry(entry)
+        dsa = {k: v for k, v in self.COUNTERS.items() if k != name}
+        boot = runner.Boot()
+        boot.lines = self.LOG.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        boot.device_stats = [dict(dsa, path="p", type="dmalab-dsa",
+                                  **{"counter-names": sorted(dsa)})]
+        return (boot,) + runner.judging(args)
+
+    def test_the_counters_are_read_by_name(self):
+        from harness import qemu
+
+        class Qmp:
+            def command(self, name, path=None, property=None):
+                if name == "qom-list" and path == "/machine/peripheral-anon":
+                    return [{"name": "device[0]", "type": "child<dmalab-dsa>"},
+                            {"name": "x", "type": "child<pcie-root-port>"}]
+                if name == "qom-list" and path == "/machine/peripheral":
+                    return []
+                if name == "qom-list":
+                    # its properties: counters and others; one of DSA_COUNTERS missing
+                    return [{"name": n, "type": "uint64"} for n in
+                            ("descriptors", "bytes", "halts", "command-ns")]
+                return {"descriptors": 7, "bytes": 9, "halts": 0}[property]
+        self.assertEqual(qemu.read_device_counters(Qmp()), [
+            {"path": "/machine/peripheral-anon/device[0]", "type": "dmalab-dsa",
+             "counter-names": ["halts", "descriptors", "bytes"], "descriptors": 7,
+             "bytes": 9, "halts": 0}])
+
+    def test_ioatdma_must_still_bind_where_a_dmalab_ioat_is(self):
+        args = runner.make_parser().parse_args(["--judge-log", "x", "--device", "dmalab-dsa",
+                                                "--device", "dmalab-ioat", "--scenario", "dsa"])
+        boot = runner.Boot()
+        boot.lines = self.LOG.splitlines()
+        boot.stamps = [0.0] * len(boot.lines)
+        boot.rc = 0
+        self.assertIn("ioatdma not bound", runner.analyse(boot, *runner.judging(args))[1])
+        args = runner.make_parser().parse_args(["--judge-log", "x", "--device", "dmalab-dsa",
+                                                "--scenario", "dsa"])
+        self.assertEqual(runner.analyse(boot, *runner.judging(args))[1], [])
+        # a dmalab-ioat condition without one cannot be judged
+        args = runner.make_parser().parse_args(["--qemu", "q", "--kernel", "k", "--initrd",
+                                                "i", "--device", "dmalab-dsa", "--scenario",
+                                                "dsa", "--min-device-descriptors", "5"])
+        boot.device_stats = [dict(self.COUNTERS, path="p", type="dmalab-dsa",
+                                  **{"counter-names": sorted(self.COUNTERS)})]
+        self.assertIn("no dmalab-ioat on the command line: cannot check "
+                      "--min-device-descriptors 5",
+                      runner.analyse(boot, *runner.judging(args))[1])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
