@@ -16,17 +16,14 @@ added and their sizes).  Nothing is rebuilt when the inputs (the base initramfs,
 .deb files, this script and userspace.py) did not change.
 """
 
-import argparse
-import hashlib
 import io
-import json
 import os
 import sys
 
 sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from imagelib.cpio import Cpio, append_archive  # noqa: E402
-from imagelib.util import ImageError, file_sig, read_stamp, sha256_file, write_stamp  # noqa: E402
+from imagelib.util import ImageError, file_sig, sha256_file  # noqa: E402
 from imagelib import userspace  # noqa: E402
 
 STAMP_VERSION = "1"
@@ -54,40 +51,19 @@ def write_initrd(path, base, root):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cache", default=os.environ.get(
-        "DMALAB_CACHE", os.path.expanduser("~/.cache/dmalab")))
-    ap.add_argument("--base-initrd", required=True,
-                    help="the initramfs to add to (ioatdma_patched.py's, with dmatest.ko)")
-    ap.add_argument("--out-initrd", required=True, help="the initramfs to write")
-    ap.add_argument("--out-info", help="the JSON to write (default: "
-                    "dsa-image-info.json beside --out-initrd)")
-    args = ap.parse_args(argv)
-    base = os.path.abspath(args.base_initrd)
-    out = os.path.abspath(args.out_initrd)
-    info_path = os.path.abspath(args.out_info or os.path.join(
-        os.path.dirname(out), "dsa-image-info.json"))
+    cache, base, out, info_path = userspace.layer_args(
+        __doc__.splitlines()[0], "dsa-image-info.json",
+        "the initramfs to add to (ioatdma_patched.py's, with dmatest.ko)", argv)
     try:
-        root, versions = userspace.fetch(os.path.abspath(args.cache), ROOT_NAME, PACKAGES)
-        h = hashlib.sha256()
-        for part in [STAMP_VERSION, sha256_file(__file__), sha256_file(userspace.__file__),
-                     file_sig(base)] + ["%s=%s" % kv for kv in sorted(versions.items())]:
-            h.update(part.encode() + b"\n")
-        key = h.hexdigest()
-        if read_stamp(out + ".stamp") == key and os.path.isfile(out) and \
-                os.path.isfile(info_path):
+        root, versions = userspace.fetch(cache, ROOT_NAME, PACKAGES)
+        key = userspace.layer_key([STAMP_VERSION, sha256_file(__file__),
+                                   sha256_file(userspace.__file__), file_sig(base)], versions)
+        if userspace.layer_current(out, info_path, key):
             log("up to date (accel-config %s)" % versions["accel-config"])
             return 0
         added = write_initrd(out, base, root)
-        info = {"base_initrd": base, "packages": versions, "programs": PROGRAMS,
-                "files": dict(added),
-                "added_bytes": sum(n for _, n in added if isinstance(n, int)),
-                "initrd_bytes": os.path.getsize(out),
-                "base_bytes": os.path.getsize(base)}
-        with open(info_path + ".tmp", "w") as f:
-            json.dump(info, f, indent=1)
-        os.replace(info_path + ".tmp", info_path)
-        write_stamp(out + ".stamp", key)
+        info = userspace.layer_done(out, info_path, base, key, added,
+                                    {"packages": versions, "programs": PROGRAMS})
         log("built %s: %d files, %d bytes added (accel-config %s)" % (
             out, len(added), info["added_bytes"], versions["accel-config"]))
     except (ImageError, OSError, ValueError) as e:

@@ -22,10 +22,8 @@ Nothing is rebuilt when the inputs (the base initramfs, the .deb files, this scr
 userspace.py, dmalab_xsk.c and init.sh) did not change.
 """
 
-import argparse
 import hashlib
 import io
-import json
 import os
 import sys
 
@@ -111,45 +109,22 @@ def write_initrd(path, base, root, xsk):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cache", default=os.environ.get(
-        "DMALAB_CACHE", os.path.expanduser("~/.cache/dmalab")))
-    ap.add_argument("--base-initrd", required=True, help="the image's initramfs.cpio.gz")
-    ap.add_argument("--out-initrd", required=True, help="the initramfs to write")
-    ap.add_argument("--out-info", help="the JSON to write (default: "
-                    "net-image-info.json beside --out-initrd)")
-    args = ap.parse_args(argv)
-    base = os.path.abspath(args.base_initrd)
-    out = os.path.abspath(args.out_initrd)
-    info_path = os.path.abspath(args.out_info or os.path.join(
-        os.path.dirname(out), "net-image-info.json"))
+    cache, base, out, info_path = userspace.layer_args(
+        __doc__.splitlines()[0], "net-image-info.json", "the image's initramfs.cpio.gz", argv)
     try:
-        root, versions = userspace.fetch(os.path.abspath(args.cache), ROOT_NAME,
-                                         PACKAGES + BUILD_PACKAGES)
+        root, versions = userspace.fetch(cache, ROOT_NAME, PACKAGES + BUILD_PACKAGES)
         xsk = build_xsk(root, os.path.dirname(out), versions)
-        h = hashlib.sha256()
-        for part in [STAMP_VERSION, sha256_file(__file__), sha256_file(userspace.__file__),
-                     file_sig(base), sha256_file(xsk), init_digest()] + [
-                         "%s=%s" % kv for kv in sorted(versions.items())]:
-            h.update(part.encode() + b"\n")
-        key = h.hexdigest()
-        if read_stamp(out + ".stamp") == key and os.path.isfile(out) and \
-                os.path.isfile(info_path):
+        key = userspace.layer_key([STAMP_VERSION, sha256_file(__file__),
+                                   sha256_file(userspace.__file__), file_sig(base),
+                                   sha256_file(xsk), init_digest()], versions)
+        if userspace.layer_current(out, info_path, key):
             log("up to date (%s)" % ", ".join("%s %s" % (p, versions[p])
                                               for p in ("iperf3", "iproute2", "libxdp1")))
             return 0
         added = write_initrd(out, base, root, xsk)
-        info = {"base_initrd": base, "packages": versions,
-                "build_packages": list(BUILD_PACKAGES),
-                "programs": PROGRAMS, "built": {os.path.basename(xsk): XSK_GUEST},
-                "files": dict(added),
-                "added_bytes": sum(n for _, n in added if isinstance(n, int)),
-                "initrd_bytes": os.path.getsize(out),
-                "base_bytes": os.path.getsize(base)}
-        with open(info_path + ".tmp", "w") as f:
-            json.dump(info, f, indent=1)
-        os.replace(info_path + ".tmp", info_path)
-        write_stamp(out + ".stamp", key)
+        info = userspace.layer_done(out, info_path, base, key, added, {
+            "packages": versions, "build_packages": list(BUILD_PACKAGES),
+            "programs": PROGRAMS, "built": {os.path.basename(xsk): XSK_GUEST}})
         log("built %s: %d files, %d bytes added (iperf3 %s, iproute2 %s, libxdp1 %s)" % (
             out, len(added), info["added_bytes"], versions["iperf3"], versions["iproute2"],
             versions["libxdp1"]))

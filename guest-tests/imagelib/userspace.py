@@ -8,11 +8,14 @@ their SONAME links, the dynamic loader named by PT_INTERP) written into a cpio
 archive.  No ld.so.cache is written: Debian's loader searches
 /lib/x86_64-linux-gnu and /usr/lib/x86_64-linux-gnu without one."""
 
+import argparse
+import hashlib
+import json
 import os
 import re
 
 from imagelib.debs import download, unpack_debs
-from imagelib.util import ImageError, run
+from imagelib.util import ImageError, read_stamp, run, write_stamp
 
 # Where the unpacked packages' libraries are, searched in this order
 LIBDIRS = ("lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu", "lib", "usr/lib")
@@ -158,3 +161,50 @@ def add_programs(cp, root, exes, built=None):
         cp.file(dest, data, 0o755)
         added.append((dest.lstrip("/"), len(data)))
     return added
+
+
+# ---- A layer of user-space programs appended to a base image (net_image.py, dsa_image.py)
+
+
+def layer_args(description, info_name, base_help, argv=None):
+    """The command line every layer script takes: (cache, base initramfs, the initramfs to
+    write, the info JSON to write; info_name beside the output by default)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--cache", default=os.environ.get(
+        "DMALAB_CACHE", os.path.expanduser("~/.cache/dmalab")))
+    ap.add_argument("--base-initrd", required=True, help=base_help)
+    ap.add_argument("--out-initrd", required=True, help="the initramfs to write")
+    ap.add_argument("--out-info", help="the JSON to write (default: %s beside "
+                    "--out-initrd)" % info_name)
+    args = ap.parse_args(argv)
+    out = os.path.abspath(args.out_initrd)
+    return (os.path.abspath(args.cache), os.path.abspath(args.base_initrd), out,
+            os.path.abspath(args.out_info or os.path.join(os.path.dirname(out), info_name)))
+
+
+def layer_key(parts, versions):
+    """The digest of what a layer is built from: `parts` (strings) and the packages'
+    versions."""
+    h = hashlib.sha256()
+    for part in list(parts) + ["%s=%s" % kv for kv in sorted(versions.items())]:
+        h.update(part.encode() + b"\n")
+    return h.hexdigest()
+
+
+def layer_current(out, info_path, key):
+    """True when the layer at `out` was built from `key` and its info is there."""
+    return read_stamp(out + ".stamp") == key and os.path.isfile(out) and \
+        os.path.isfile(info_path)
+
+
+def layer_done(out, info_path, base, key, added, info):
+    """Writes the layer's info JSON (`info` with the files added and the sizes) and its
+    stamp; returns the info."""
+    info = dict(info, base_initrd=base, files=dict(added),
+                added_bytes=sum(n for _, n in added if isinstance(n, int)),
+                initrd_bytes=os.path.getsize(out), base_bytes=os.path.getsize(base))
+    with open(info_path + ".tmp", "w") as f:
+        json.dump(info, f, indent=1)
+    os.replace(info_path + ".tmp", info_path)
+    write_stamp(out + ".stamp", key)
+    return info
