@@ -29,13 +29,13 @@ constexpr uint32_t kDelayed = bit(Kind::DelayData) | bit(Kind::DelayCompletion) 
                               bit(Kind::Reorder) | bit(Kind::DelayInvalidation);
 
 // Which parameter each kind takes (none for the rest).
-const char* parameter_of(Kind k)
+const char* parameter_of(Kind k, const ModelSpec& spec)
 {
     if (kDelayed & bit(k))
         return "delay";
     switch (k) {
     case Kind::Fail:
-        return "chanerr";
+        return spec.fail_codes.empty() ? "chanerr" : "status";
     case Kind::Corrupt:
         return "xor";
     case Kind::Shorten:
@@ -217,7 +217,7 @@ class PlanReader
             return true; // a kind of another model, for any device of that model
         }
         mine = true;
-        const char* param = parameter_of(r.kind);
+        const char* param = parameter_of(r.kind, spec_);
         bool have_param = param == nullptr;
         for (size_t i = 0; i < v.keys.size(); i++) {
             const std::string& key = v.keys[i];
@@ -308,7 +308,7 @@ class PlanReader
                 return bad(m, r, "\"armed\" must be true or false");
             r.armed = m.boolean;
         } else {
-            const char* param = parameter_of(r.kind);
+            const char* param = parameter_of(r.kind, spec_);
             return bad(m, r,
                        "unknown member \"" + key + "\" for kind " + kind_name(r.kind) +
                            (param ? " (its parameter is \"" + std::string(param) + "\")"
@@ -322,6 +322,8 @@ class PlanReader
         switch (r.kind) {
         case Kind::Fail: {
             auto e = json_u64(m);
+            if (!spec_.fail_codes.empty())
+                return code(m, r, e, spec_.fail_codes, "status", r.chanerr);
             if (!e || *e == 0 || (*e & ~uint64_t{spec_.chanerr_mask}))
                 return bad(m, r,
                            "\"chanerr\" must be non-zero bits within " + hex(spec_.chanerr_mask));
@@ -343,15 +345,10 @@ class PlanReader
             return true;
         }
         case Kind::TranslationFault: {
-            auto c = json_u64(m);
-            if (!c ||
-                std::find(spec_.reasons.begin(), spec_.reasons.end(), *c) == spec_.reasons.end()) {
-                std::string list;
-                for (uint8_t reason : spec_.reasons)
-                    list += (list.empty() ? "" : ", ") + hex(reason);
-                return bad(m, r, "\"reason\" must be one of " + list);
-            }
-            r.reason = static_cast<uint8_t>(*c);
+            uint32_t reason = 0;
+            if (!code(m, r, json_u64(m), spec_.reasons, "reason", reason))
+                return false;
+            r.reason = static_cast<uint8_t>(reason);
             return true;
         }
         default: {
@@ -365,6 +362,20 @@ class PlanReader
             return true;
         }
         }
+    }
+
+    // A parameter that must be one of the model's codes.
+    bool code(const Json& m, const Rule& r, std::optional<uint64_t> c,
+              const std::vector<uint8_t>& codes, const char* name, uint32_t& out)
+    {
+        if (!c || std::find(codes.begin(), codes.end(), *c) == codes.end()) {
+            std::string list;
+            for (uint8_t v : codes)
+                list += (list.empty() ? "" : ", ") + hex(v);
+            return bad(m, r, "\"" + std::string(name) + "\" must be one of " + list);
+        }
+        out = static_cast<uint32_t>(*c);
+        return true;
     }
 
     static std::string hex(uint64_t v)

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "dmalab/c_abi.h"
-#include "dmalab/fault_doorbell.h"
+#include "dmalab/fault_front.h"
 #include "dmalab/host_adapter.h"
 #include "dmalab/race_marks.h"
 #include "dmalab/ioat/device.h"
@@ -102,16 +102,15 @@ ioat::Config to_config(const DmalabIoatConfig& c)
 struct DmalabIoat {
     DmalabIoat(const ioat::Config& config, const DmalabHost& h)
         : host(h), trace(h.opaque), ats_trace(h.opaque), ats(host, host, &ats_trace),
-          model(config, {ats, host, host, host, &trace}), fault_policy(model.timing(), injector),
-          doorbell(injector, host, "dmalab-ioat-faults")
+          model(config, {ats, host, host, host, &trace}),
+          front(
+              h.opaque, host, "dmalab-ioat", "dmalab-ioat-faults", DMALAB_IOAT_FAULT_DOORBELL,
+              [](void* opaque, unsigned rule) {
+                  return static_cast<DmalabIoat*>(opaque)->model.release(rule);
+              },
+              this),
+          injector(front.injector), fault_policy(model.timing(), injector)
     {
-        injected = {h.opaque, "dmalab-ioat"};
-        injected.listen(injector);
-        doorbell.set_release_hook(
-            [](void* opaque, unsigned rule) {
-                return static_cast<DmalabIoat*>(opaque)->model.release(rule);
-            },
-            this);
     }
 
     HostAdapter host;
@@ -119,28 +118,23 @@ struct DmalabIoat {
     AtsTrace ats_trace;
     AtsMemory ats; // the model's memory: the bus, or with ATS on its device-TLB
     ioat::Ioat model;
-    faults::Injector injector;
+    FaultFront front;
+    faults::Injector& injector;
     ioat::FaultPolicy fault_policy;
-    faults::Doorbell doorbell;
-    InjectionTrace injected;
 };
 
 extern "C" {
 
 DMALAB_C_COMMON_ENTRIES(ioat, DmalabIoat, model)
 
+static_assert(DMALAB_IOAT_FAULT_DOORBELL_SIZE == faults::doorbell::kWindow);
+
 // BAR 0 as the guest sees it: the registers, and at DMALAB_IOAT_FAULT_DOORBELL the
 // test-only doorbell (mapped only with QEMU's fault-doorbell property).
-static bool in_doorbell(uint32_t offset)
-{
-    return offset - uint32_t{DMALAB_IOAT_FAULT_DOORBELL} < DMALAB_IOAT_FAULT_DOORBELL_SIZE;
-}
-
 uint64_t dmalab_ioat_mmio_read(DmalabIoat* dev, uint32_t offset, unsigned size)
 {
-    uint64_t value = in_doorbell(offset)
-                         ? dev->doorbell.read(offset - DMALAB_IOAT_FAULT_DOORBELL, size)
-                         : dev->model.mmio_read(offset, size);
+    uint64_t value = dev->front.in_doorbell(offset) ? dev->front.read(offset, size)
+                                                    : dev->model.mmio_read(offset, size);
     dev->trace.mmio(false, offset, size, value);
     return value;
 }
@@ -148,8 +142,8 @@ uint64_t dmalab_ioat_mmio_read(DmalabIoat* dev, uint32_t offset, unsigned size)
 void dmalab_ioat_mmio_write(DmalabIoat* dev, uint32_t offset, uint64_t value, unsigned size)
 {
     dev->trace.mmio(true, offset, size, value);
-    if (in_doorbell(offset))
-        dev->doorbell.write(offset - DMALAB_IOAT_FAULT_DOORBELL, value, size);
+    if (dev->front.in_doorbell(offset))
+        dev->front.write(offset, value, size);
     else
         dev->model.mmio_write(offset, value, size);
 }
@@ -210,7 +204,7 @@ void dmalab_ioat_reset(DmalabIoat* dev)
     dev->model.reset(); // the fault policy's reset replays the plan
     dev->ats.clear();
     dev->trace.marks.clear();
-    dev->doorbell.reset();
+    dev->front.doorbell.reset();
 }
 
 const char* dmalab_ioat_set_timing(DmalabIoat* dev, uint64_t bandwidth, uint64_t latency_ns,
@@ -237,47 +231,32 @@ uint64_t dmalab_ioat_longest_descriptor_ns(const DmalabIoatConfig* config)
                              uint64_t{1} << c.xfercap_log);
 }
 
-// The model's state, length first, then the fault plan's counts and generators and the
-// doorbell's selection (the plan itself is configuration: the destination is given it).
 uint8_t* dmalab_ioat_save(DmalabIoat* dev, uint32_t* len)
 {
     StateWriter m;
     dev->model.save(m);
-    StateWriter w;
-    w.blob(m);
-    dev->injector.save(w);
-    w.u32(dev->doorbell.selected());
-    return malloc_copy(w, len);
+    return dev->front.save(m, len);
 }
 
 bool dmalab_ioat_load(DmalabIoat* dev, const uint8_t* data, uint32_t len)
 {
-    StateReader r({data, len});
-    StateReader m(r.blob());
-    if (!r.ok() || !dev->model.load(m) || !dev->injector.load(r))
+    if (!dev->front.load(data, len, [&](StateReader& m) { return dev->model.load(m); }))
         return false;
-    uint32_t selected = r.u32();
-    if (!r.finished())
-        return false;
-    dev->doorbell.select(selected & 0xffff);
     dev->ats.clear(); // a cache: the destination asks again
     return true;
 }
 
 char* dmalab_ioat_set_fault_plan(DmalabIoat* dev, const char* text, const char* id)
 {
-    std::string err;
-    if (!faults::apply_plan(dev->injector, text, ioat::fault_spec(dev->model.channel_count()),
-                            id ? id : "", &err))
-        return malloc_string(err);
+    if (char* why = dev->front.set_plan(text, ioat::fault_spec(dev->model.channel_count()), id))
+        return why;
     dev->model.set_policy(text && *text ? &dev->fault_policy : nullptr);
     return nullptr;
 }
 
 void dmalab_ioat_set_race_table(DmalabIoat* dev, DmalabRaceTable* table, uint32_t device)
 {
-    dev->trace.marks.clear();
-    dev->trace.marks.attach(table, device);
+    dev->trace.marks.reattach(table, device);
 }
 
 void dmalab_ioat_stats(DmalabIoat* dev, int channel, DmalabIoatStats* out)

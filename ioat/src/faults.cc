@@ -15,20 +15,13 @@ namespace dmalab::ioat
 namespace
 {
 
-constexpr uint32_t bit(faults::Kind k)
-{
-    return 1u << static_cast<unsigned>(k);
-}
+using faults::kind_bit;
 
 constexpr uint32_t kDescriptorKinds =
-    bit(faults::Kind::DelayData) | bit(faults::Kind::DelayCompletion) | bit(faults::Kind::Reorder) |
-    bit(faults::Kind::Fail) | bit(faults::Kind::Corrupt) | bit(faults::Kind::Shorten) |
-    bit(faults::Kind::DropInterrupt);
-
-uint64_t end_of(uint64_t start, uint64_t len)
-{
-    return start + std::min(len, UINT64_MAX - start);
-}
+    kind_bit(faults::Kind::DelayData) | kind_bit(faults::Kind::DelayCompletion) |
+    kind_bit(faults::Kind::Reorder) | kind_bit(faults::Kind::Fail) |
+    kind_bit(faults::Kind::Corrupt) | kind_bit(faults::Kind::Shorten) |
+    kind_bit(faults::Kind::DropInterrupt);
 
 } // namespace
 
@@ -36,7 +29,7 @@ faults::ModelSpec fault_spec(unsigned channels)
 {
     faults::ModelSpec s;
     s.type = "dmalab-ioat";
-    s.kinds = kDescriptorKinds | bit(faults::Kind::DropInvalidation);
+    s.kinds = kDescriptorKinds | kind_bit(faults::Kind::DropInvalidation);
     s.unit_selector = "channel";
     s.unit_limit = channels;
     s.ops = {{"copy", OP_COPY},
@@ -52,15 +45,15 @@ faults::ModelSpec fault_spec(unsigned channels)
              {"device-tlb", kFaultOpDevTlb}};
     s.chanerr_mask = CHANERR_ALL;
     s.max_delay_ns = kMaxDelayNs;
-    s.release_kinds = bit(faults::Kind::DelayData) | bit(faults::Kind::DelayCompletion) |
-                      bit(faults::Kind::Reorder);
+    s.release_kinds = kind_bit(faults::Kind::DelayData) | kind_bit(faults::Kind::DelayCompletion) |
+                      kind_bit(faults::Kind::Reorder);
     return s;
 }
 
 bool drops_invalidation(faults::Injector& injector, uint64_t first, uint64_t last, uint64_t now)
 {
     faults::Occasion o{};
-    o.kinds = bit(faults::Kind::DropInvalidation);
+    o.kinds = kind_bit(faults::Kind::DropInvalidation);
     o.unit = ~0u; // no channel's
     o.op = kFaultOpDevTlb;
     o.key = first;
@@ -80,9 +73,9 @@ Decision FaultPolicy::decide(const DescriptorInfo& d, uint64_t now)
     o.op = d.kind == OpKind::Null ? kFaultOpNull : d.op;
     o.key = d.addr;
     o.start[0] = d.src;
-    o.end[0] = end_of(d.src, d.len);
+    o.end[0] = faults::range_end(d.src, d.len);
     o.start[1] = d.dst;
-    o.end[1] = end_of(d.dst, d.len);
+    o.end[1] = faults::range_end(d.dst, d.len);
     injector_.decide(o, now, [&](const faults::Rule& r) {
         // A hold the guest ends with the doorbell's release: none left when the release came
         // first; otherwise the channel takes it back when the release comes (Channel::release).

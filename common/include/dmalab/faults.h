@@ -36,6 +36,15 @@ enum class Kind : uint8_t {
 };
 constexpr unsigned kKinds = 10;
 const char* kind_name(Kind k);
+constexpr uint32_t kind_bit(Kind k)
+{
+    return 1u << static_cast<unsigned>(k);
+}
+// The end of an occasion's range [start, start + len), saturated below 2^64.
+constexpr uint64_t range_end(uint64_t start, uint64_t len)
+{
+    return start + (len < UINT64_MAX - start ? len : UINT64_MAX - start);
+}
 
 // What one model accepts in a plan. The model owns these tables.
 struct OpName {
@@ -43,13 +52,16 @@ struct OpName {
     uint8_t code;
 };
 struct ModelSpec {
-    const char* type;             // "dmalab-ioat"
-    uint32_t kinds;               // bit (1 << Kind) for each kind the model injects
-    const char* unit_selector;    // "channel" or "requester"
-    uint32_t unit_limit;          // the selector's values are below this
-    uint32_t unit_kinds = ~0u;    // the kinds whose occasions have a unit (bit per Kind)
-    std::vector<OpName> ops;      // names of "op" values
-    uint32_t chanerr_mask;        // bits a "fail" may set (non-zero bits only)
+    const char* type;          // "dmalab-ioat"
+    uint32_t kinds;            // bit (1 << Kind) for each kind the model injects
+    const char* unit_selector; // "channel" or "requester"
+    uint32_t unit_limit;       // the selector's values are below this
+    uint32_t unit_kinds = ~0u; // the kinds whose occasions have a unit (bit per Kind)
+    std::vector<OpName> ops;   // names of "op" values
+    uint32_t chanerr_mask;     // bits a "fail" may set (non-zero bits only)
+    // A model whose "fail" gives a completion status instead of error bits (dmalab-dsa):
+    // the codes it may give, as the rule's "status". Empty: "chanerr" and chanerr_mask.
+    std::vector<uint8_t> fail_codes;
     std::vector<uint8_t> reasons; // fault reasons a "translation-fault" may give
     uint64_t max_delay_ns;
     uint32_t release_kinds = 0; // kinds whose hold a guest may end early ("until": "release")
@@ -73,7 +85,7 @@ struct Rule {
     bool until_release = false;
     // Parameters of the kind.
     uint64_t ns = 0;
-    uint32_t chanerr = 0;
+    uint32_t chanerr = 0; // "chanerr" bits, or the "status" code (ModelSpec::fail_codes)
     uint8_t xor_mask = 0;
     uint64_t bytes = 0;
     uint8_t reason = 0;

@@ -58,6 +58,12 @@ class RaceMarks
         for (unsigned i = 0; i < DMALAB_RACE_SLOTS; i++)
             finish(i);
     }
+    // The marks move to `table` (nullptr: none), the old table's left clear.
+    void reattach(DmalabRaceTable* table, uint32_t device)
+    {
+        clear();
+        attach(table, device);
+    }
 
   private:
     static void begin(DmalabRaceSlot& s)
