@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the glue of dmalab-ioat and dmalab-vtd shares (see glue.h).
+ * What the glue of the dmalab devices shares (see glue.h).
  */
 
 #include "qemu/osdep.h"
+#include <sys/mman.h>
 #include "migration/vmstate.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
@@ -346,5 +347,35 @@ void dmalab_glue_add_props(Object *obj, const DmalabDynProp *table, size_t n,
         op = object_property_add(obj, table[i].name, type, get, set, NULL,
                                  (void *)(uintptr_t)table[i].offset);
         op->description = g_strdup(table[i].desc);
+    }
+}
+
+DmalabRaceTable *dmalab_glue_map_race_table(const char *type,
+                                            const char *path, Error **errp)
+{
+    int fd = open(path, O_RDWR | O_CREAT, 0600);
+    void *p;
+
+    if (fd < 0 || ftruncate(fd, sizeof(DmalabRaceTable)) < 0) {
+        error_setg_errno(errp, errno, "%s: race-table %s", type, path);
+        if (fd >= 0) {
+            close(fd);
+        }
+        return NULL;
+    }
+    p = mmap(NULL, sizeof(DmalabRaceTable), PROT_READ | PROT_WRITE,
+             MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        error_setg_errno(errp, errno, "%s: race-table %s", type, path);
+        return NULL;
+    }
+    return p;
+}
+
+void dmalab_glue_unmap_race_table(DmalabRaceTable *table)
+{
+    if (table) {
+        munmap(table, sizeof(*table));
     }
 }

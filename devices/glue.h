@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the glue of dmalab-ioat and dmalab-vtd shares: the models' timers on
+ * What the glue of the dmalab devices shares: the models' timers on
  * QEMU's virtual clock, their log messages, fault plan files and the
  * strings the models hand back.
  */
@@ -15,6 +15,7 @@
 #include "qom/object.h"
 
 #include "dmalab/host_c.h"
+#include "dmalab/race_table.h"
 
 /* One of a model's timers; `fire` runs the model's timer `id`. */
 typedef struct DmalabTimer {
@@ -89,11 +90,50 @@ typedef struct DmalabPlan {
 } DmalabPlan;
 
 void dmalab_plan_init(Object *obj, DmalabPlan *plan, const DmalabPlanOps *ops);
+
+/*
+ * Defines the DmalabPlanOps `name` of a device that serialises its model's
+ * calls itself (on the BQL): its state, CAST from the QOM object, holds the
+ * model in `model`, whose C ABI has prefix##_set_fault_plan, _fault_log and
+ * _faults_injected; trace_fn is the device's plan trace point.
+ */
+#define DMALAB_DEFINE_PLAN_OPS(name, CAST, prefix, trace_fn)                 \
+    static bool name##_running(void *dev)                                   \
+    {                                                                       \
+        return CAST(dev)->model != NULL;                                    \
+    }                                                                       \
+    static char *name##_give(void *dev, const char *text)                   \
+    {                                                                       \
+        return prefix##_set_fault_plan(CAST(dev)->model, text,              \
+                                       DEVICE(dev)->id);                    \
+    }                                                                       \
+    static uint64_t name##_report(void *dev, char **log)                    \
+    {                                                                       \
+        if (log) {                                                          \
+            *log = prefix##_fault_log(CAST(dev)->model);                    \
+        }                                                                   \
+        return prefix##_faults_injected(CAST(dev)->model);                  \
+    }                                                                       \
+    const DmalabPlanOps name = {                                            \
+        .running = name##_running,                                          \
+        .give = name##_give,                                                \
+        .report = name##_report,                                            \
+        .applied = trace_fn,                                                \
+    }
 /* Reads the plan at path (none for NULL or "") and gives it to the model. */
 bool dmalab_plan_apply(DmalabPlan *plan, const char *path, Error **errp);
 /* At realize: applies the plan named before, if one was. */
 bool dmalab_plan_realize(DmalabPlan *plan, Error **errp);
 void dmalab_plan_finalize(DmalabPlan *plan);
+
+/*
+ * The DMA race detector's table (docs/race-detector.rst): the file at path,
+ * which a device and the detector's TCG plugin both map, whichever creates
+ * it. NULL, with errp naming the device's type, when it cannot be mapped.
+ */
+DmalabRaceTable *dmalab_glue_map_race_table(const char *type,
+                                            const char *path, Error **errp);
+void dmalab_glue_unmap_race_table(DmalabRaceTable *table);
 
 /* A string a model allocated (malloc), as a g_malloc'd one; "" for NULL. */
 char *dmalab_glue_take_string(char *s);

@@ -5,7 +5,6 @@
  */
 
 #include "qemu/osdep.h"
-#include <sys/mman.h>
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pci_device.h"
@@ -88,65 +87,21 @@ void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v,
     *field = value; /* checked at realize */
 }
 
-/*
- * The race detector's table (docs/race-detector.rst): a file this device and
- * the detector's TCG plugin both map, whichever creates it.
- */
+/* The race detector's table (docs/race-detector.rst), as device 0. */
 bool dmalab_ioat_map_race_table(DmalabIoatState *s, Error **errp)
 {
-    int fd = open(s->race_table, O_RDWR | O_CREAT, 0600);
-    void *p;
-
-    if (fd < 0 || ftruncate(fd, sizeof(*s->race_map)) < 0) {
-        error_setg_errno(errp, errno, "dmalab-ioat: race-table %s",
-                         s->race_table);
-        if (fd >= 0) {
-            close(fd);
-        }
+    s->race_map = dmalab_glue_map_race_table(TYPE_DMALAB_IOAT, s->race_table,
+                                             errp);
+    if (!s->race_map) {
         return false;
     }
-    p = mmap(NULL, sizeof(*s->race_map), PROT_READ | PROT_WRITE, MAP_SHARED,
-             fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) {
-        error_setg_errno(errp, errno, "dmalab-ioat: race-table %s",
-                         s->race_table);
-        return false;
-    }
-    s->race_map = p;
     dmalab_ioat_set_race_table(s->model, s->race_map, 0);
     return true;
 }
 
 /* How the model takes fault plans (glue.c has the properties). */
-
-static bool dmalab_ioat_plan_running(void *dev)
-{
-    return DMALAB_IOAT(dev)->model != NULL;
-}
-
-static char *dmalab_ioat_plan_give(void *dev, const char *text)
-{
-    return dmalab_ioat_set_fault_plan(DMALAB_IOAT(dev)->model, text,
-                                      DEVICE(dev)->id);
-}
-
-static uint64_t dmalab_ioat_plan_report(void *dev, char **log)
-{
-    DmalabIoat *model = DMALAB_IOAT(dev)->model;
-
-    if (log) {
-        *log = dmalab_ioat_fault_log(model);
-    }
-    return dmalab_ioat_faults_injected(model);
-}
-
-const DmalabPlanOps dmalab_ioat_plan_ops = {
-    .running = dmalab_ioat_plan_running,
-    .give = dmalab_ioat_plan_give,
-    .report = dmalab_ioat_plan_report,
-    .applied = trace_dmalab_ioat_fault_plan,
-};
+DMALAB_DEFINE_PLAN_OPS(dmalab_ioat_plan_ops, DMALAB_IOAT, dmalab_ioat,
+                       trace_dmalab_ioat_fault_plan);
 
 void dmalab_ioat_warn_timing(const DmalabIoatConfig *cfg)
 {

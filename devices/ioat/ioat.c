@@ -13,7 +13,6 @@
  */
 
 #include "qemu/osdep.h"
-#include <sys/mman.h>
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pci_device.h"
@@ -102,7 +101,7 @@ static void dmalab_ioat_release(DmalabIoatState *s)
 {
     if (s->race_map) {
         dmalab_ioat_set_race_table(s->model, NULL, 0);
-        munmap(s->race_map, sizeof(*s->race_map));
+        dmalab_glue_unmap_race_table(s->race_map);
         s->race_map = NULL;
     }
 
