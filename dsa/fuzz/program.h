@@ -5,7 +5,8 @@
 // (every opcode, flags, addresses in RAM, in holes, in a window onto the device's own BARs,
 // wrapping past 2^64; batches whose lists hold batches, drains and themselves), portal writes
 // of every other shape, memory and holes, Bus Master Enable toggles, halts, resets, save/load
-// round trips and timer expiries. Shared by the libFuzzer target and the robustness unit
+// round trips, timer expiries, and a fault plan of every kind the device takes (its holds
+// released at any time). Shared by the libFuzzer target and the robustness unit
 // test; it checks the invariants that must hold whatever happens, and that whatever the
 // guest queued ends in a bounded number of steps once it stops.
 #pragma once
@@ -13,9 +14,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "../../common/testing/fuzz.h"
 #include "dmalab/dsa/device.h"
+#include "dmalab/dsa/faults.h"
 
 namespace dmalab::dsa::fuzz
 {
@@ -32,6 +35,17 @@ inline constexpr unsigned kRoundTrips = 4;
 // kStepBytes of each range plus a few; batches of at most 2^kMaxBatchShift each the same.
 inline constexpr uint8_t kMaxBatchShift = 5;
 inline constexpr uint64_t kDrainLimit = 200000;
+// Every kind a plan may give the device, each on a fraction of the descriptors.
+inline constexpr const char* kPlan = R"({"seed": 7, "rules": [
+  {"name": "hold", "kind": "delay-data", "delay": "50us", "until": "release", "probability": 0.3},
+  {"name": "late", "kind": "delay-completion", "delay": "20us", "until": "release", "probability": 0.2},
+  {"name": "order", "kind": "reorder", "delay": "30us", "probability": 0.1},
+  {"name": "fault", "kind": "fail", "status": 3, "probability": 0.1},
+  {"name": "hw", "kind": "fail", "status": 32, "probability": 0.05},
+  {"name": "xor", "kind": "corrupt", "xor": 255, "probability": 0.2},
+  {"name": "cut", "kind": "shorten", "bytes": 100, "probability": 0.2},
+  {"name": "quiet", "kind": "drop-interrupt", "probability": 0.2}]})";
+inline constexpr unsigned kPlanRules = 8;
 
 class Program : dmalab::fuzz::Input
 {
@@ -48,6 +62,12 @@ class Program : dmalab::fuzz::Input
         const Config c = config();
         Dsa dev(c, Host{mem, timers, irq, log, nullptr});
         dev.set_bus_master(true);
+        if (byte() & 1) {
+            std::string err;
+            if (!faults::apply_plan(inj_, kPlan, fault_spec(c.wqs), "", &err))
+                violated("the fuzzer's plan was refused");
+            dev.set_injector(&inj_);
+        }
         while (more())
             operation(dev, mem, timers, irq, c);
         drain(dev, mem, timers, irq, c);
@@ -75,6 +95,7 @@ class Program : dmalab::fuzz::Input
         c.step_bytes = kStepBytes;
         c.step_descriptors = 1 + byte() % 16;
         c.step_gap_ns = 100;
+        c.sync_start = byte() & 1;
         return c;
     }
 
@@ -221,7 +242,13 @@ class Program : dmalab::fuzz::Input
                 step(dev, mem, timers, irq, c);
             break;
         case 13:
-            switch (byte() % 4) {
+            switch (byte() % 5) {
+            case 4: { // the guest releases a rule through the fault doorbell
+                const unsigned rule = byte() % (kPlanRules + 1);
+                inj_.release(rule);
+                dev.release(rule);
+                break;
+            }
             case 0:
                 dev.reset();
                 dev.set_bus_master(true);
@@ -304,6 +331,7 @@ class Program : dmalab::fuzz::Input
     }
 
     unsigned round_trips_ = 0;
+    faults::Injector inj_;
 };
 
 } // namespace dmalab::dsa::fuzz

@@ -6,8 +6,11 @@
 
 #include "dmalab/c_abi.h"
 #include "dmalab/dsa/device.h"
+#include "dmalab/dsa/faults.h"
 #include "dmalab/dsa_core.h"
+#include "dmalab/fault_front.h"
 #include "dmalab/host_adapter.h"
+#include "dmalab/race_marks.h"
 
 using namespace dmalab;
 
@@ -53,6 +56,13 @@ class TraceAdapter final : public dsa::Observer
     {
         dmalab_dsa_trace_record(opaque_, wq, addr, static_cast<unsigned>(st), ok);
     }
+    void started(unsigned engine, uint64_t key, uint64_t src, uint64_t dst, uint64_t len) override
+    {
+        marks.start(engine, key, src, dst, len);
+    }
+    void ended(unsigned engine) override { marks.finish(engine); }
+
+    RaceMarks marks; // the race detector's table, when attached
 
   private:
     void* opaque_;
@@ -80,20 +90,33 @@ dsa::Config to_config(const DmalabDsaConfig& c)
     m.step_bytes = c.step_bytes;
     m.step_descriptors = c.step_descriptors;
     m.step_gap_ns = c.step_gap_ns;
+    m.sync_start = c.sync_start;
     return m;
 }
 
 } // namespace
 
 struct DmalabDsa {
-    DmalabDsa(const dsa::Config& config, const DmalabHost& h)
-        : host(h), trace(h.opaque), model(config, {host, host, host, host, &trace})
+    DmalabDsa(const dsa::Config& config, const DmalabHost& h, bool doorbell)
+        : host(h), trace(h.opaque), model(config, {host, host, host, host, &trace}),
+          front(
+              h.opaque, host, "dmalab-dsa", "dmalab-dsa-faults", DMALAB_DSA_FAULT_DOORBELL,
+              [](void* opaque, unsigned rule) {
+                  return static_cast<DmalabDsa*>(opaque)->model.release(rule);
+              },
+              this),
+          injector(front.injector), doorbell(doorbell)
     {
     }
     HostAdapter host;
     TraceAdapter trace;
     dsa::Dsa model;
+    FaultFront front;
+    faults::Injector& injector;
+    bool doorbell; // BAR 0's doorbell window is the fault doorbell's
 };
+
+static_assert(DMALAB_DSA_FAULT_DOORBELL_SIZE == faults::doorbell::kWindow);
 
 extern "C" {
 
@@ -118,7 +141,9 @@ void dmalab_dsa_default_config(DmalabDsaConfig* out)
                            d.jitter_ns,
                            d.step_bytes,
                            d.step_descriptors,
-                           d.step_gap_ns};
+                           d.step_gap_ns,
+                           d.sync_start,
+                           false};
 }
 
 const char* dmalab_dsa_check(const DmalabDsaConfig* config)
@@ -132,13 +157,10 @@ DmalabDsa* dmalab_dsa_new(const DmalabDsaConfig* config, const DmalabHost* host,
     *why = dsa::Dsa::check(cfg);
     if (*why)
         return nullptr;
-    return new (std::nothrow) DmalabDsa(cfg, *host);
+    return new (std::nothrow) DmalabDsa(cfg, *host, config->fault_doorbell);
 }
 
-void dmalab_dsa_free(DmalabDsa* dev)
-{
-    delete dev;
-}
+DMALAB_C_COMMON_ENTRIES(dsa, DmalabDsa, model)
 
 unsigned dmalab_dsa_timer_count(const DmalabDsaConfig* config)
 {
@@ -150,14 +172,20 @@ uint64_t dmalab_dsa_portals_size(const DmalabDsaConfig* config)
     return dsa::Dsa::portals_size(to_config(*config));
 }
 
+// BAR 0: the registers and tables, and with fault_doorbell the doorbell's window.
 uint64_t dmalab_dsa_mmio_read(DmalabDsa* dev, uint32_t offset, unsigned size)
 {
+    if (dev->doorbell && dev->front.in_doorbell(offset))
+        return dev->front.read(offset, size);
     return dev->model.mmio_read(offset, size);
 }
 
 void dmalab_dsa_mmio_write(DmalabDsa* dev, uint32_t offset, uint64_t value, unsigned size)
 {
-    dev->model.mmio_write(offset, value, size);
+    if (dev->doorbell && dev->front.in_doorbell(offset))
+        dev->front.write(offset, value, size);
+    else
+        dev->model.mmio_write(offset, value, size);
 }
 
 uint64_t dmalab_dsa_portal_read(DmalabDsa* dev, uint32_t offset, unsigned size)
@@ -170,14 +198,12 @@ void dmalab_dsa_portal_write(DmalabDsa* dev, uint32_t offset, uint64_t value, un
     dev->model.portal_write(offset, value, size);
 }
 
-void dmalab_dsa_timer(DmalabDsa* dev, unsigned timer)
-{
-    dev->model.timer(timer);
-}
-
 void dmalab_dsa_reset(DmalabDsa* dev)
 {
     dev->model.reset();
+    dev->injector.reset();
+    dev->trace.marks.clear();
+    dev->front.doorbell.reset();
 }
 
 void dmalab_dsa_set_bus_master(DmalabDsa* dev, bool on)
@@ -187,15 +213,27 @@ void dmalab_dsa_set_bus_master(DmalabDsa* dev, bool on)
 
 uint8_t* dmalab_dsa_save(DmalabDsa* dev, uint32_t* len)
 {
-    StateWriter w;
-    dev->model.save(w);
-    return malloc_copy(w, len);
+    StateWriter m;
+    dev->model.save(m);
+    return dev->front.save(m, len);
 }
 
 bool dmalab_dsa_load(DmalabDsa* dev, const uint8_t* data, uint32_t len)
 {
-    StateReader r({data, len});
-    return dev->model.load(r);
+    return dev->front.load(data, len, [&](StateReader& m) { return dev->model.load(m); });
+}
+
+char* dmalab_dsa_set_fault_plan(DmalabDsa* dev, const char* text, const char* id)
+{
+    if (char* why = dev->front.set_plan(text, dsa::fault_spec(dev->model.config().wqs), id))
+        return why;
+    dev->model.set_injector(text && *text ? &dev->injector : nullptr);
+    return nullptr;
+}
+
+void dmalab_dsa_set_race_table(DmalabDsa* dev, DmalabRaceTable* table, uint32_t device)
+{
+    dev->trace.marks.reattach(table, device);
 }
 
 void dmalab_dsa_counters(DmalabDsa* dev, DmalabDsaCounters* out)

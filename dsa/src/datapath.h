@@ -16,6 +16,11 @@
 
 #include "work.h"
 
+namespace dmalab::faults
+{
+class Injector;
+}
+
 namespace dmalab::dsa
 {
 
@@ -48,6 +53,10 @@ class DataPath
     std::function<void()> on_progress;
     // The MSI-X vector an interrupt handle names, if any (the commands grant handles).
     std::function<std::optional<unsigned>(uint16_t)> vector_of;
+
+    // ---- Fault plans (faults.cc) ----
+    void set_injector(faults::Injector* injector) { injector_ = injector; }
+    bool release(unsigned rule);
 
     // ---- The device ----
     void timer(unsigned engine);
@@ -112,6 +121,12 @@ class DataPath
     static const Work* holding(const Engine& e);
     bool batch_next(Engine& e, Budget& budget);
     void drop_job(Engine& e);
+    unsigned index_of(const Engine& e) const { return static_cast<unsigned>(&e - engines_.data()); }
+    // faults.cc: what the plan does to `w`, which an engine starts now; the race detector's
+    // mark; the corruption a rule asked for, once `w` has succeeded.
+    void inject(Work& w, uint64_t now);
+    void mark_race(unsigned engine, const Work& w);
+    bool corrupt(unsigned engine, Engine& e, Work& w);
     Limits limits(unsigned wq) const;
     MemAttrs attrs(unsigned wq) const;
     // completion.cc
@@ -126,6 +141,7 @@ class DataPath
     std::vector<Wq> wqs_;
     std::vector<Engine> engines_;
     unsigned rr_ = 0; // the WQ dispatch looks at first among equals
+    faults::Injector* injector_ = nullptr;
     // The 64-byte write being assembled: MOVDIR64B arrives as eight 8-byte writes,
     // ascending, with nothing in between (the BQL held across them).
     struct Assembly {

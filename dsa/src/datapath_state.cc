@@ -44,6 +44,12 @@ template <class IO, class W> void DataPath::io_work(IO& io, W& w)
     io(w.crc);
     io(w.delta);
     io(w.next_offset);
+    io(w.injected.release_rule);
+    io(w.injected.held_data_ns);
+    io(w.injected.held_done_ns);
+    io(w.injected.move_limit);
+    io(w.injected.corrupt_xor);
+    io(w.injected.drop_interrupt);
 }
 
 void DataPath::save(StateWriter& out) const

@@ -84,8 +84,8 @@ constexpr Layout place_tables(unsigned vectors, unsigned groups, unsigned wqs)
     return l;
 }
 static_assert(place_tables(kMaxModelWqs + 1, kMaxModelGroups, kMaxModelWqs).end <=
-                  DMALAB_DSA_BAR0_SIZE,
-              "the largest configuration's tables fit in BAR 0");
+                  DMALAB_DSA_FAULT_DOORBELL,
+              "the largest configuration's tables end below the fault doorbell");
 
 uint64_t byte_mask(unsigned n)
 {
@@ -256,6 +256,16 @@ uint64_t Dsa::portals_size(const Config& c)
 void Dsa::set_bus_master(bool on)
 {
     p_->s.bus_master = on;
+}
+
+void Dsa::set_injector(faults::Injector* injector)
+{
+    p_->data.set_injector(injector);
+}
+
+bool Dsa::release(unsigned rule)
+{
+    return p_->data.release(rule);
 }
 
 void Dsa::set_pasid(bool enabled, bool privileged)

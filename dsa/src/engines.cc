@@ -28,6 +28,8 @@ void DataPath::disarm(unsigned engine)
 
 void DataPath::drop_job(Engine& e)
 {
+    if (e.work && s_.host.observer)
+        s_.host.observer->ended(index_of(e));
     e.work.reset();
     e.batch.reset();
     e.epoch++;
@@ -158,9 +160,12 @@ bool DataPath::start(Engine& e, Work& w, uint64_t now)
     w.pace = e.pacer->next(len, now);
     Exec x{s_.host.memory, {}, {}, true, nullptr, nullptr};
     exec::begin(x, w);
+    inject(w, now);
+    if (w.status == Status::None)
+        mark_race(index_of(e), w);
     if (!row->exec) {
         w.data_done = true;
-        if (w.op() != Opcode::Drain && w.op() != Opcode::Batch)
+        if (w.status == Status::None && w.op() != Opcode::Drain && w.op() != Opcode::Batch)
             w.status = Status::Success;
     }
     return true;
@@ -174,7 +179,8 @@ bool DataPath::data_phase(unsigned engine, Engine& e, Work& w, Budget& budget, u
         return false;
     }
     const OpRow* row = op_row(w.op());
-    const uint64_t ext = exec::extent(w);
+    // A "shorten" rule's cut: the operation succeeds there.
+    const uint64_t ext = std::min(exec::extent(w), w.injected.move_limit);
     const uint64_t bw = w.pace.bandwidth;
     // The data phase's rate covers every stream the operation touches.
     const uint64_t streams = std::max(row->streams, 1u);
@@ -194,6 +200,8 @@ bool DataPath::data_phase(unsigned engine, Engine& e, Work& w, Budget& budget, u
             return false; // reset or aborted under it: `w` is gone
         w.pace.done_at = sat_add(w.pace.done_at, s_.host.memory.take_cost());
         budget.bytes -= std::min(budget.bytes, std::max<uint64_t>(w.done - before, 1));
+        if (w.status == Status::None && w.done >= ext)
+            w.status = Status::Success; // cut short
     }
     if (w.status != Status::None) {
         w.data_done = true;
@@ -307,6 +315,8 @@ void DataPath::run(unsigned engine, Engine& e, Budget& budget, uint64_t now, uin
             w.status = Status::Success;
         }
         if (!w.data_done && !data_phase(engine, e, w, budget, now, wake))
+            return;
+        if (w.injected.corrupt_xor && !corrupt(engine, e, w))
             return;
         if (now < w.pace.done_at) {
             wake = w.pace.done_at;

@@ -17,21 +17,22 @@ namespace
 {
 
 // clang-format off
-// opcode                  its own flags  moves  batchable streams executor
+// opcode                  its own flags  moves  batchable streams executor             in plans
 constexpr OpRow kRows[] = {
-    {Opcode::Noop,           0,           false, true,  0, nullptr},
-    {Opcode::Batch,          0,           false, false, 0, nullptr},
-    {Opcode::Drain,          0,           false, false, 0, nullptr},
-    {Opcode::Memmove,        0,           true,  true,  2, exec::move},
-    {Opcode::Fill,           0,           true,  true,  1, exec::fill},
-    {Opcode::Compare,        flag::CR,    true,  true,  2, exec::compare},
-    {Opcode::ComparePattern, flag::CR,    true,  true,  1, exec::compare_pattern},
-    {Opcode::CreateDelta,    flag::CR,    true,  true,  2, exec::create_delta},
-    {Opcode::ApplyDelta,     0,           true,  true,  1, exec::apply_delta},
-    {Opcode::Dualcast,       0,           true,  true,  3, exec::dualcast},
-    {Opcode::CrcGen,         0,           true,  true,  1, exec::crc},
-    {Opcode::CopyCrc,        0,           true,  true,  2, exec::copy_crc},
-    {Opcode::CacheFlush,     0,           true,  true,  0, nullptr},
+    {Opcode::Noop,           0,           false, true,  0, nullptr,              "noop"},
+    {Opcode::Batch,          0,           false, false, 0, nullptr,              nullptr},
+    {Opcode::Drain,          0,           false, false, 0, nullptr,              nullptr},
+    {Opcode::Memmove,        0,           true,  true,  2, exec::move,           "memmove"},
+    {Opcode::Fill,           0,           true,  true,  1, exec::fill,           "fill"},
+    {Opcode::Compare,        flag::CR,    true,  true,  2, exec::compare,        "compare"},
+    {Opcode::ComparePattern, flag::CR,    true,  true,  1, exec::compare_pattern,
+     "compare-pattern"},
+    {Opcode::CreateDelta,    flag::CR,    true,  true,  2, exec::create_delta,   "create-delta"},
+    {Opcode::ApplyDelta,     0,           true,  true,  1, exec::apply_delta,    "apply-delta"},
+    {Opcode::Dualcast,       0,           true,  true,  3, exec::dualcast,       "dualcast"},
+    {Opcode::CrcGen,         0,           true,  true,  1, exec::crc,            "crc"},
+    {Opcode::CopyCrc,        0,           true,  true,  2, exec::copy_crc,       "copy-crc"},
+    {Opcode::CacheFlush,     0,           true,  true,  0, nullptr,              "cache-flush"},
 };
 // clang-format on
 
@@ -136,6 +137,11 @@ const OpRow* op_row(Opcode op)
         if (r.op == op)
             return &r;
     return nullptr;
+}
+
+std::span<const OpRow> op_rows()
+{
+    return kRows;
 }
 
 uint64_t implemented_ops()

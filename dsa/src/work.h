@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 
 #include "dmalab/copy.h"
 #include "dmalab/dma_memory.h"
@@ -38,6 +39,16 @@ struct Work {
     uint32_t crc = 0;         // running CRC (CRC operations)
     uint32_t delta = 0;       // Create Delta: record bytes written; Apply Delta: record bytes read
     uint32_t next_offset = 0; // Apply Delta: the lowest quadword offset the next entry may name
+
+    // What a fault plan decided for it when it started (faults.cc).
+    struct Injected {
+        static constexpr uint32_t kNoRelease = ~0u;
+        uint32_t release_rule = kNoRelease; // the rule whose release ends its holds early
+        uint64_t held_data_ns = 0, held_done_ns = 0;
+        uint64_t move_limit = UINT64_MAX; // "shorten": it processes this much, then succeeds
+        uint8_t corrupt_xor = 0;          // "corrupt": its destination's last byte is xored
+        bool drop_interrupt = false;
+    } injected;
 
     Opcode op() const { return static_cast<Opcode>(d.word[0] >> 56); }
     uint32_t flags() const { return static_cast<uint32_t>(d.word[0] >> 32) & 0xffffff; }
@@ -79,15 +90,17 @@ using Executor = bool (*)(Exec& x, Work& w, uint64_t len);
 
 struct OpRow {
     Opcode op;
-    uint32_t flags;   // the operation-specific FLAGS bits it takes (flag::CR, ...)
-    bool moves;       // XFER_SIZE counts bytes it processes (0 and too large are refused)
-    bool batchable;   // a batch may hold it
-    unsigned streams; // guest ranges it touches per byte: its cost against a step's budget
-    Executor exec;    // nullptr: no data phase
+    uint32_t flags;        // the operation-specific FLAGS bits it takes (flag::CR, ...)
+    bool moves;            // XFER_SIZE counts bytes it processes (0 and too large are refused)
+    bool batchable;        // a batch may hold it
+    unsigned streams;      // guest ranges it touches per byte: its cost against a step's budget
+    Executor exec;         // nullptr: no data phase
+    const char* plan_name; // its "op" in fault plans; nullptr: it takes no faults
 };
 
 // The row of `op`, or nullptr for an opcode DSA 1.0 does not define.
 const OpRow* op_row(Opcode op);
+std::span<const OpRow> op_rows();
 // Every opcode with a row, as OPCAP offers them.
 uint64_t implemented_ops();
 

@@ -161,7 +161,7 @@ TEST(Configuration, MsixPermissionsAreAlwaysWritable)
 
 TEST(Configuration, OccupancyCountsWhatTheWqHolds)
 {
-    Rig r;
+    Rig r(queued());
     r.bring_up();
     for (unsigned i = 0; i < 5; i++)
         r.submit(0, Desc(Opcode::Noop), i);

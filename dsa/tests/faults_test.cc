@@ -326,7 +326,7 @@ TEST(Faults, AFullWqCannotMakeOneExpiryMoveMoreThanStepBytes)
 
 TEST(Faults, AFullWqCannotMakeOneExpiryRunMoreThanStepDescriptors)
 {
-    Config c;
+    Config c = queued(); // the WQ fills between expiries
     c.step_descriptors = 4;
     Rig r(c);
     r.bring_up();
@@ -349,7 +349,7 @@ TEST(Faults, AnEngineOutOfBudgetGoesOnStepGapLater)
 {
     // Config: after a step's budget, the engine goes on step_gap_ns later on the modelled
     // clock, however full the guest keeps its WQ.
-    Config c;
+    Config c = queued(); // the WQ fills between expiries
     c.step_descriptors = 4;
     c.step_gap_ns = 500;
     Rig r(c);
@@ -435,7 +435,7 @@ TEST(Faults, MigrationMidTransferEndsTheSameOnBothSides)
 TEST(Faults, LoadRefusesADisabledWqHoldingDescriptors)
 {
     auto with_wq0_disabled = [](bool holding) {
-        Rig a;
+        Rig a(queued());
         a.bring_up();
         if (holding)
             for (unsigned i = 0; i < 3; i++)

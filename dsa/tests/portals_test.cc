@@ -290,7 +290,7 @@ TEST(Portals, AStoreToAFullDedicatedWqIsDroppedAndReportedInSwerr)
 {
     // The one refused submission software hears of: SWERR with the WQ's index. 53h is
     // DSA 3.0's code (Table 5-7); see Status::DedicatedWqFull.
-    Rig r;
+    Rig r(queued());
     r.group(0, 0b11, 1);
     r.wq(0, 16);
     r.wq(1, 4);
@@ -319,7 +319,7 @@ TEST(Portals, AStoreToAFullDedicatedWqIsDroppedAndReportedInSwerr)
 
 TEST(Portals, AFullWqTakesAgainOnceAnEngineTookADescriptor)
 {
-    Config c;
+    Config c = queued();
     c.step_descriptors = 1;
     Rig r(c);
     r.group(0, 1, 1);
@@ -394,7 +394,7 @@ TEST(Portals, OccupancyRisesWithSubmissionsAndFallsAsEnginesTakeThem)
 {
     // WQCFG's OCCUPANCY (idxd's sysfs "occupancy", wq_occupancy_show). One descriptor per
     // engine step, so each step takes one.
-    Config c;
+    Config c = queued();
     c.step_descriptors = 1;
     Rig r(c);
     r.bring_up();
@@ -434,6 +434,40 @@ TEST(Portals, AStoreMadeWhileTheDeviceCallsOutIsRefused)
     r.submit(0, noop(kRec2));
     r.run_until_idle();
     EXPECT_EQ(r.record(kRec2).code(), Status::Success) << "a store from outside is taken again";
+}
+
+TEST(Portals, AnIdleEngineStartsInsideThePortalWrite)
+{
+    // sync_start (the default): the descriptor ran before the write returned, no timer
+    // expiry in between; without it, the engine's timer runs it at the same virtual time.
+    Rig r;
+    r.bring_up();
+    r.submit(0, noop());
+    EXPECT_EQ(r.record(kRec).code(), Status::Success) << "done inside the write";
+    Rig q(queued());
+    q.bring_up();
+    q.submit(0, noop());
+    EXPECT_EQ(q.record(kRec).status, 0) << "only queued";
+    const uint64_t at = q.timers.now;
+    q.run_until_idle();
+    EXPECT_EQ(q.record(kRec).code(), Status::Success);
+    EXPECT_EQ(q.timers.now, at) << "from a timer at the same virtual time";
+}
+
+TEST(Portals, ABusyEngineIsNotStartedAgainByAWrite)
+{
+    // The first write's descriptor holds the engine for 1 ms; the second waits its turn.
+    Config c;
+    c.latency_ns = 1000000;
+    Rig r(c);
+    r.bring_up();
+    r.submit(0, noop(kRec));
+    r.submit(0, noop(kRec + 32), 1);
+    EXPECT_EQ(r.record(kRec).status, 0);
+    EXPECT_EQ(occupancy(r, 0), 1u) << "the second is queued";
+    r.run_until_idle();
+    EXPECT_EQ(r.record(kRec + 32).code(), Status::Success);
+    EXPECT_GE(r.timers.now, 2000000u) << "one after the other";
 }
 
 } // namespace

@@ -121,6 +121,14 @@ struct Record {
     Status code() const { return static_cast<Status>(status & cr::STATUS_CODE_MASK); }
 };
 
+// A device whose portal writes only queue (sync_start off): what a WQ holds stays there
+// until the engines' timers run.
+inline Config queued(Config c = Config{})
+{
+    c.sync_start = false;
+    return c;
+}
+
 struct Rig {
     explicit Rig(const Config& c = Config{}, Observer* observer = nullptr, size_t ram = 1u << 20)
         : mem(ram), config(c), layout(Dsa::layout(c)), dev(c, Host{mem, timers, irq, log, observer})

@@ -33,15 +33,17 @@ TEST(Robustness, RandomGuestPrograms)
     }
 }
 
-// The configuration bytes, then: the quick configuration (op 3), Enable Device and Enable
-// WQ 0 (op 2, commands 1 and 6), then random operations.
+// The configuration bytes, the plan's, then: the quick configuration (op 3), Enable Device
+// and Enable WQ 0 (op 2, commands 1 and 6), then random operations.
 TEST(Robustness, RandomProgramsOnAnEnabledWq)
 {
     // clang-format off
     static const uint8_t kPrologue[] = {
         // 2 WQs, 1 engine, 1 group, 17 slots, 3 vectors, 4 KiB transfers, batches of 16,
-        // no handles, commands at once, unlimited bandwidth, no latency, seed 3, 8 a step
-        1, 0, 0, 16, 1, 11, 3, 0, 0, 0, 0, 0, 0, 3, 7,
+        // no handles, commands at once, unlimited bandwidth, no latency, seed 3, 8 a step,
+        // sync start; then the fuzzer's fault plan in force
+        1, 0, 0, 16, 1, 11, 3, 0, 0, 0, 0, 0, 0, 3, 7, 1,
+        1,
         3, 5, 5,          // op 3: group 0 with both WQs and the engine, priorities 5
         2, 1, 0, 0, 0, 0, // op 2: operand 0, no INT_REQ, command 1: Enable Device
         2, 1, 0, 0, 0, 5, // op 2: operand 0, no INT_REQ, command 6: Enable WQ 0

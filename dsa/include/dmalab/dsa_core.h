@@ -12,6 +12,7 @@
 
 #include "dmalab/dsa/spec/pci.h"
 #include "dmalab/host_c.h"
+#include "dmalab/race_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,6 +41,9 @@ typedef struct DmalabDsaConfig {
     uint64_t step_bytes;
     uint32_t step_descriptors;
     uint64_t step_gap_ns;
+    bool sync_start;
+    /* Not the model's: BAR 0 + DMALAB_DSA_FAULT_DOORBELL is the test-only fault doorbell. */
+    bool fault_doorbell;
 } DmalabDsaConfig;
 
 /* The model's counters since it was created (device.h, Counters). */
@@ -107,6 +111,21 @@ uint8_t *dmalab_dsa_save(DmalabDsa *dev, uint32_t *len);
 bool dmalab_dsa_load(DmalabDsa *dev, const uint8_t *data, uint32_t len);
 
 void dmalab_dsa_counters(DmalabDsa *dev, DmalabDsaCounters *out);
+
+/*
+ * Fault plans (docs/faults.rst). Applies the plan in `text` (NULL or "": none) to this
+ * device, whose qdev id is `id`: NULL, or why the plan is refused (malloc'd; free it).
+ */
+char *dmalab_dsa_set_fault_plan(DmalabDsa *dev, const char *text, const char *id);
+/* Injections since the plan was set or the device reset. */
+uint64_t dmalab_dsa_faults_injected(DmalabDsa *dev);
+/* The newest injections, a line each (malloc'd; free it). */
+char *dmalab_dsa_fault_log(DmalabDsa *dev);
+/*
+ * The DMA race detector (docs/race-detector.rst): marks each Memory Move, Dualcast and Copy
+ * with CRC in flight in `table` (NULL: none), slot = engine, as device `device`.
+ */
+void dmalab_dsa_set_race_table(DmalabDsa *dev, DmalabRaceTable *table, uint32_t device);
 /* Why the model's state breaks an invariant the device keeps, or NULL (for tests). */
 const char *dmalab_dsa_invariant_violation(DmalabDsa *dev);
 

@@ -18,6 +18,11 @@
 #include "dmalab/state.h"
 #include "dmalab/timers.h"
 
+namespace dmalab::faults
+{
+class Injector;
+}
+
 namespace dmalab::dsa
 {
 
@@ -66,6 +71,10 @@ struct Config {
     uint64_t step_bytes = 1u << 20;
     unsigned step_descriptors = 64;
     uint64_t step_gap_ns = 1000;
+    // An idle engine that a portal write gives work runs its first step inside that write
+    // instead of from its timer at the same virtual time (bounded like any step): the
+    // descriptor has started before the guest's next instruction, as with dmalab-ioat.
+    bool sync_start = true;
 };
 
 // The longest a command may take: idxd waits for the command interrupt without a time-out
@@ -138,6 +147,15 @@ class Observer
     virtual void completed(unsigned /*wq*/, uint8_t /*opcode*/, Status, uint64_t /*done*/) {}
     // A completion record was written (ok) or could not be.
     virtual void record(unsigned /*wq*/, uint64_t /*addr*/, Status, bool /*ok*/) {}
+    // Engine `engine` started a descriptor that reads [src, src + len) and writes [dst, dst +
+    // len) (Memory Move, Dualcast's first destination, Copy with CRC), named by its
+    // completion record address `key`; it is in flight until ended(engine). For the DMA race
+    // detector's marks (race_marks.h).
+    virtual void started(unsigned /*engine*/, uint64_t /*key*/, uint64_t /*src*/, uint64_t /*dst*/,
+                         uint64_t /*len*/)
+    {
+    }
+    virtual void ended(unsigned /*engine*/) {}
 };
 
 // The host services a model instance uses. All must outlive it.
@@ -213,6 +231,13 @@ class Dsa
     // (Enable WQ refuses a WQ that needs them without them).
     void set_bus_master(bool on);
     void set_pasid(bool enabled, bool privileged);
+
+    // Fault plans (docs/faults.rst, faults.h): the injector the data path asks when an
+    // engine starts a descriptor; nullptr (the default): none. It must outlive its use.
+    void set_injector(faults::Injector* injector);
+    // The guest released plan rule `rule` (the fault doorbell's kRelease): the holds of that
+    // rule end now. True when a descriptor held by it was still running.
+    bool release(unsigned rule);
 
     // ---- For the data path ----
     DeviceState state() const;

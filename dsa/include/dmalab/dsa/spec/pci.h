@@ -16,6 +16,10 @@ enum {
     // decodes; nothing in the architecture fixes it beyond holding what OFFSETS names.
     DMALAB_DSA_BAR_REGS = 0,
     DMALAB_DSA_BAR0_SIZE = 0x10000,
+    // dmalab's test-only fault doorbell (docs/faults.rst), where dmalab-ioat has it: above
+    // the largest configuration's tables, mapped only when asked for (fault-doorbell=on).
+    DMALAB_DSA_FAULT_DOORBELL = 0x2000,
+    DMALAB_DSA_FAULT_DOORBELL_SIZE = 0x20,
 
     // BAR 2 (64-bit memory): the WQ portals. WQ n owns 4 pages from n * 0x4000, one portal
     // each (idxd_get_wq_portal_full_offset): unlimited then limited, first for descriptors
