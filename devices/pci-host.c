@@ -36,6 +36,42 @@ MemTxAttrs dmalab_pci_attrs(PCIDevice *pdev)
     return (MemTxAttrs){ .requester_id = pci_requester_id(pdev) };
 }
 
+DmalabDmaResult dmalab_pci_dma_rw(PCIDevice *pdev, AddressSpace *as,
+                                  uint64_t addr, void *buf, size_t len,
+                                  DMADirection dir, uint32_t pasid)
+{
+    bool is_write = dir == DMA_DIRECTION_FROM_DEVICE;
+    MemTxAttrs attrs = dmalab_pci_attrs(pdev);
+    DmalabDmaResult out = { .error = DMALAB_DMA_OK, .done = len };
+    size_t done = 0;
+
+    while (done < len) {
+        uint64_t at = addr + done, gpa, run = len - done;
+        MemTxResult r;
+
+        if (!dmalab_vtd_dma_run(pdev, pasid, at, is_write, &gpa, &run)) {
+            r = dma_memory_rw(as, at, (uint8_t *)buf + done, len - done, dir,
+                              attrs);
+            run = len - done;
+        } else if (!run) {
+            out.error = DMALAB_DMA_IOMMU_FAULT;
+            out.fault_addr = at;
+            out.done = done;
+            return out;
+        } else {
+            r = dma_memory_rw(&address_space_memory, gpa,
+                              (uint8_t *)buf + done, run, dir, attrs);
+        }
+        if (r != MEMTX_OK) {
+            out = dmalab_pci_result(r, at, run);
+            out.done = done;
+            return out;
+        }
+        done += run;
+    }
+    return out;
+}
+
 void *dmalab_pci_dma_map(PCIDevice *pdev, AddressSpace *as, uint64_t addr,
                          size_t *len, bool is_write,
                          const DmalabMemAttrs *attrs)

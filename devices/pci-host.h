@@ -22,6 +22,17 @@ DmalabDmaResult dmalab_pci_result(MemTxResult r, uint64_t addr, size_t len);
 MemTxAttrs dmalab_pci_attrs(PCIDevice *pdev);
 
 /*
+ * dma_memory_rw() of len bytes at addr in `as`, the function's bus-master
+ * space, with what failed said as the models say it: behind dmalab-vtd, a
+ * page the unit refuses is an IOMMU fault (the unit records it once; QEMU's
+ * own path would ask it again for every piece it splits a failed access
+ * into) and the bytes before it move; otherwise as dmalab_pci_result().
+ */
+DmalabDmaResult dmalab_pci_dma_rw(PCIDevice *pdev, AddressSpace *as,
+                                  uint64_t addr, void *buf, size_t len,
+                                  DMADirection dir, uint32_t pasid);
+
+/*
  * Maps a prefix of [addr, addr + *len) in `as` (the function's bus-master
  * space, or the memory an ATS translated request reaches) if it is plain RAM;
  * NULL otherwise, and the model moves that piece through dma_memory_rw(),

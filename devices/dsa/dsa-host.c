@@ -21,17 +21,17 @@ static DmalabDmaResult host_dma_rw(DmalabDsaState *s, uint64_t addr,
                                    const DmalabMemAttrs *attrs)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
-    MemTxResult r = MEMTX_ACCESS_ERROR;
+    DmalabDmaResult r = dmalab_pci_result(MEMTX_ACCESS_ERROR, addr, len);
 
     if (dmalab_dsa_live(s)) {
-        r = dma_memory_rw(pci_get_address_space(pdev), addr, buf, len, dir,
-                          dmalab_pci_attrs(pdev));
+        r = dmalab_pci_dma_rw(pdev, pci_get_address_space(pdev), addr, buf,
+                              len, dir, attrs->pasid);
     }
-    if (r != MEMTX_OK) {
-        trace_dmalab_dsa_dma_error(attrs->stream, addr, len,
-                                   dir == DMA_DIRECTION_FROM_DEVICE, r);
+    if (r.error != DMALAB_DMA_OK) {
+        trace_dmalab_dsa_dma_error(attrs->stream, r.fault_addr, len,
+                                   dir == DMA_DIRECTION_FROM_DEVICE, r.error);
     }
-    return dmalab_pci_result(r, addr, len);
+    return r;
 }
 
 static DmalabDmaResult host_dma_read(void *opaque, uint64_t addr, void *buf,
@@ -200,3 +200,7 @@ void dmalab_dsa_add_counters(Object *obj)
                           ARRAY_SIZE(dmalab_dsa_counters_table), "uint64",
                           dmalab_dsa_get_counter, NULL);
 }
+
+/* How the model takes fault plans (glue.c has the properties). */
+DMALAB_DEFINE_PLAN_OPS(dmalab_dsa_plan_ops, DMALAB_DSA, dmalab_dsa,
+                       trace_dmalab_dsa_fault_plan);

@@ -39,6 +39,9 @@ struct DmalabDsaState {
 
     /* properties: the model's configuration, with the model's defaults */
     DmalabDsaConfig cfg;
+    DmalabPlan plan;            /* "fault-plan", settable at run time */
+    char *race_table;           /* file shared with the race detector plugin */
+    DmalabRaceTable *race_map;
 };
 
 static inline bool dmalab_dsa_live(DmalabDsaState *s)
@@ -50,5 +53,6 @@ static inline bool dmalab_dsa_live(DmalabDsaState *s)
 /* The model's host callbacks (dmalab_glue_host completes them). */
 extern const DmalabHost dmalab_dsa_host_fns;
 void dmalab_dsa_add_counters(Object *obj);
+extern const DmalabPlanOps dmalab_dsa_plan_ops;
 
 #endif

@@ -33,6 +33,11 @@ OBJECT_DEFINE_SIMPLE_TYPE_WITH_INTERFACES(DmalabDsaState, dmalab_dsa,
 
 static void dmalab_dsa_release(DmalabDsaState *s)
 {
+    if (s->race_map) {
+        dmalab_dsa_set_race_table(s->model, NULL, 0);
+        dmalab_glue_unmap_race_table(s->race_map);
+        s->race_map = NULL;
+    }
     dmalab_timers_free(&s->timers);
     dmalab_dsa_free(s->model);
     s->model = NULL;
@@ -89,9 +94,9 @@ static uint64_t dmalab_dsa_portal_mmio_read(void *opaque, hwaddr addr,
 }
 
 /*
- * A portal write only queues: the engines run from their timers. A
- * MOVDIR64B arrives as eight 8-byte writes, ascending, under one hold of the
- * BQL (qemu/patches/0007); any other shape is not a descriptor.
+ * A MOVDIR64B arrives as eight 8-byte writes, ascending, under one hold of
+ * the BQL (qemu/patches/0007); any other shape is not a descriptor. The last
+ * can call out: with sync-start, an idle engine's first step runs in it.
  */
 static void dmalab_dsa_portal_mmio_write(void *opaque, hwaddr addr,
                                          uint64_t val, unsigned size)
@@ -99,7 +104,9 @@ static void dmalab_dsa_portal_mmio_write(void *opaque, hwaddr addr,
     DmalabDsaState *s = opaque;
 
     if (dmalab_dsa_running(s)) {
+        dmalab_guard_enter(&s->guard, OBJECT(s));
         dmalab_dsa_portal_write(s->model, addr, val, size);
+        dmalab_guard_leave(&s->guard, OBJECT(s));
     }
 }
 
@@ -222,8 +229,22 @@ static void dmalab_dsa_realize(PCIDevice *pdev, Error **errp)
         goto err_pcie;
     }
     s->guard.released = false;
+    if (!dmalab_plan_realize(&s->plan, errp)) {
+        goto err_model;
+    }
+    if (s->race_table) {
+        s->race_map = dmalab_glue_map_race_table(TYPE_DMALAB_DSA,
+                                                 s->race_table, errp);
+        if (!s->race_map) {
+            goto err_model;
+        }
+        dmalab_dsa_set_race_table(s->model, s->race_map, 0);
+    }
     return;
 
+err_model:
+    dmalab_dsa_release(s);
+    msix_uninit(pdev, &s->bar0, &s->bar0);
 err_pcie:
     pcie_cap_exit(pdev);
 }
@@ -295,6 +316,7 @@ static void dmalab_dsa_init(Object *obj)
     /* What no property sets; the static properties have these defaults. */
     dmalab_dsa_default_config(&s->cfg);
     dmalab_dsa_add_counters(obj);
+    dmalab_plan_init(obj, &s->plan, &dmalab_dsa_plan_ops);
     s->state.dev = obj;
     s->state.ops = &dmalab_dsa_state_ops;
     s->guard.release = dmalab_dsa_release_obj;
@@ -302,6 +324,7 @@ static void dmalab_dsa_init(Object *obj)
 
 static void dmalab_dsa_finalize(Object *obj)
 {
+    dmalab_plan_finalize(&DMALAB_DSA(obj)->plan);
 }
 
 /* The model's configuration: defaults from dmalab_dsa_default_config(). */
@@ -332,6 +355,11 @@ static const Property dmalab_dsa_properties[] = {
     DMALAB_DSA_PROP("step-descriptors", step_descriptors, qdev_prop_uint32,
                     uint32_t),
     DMALAB_DSA_PROP("step-gap-ns", step_gap_ns, qdev_prop_uint64, uint64_t),
+    DEFINE_PROP("sync-start", DmalabDsaState, cfg.sync_start, qdev_prop_bool,
+                bool),
+    DEFINE_PROP("fault-doorbell", DmalabDsaState, cfg.fault_doorbell,
+                qdev_prop_bool, bool),
+    DEFINE_PROP_STRING("race-table", DmalabDsaState, race_table),
 };
 
 static const DmalabPropDoc dmalab_dsa_property_docs[] = {
@@ -359,6 +387,12 @@ static const DmalabPropDoc dmalab_dsa_property_docs[] = {
     { "step-bytes", "bytes an engine moves in one step at most" },
     { "step-descriptors", "descriptors an engine starts in one step at most" },
     { "step-gap-ns", "modelled ns between a busy engine's steps" },
+    { "sync-start", "an idle engine's first step runs inside the portal "
+      "write that gives it work, not from its timer" },
+    { "fault-doorbell", "map the test-only fault doorbell at BAR 0 + 0x2000 "
+      "(docs/faults.rst)" },
+    { "race-table", "file shared with the DMA race detector's plugin "
+      "(docs/race-detector.rst)" },
 };
 
 static void dmalab_dsa_class_init(ObjectClass *klass, void *data)
