@@ -146,8 +146,11 @@ def build_helpers(out):
         name = src[:-2].replace("_", "-")
         exe = os.path.join(bdir, name)
         h = hashlib.sha256()
-        for dep in (os.path.join(HELPER_SRC, src), os.path.join(HELPER_SRC, "say.h"),
-                    os.path.join(HELPER_SRC, "sysfs.h"), os.path.join(MODULE_SRC, "race_uapi.h")):
+        # the program, every header beside it, and the module's uapi header
+        headers = sorted(f for f in os.listdir(HELPER_SRC) if f.endswith(".h"))
+        for dep in ([os.path.join(HELPER_SRC, src)] +
+                    [os.path.join(HELPER_SRC, f) for f in headers] +
+                    [os.path.join(MODULE_SRC, "race_uapi.h")]):
             h.update(sha256_file(dep).encode())
         stamp = exe + ".stamp"
         if read_stamp(stamp) != h.hexdigest() or not os.path.isfile(exe):

@@ -219,9 +219,9 @@ cpu_time() {
 . /lib/dmalab/dsa.sh
 
 case "$SCENARIO" in
-boot|memcpy|raid5|raid6|mdcost|dmatest|vfio|net|movdir|dsa) ;;
+boot|memcpy|raid5|raid6|mdcost|dmatest|vfio|net|movdir|dsa|dsa-vfio) ;;
 *)
-	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest vfio net movdir dsa)"
+	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest vfio net movdir dsa dsa-vfio)"
 	finish
 	;;
 esac
@@ -229,9 +229,11 @@ esac
 . /lib/dmalab/md.sh
 
 # dmalab.scenario=movdir: dmalab-movdir, MOVDIRI and MOVDIR64B from user mode.
-# dmalab.scenario=vfio|net: helper program dmalab-$1 (helpers/) after the
-# modules it needs: dmalab-vfio hands dmalab-ioat from ioatdma to vfio-pci and
-# drives it through VFIO's type1 IOMMU driver; dmalab-net echoes raw frames.
+# dmalab.scenario=vfio|dsa-vfio|net: helper program dmalab-$1 (helpers/) after
+# the modules it needs: dmalab-vfio hands dmalab-ioat from ioatdma to vfio-pci and
+# drives it through VFIO's type1 IOMMU driver; dmalab-dsa-vfio does the same with
+# dmalab-dsa (idxd is not loaded: the function goes to vfio-pci unclaimed);
+# dmalab-net echoes raw frames.
 helper_scenario() {
 	load_mod "$2" && load_mod "$3" || return 1
 	"dmalab-$1"
@@ -282,6 +284,7 @@ raid5) md_scenario raid5 3 ;;
 raid6) md_scenario raid6 4 ;;
 mdcost) mdcost_scenario ;;
 vfio) helper_scenario vfio vfio_iommu_type1 vfio_pci ;;
+dsa-vfio) helper_scenario dsa-vfio vfio_iommu_type1 vfio_pci ;;
 movdir)
 	/bin/dmalab-movdir
 	say "dmalab-movdir end rc=$?"

@@ -196,8 +196,11 @@ def add_guest_options(ap):
     ap.add_argument("--scenario", default="memcpy",
                     help="guest scenario: memcpy (default, the exerciser), boot, "
                          "raid5 or raid6 (an md array over RAM disks, init.sh), mdcost "
-                         "(the offload study's timed md writes), or vfio (dmalab-ioat "
-                         "driven from user space through VFIO, init.sh)")
+                         "(the offload study's timed md writes), vfio or dsa-vfio "
+                         "(dmalab-ioat or dmalab-dsa driven from user space through VFIO, "
+                         "init.sh), dsa (dmalab-dsa under idxd: dmatest, or the exerciser "
+                         "with dmalab.dsa_run=exercise, init/dsa.sh); also net, movdir, "
+                         "dmatest")
     ap.add_argument("--name", help="test name for the verdict line "
                     "(default: the scenario)")
     ap.add_argument("--iterations", type=int,

@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -32,12 +31,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <linux/pci_regs.h>
 #include <linux/vfio.h>
 
 #define SAY_PREFIX "dmalab-vfio: "
 #include "say.h"
 #include "sysfs.h"
+#include "vfio.h"
 
 #define COPIES		8
 #define PAGE		4096
@@ -131,55 +130,18 @@ static int hand_over(char *bdf, size_t len)
 /* vfio_iommu_type1's allow_unsafe_interrupts as the module has it (Y or N). */
 static void say_unsafe_interrupts(void)
 {
-	char v[8] = "?";
-	int fd = open("/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts",
-		      O_RDONLY);
+	char v[8];
 
-	if (fd >= 0) {
-		ssize_t n = read(fd, v, sizeof(v) - 1);
-
-		v[n > 0 ? n : 0] = 0;
-		v[strcspn(v, "\n")] = 0;
-		close(fd);
-	}
+	sysfs_get("/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts",
+		  v, sizeof(v));
 	say("allow_unsafe_interrupts=%s", v);
-}
-
-/* The function's IOMMU group number, from sysfs. */
-static int group_of(const char *bdf)
-{
-	char path[PATH_MAX], link[PATH_MAX];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", bdf);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		return -1;
-	link[n] = 0;
-	return atoi(basename(link));
-}
-
-static int map_dma(int container, void *va, uint64_t iova, size_t len)
-{
-	struct vfio_iommu_type1_dma_map m = {
-		.argsz = sizeof(m),
-		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
-		.vaddr = (uintptr_t)va,
-		.iova = iova,
-		.size = len,
-	};
-
-	return ioctl(container, VFIO_IOMMU_MAP_DMA, &m);
 }
 
 /* MSI-X vector 0 to an eventfd; bus mastering on. */
 static int irq_and_master(int dev, int efd)
 {
-	struct vfio_region_info cfg = { .argsz = sizeof(cfg),
-					.index = VFIO_PCI_CONFIG_REGION_INDEX };
 	char buf[sizeof(struct vfio_irq_set) + sizeof(int)];
 	struct vfio_irq_set *set = (struct vfio_irq_set *)buf;
-	uint16_t cmd;
 
 	set->argsz = sizeof(buf);
 	set->flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER;
@@ -189,14 +151,7 @@ static int irq_and_master(int dev, int efd)
 	memcpy(set->data, &efd, sizeof(int));
 	if (ioctl(dev, VFIO_DEVICE_SET_IRQS, set))
 		return fail("VFIO_DEVICE_SET_IRQS MSI-X");
-	if (ioctl(dev, VFIO_DEVICE_GET_REGION_INFO, &cfg))
-		return fail("config region");
-	if (pread(dev, &cmd, 2, cfg.offset + PCI_COMMAND) != 2)
-		return fail("read PCI_COMMAND");
-	cmd |= PCI_COMMAND_MASTER | PCI_COMMAND_MEMORY;
-	if (pwrite(dev, &cmd, 2, cfg.offset + PCI_COMMAND) != 2)
-		return fail("write PCI_COMMAND");
-	return 0;
+	return vfio_bus_master(dev);
 }
 
 /* Waits (bounded) for the eventfd; the interrupts it counted. */
@@ -284,12 +239,11 @@ static int copy_unmapped(struct desc *ring)
 
 int main(int argc, char **argv)
 {
-	struct vfio_group_status gs = { .argsz = sizeof(gs) };
-	struct vfio_region_info r0 = { .argsz = sizeof(r0),
-				       .index = VFIO_PCI_BAR0_REGION_INDEX };
-	char path[64], bdf[NAME_MAX + 1];
-	int container, group, dev, efd, g;
+	struct vfio_region_info r0;
+	struct vfio_fds v;
+	char bdf[NAME_MAX + 1];
 	uint8_t *mem;
+	int efd;
 	struct desc *ring;
 	uint64_t *compl;
 
@@ -299,46 +253,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	say_unsafe_interrupts();
-	if (hand_over(bdf, sizeof(bdf)))
+	if (hand_over(bdf, sizeof(bdf)) || vfio_open(bdf, &v))
 		return 1;
-	g = group_of(bdf);
-	if (g < 0)
-		return fail("iommu_group");
-	snprintf(path, sizeof(path), "/dev/vfio/%d", g);
-	container = open("/dev/vfio/vfio", O_RDWR);
-	group = open(path, O_RDWR);
-	if (container < 0 || group < 0)
-		return fail("open /dev/vfio");
-	if (ioctl(container, VFIO_GET_API_VERSION) != VFIO_API_VERSION ||
-	    !ioctl(container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU)) {
-		say("no VFIO type1v2");
-		return 1;
-	}
-	if (ioctl(group, VFIO_GROUP_GET_STATUS, &gs) ||
-	    !(gs.flags & VFIO_GROUP_FLAGS_VIABLE)) {
-		say("group %d not viable", g);
-		return 1;
-	}
-	if (ioctl(group, VFIO_GROUP_SET_CONTAINER, &container))
-		return fail("VFIO_GROUP_SET_CONTAINER");
-	if (ioctl(container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
-		return fail("VFIO_SET_IOMMU type1v2");
-	say("VFIO_SET_IOMMU type1v2: ok (group %d)", g);
-
-	dev = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, bdf);
-	if (dev < 0)
-		return fail("VFIO_GROUP_GET_DEVICE_FD");
-	if (ioctl(dev, VFIO_DEVICE_GET_REGION_INFO, &r0) || !(r0.flags & VFIO_REGION_INFO_FLAG_MMAP))
+	if (vfio_region(v.device, VFIO_PCI_BAR0_REGION_INDEX, &r0) ||
+	    !(r0.flags & VFIO_REGION_INFO_FLAG_MMAP))
 		return fail("BAR 0 region");
-	bar = mmap(NULL, r0.size, PROT_READ | PROT_WRITE, MAP_SHARED, dev, r0.offset);
+	bar = vfio_mmap_region(v.device, &r0);
 	mem = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (bar == MAP_FAILED || mem == MAP_FAILED)
 		return fail("mmap");
 	memset(mem, 0, 3 * PAGE);
-	if (map_dma(container, mem, IOVA_BASE, 3 * PAGE))
+	if (vfio_map_dma(v.container, mem, IOVA_BASE, 3 * PAGE))
 		return fail("VFIO_IOMMU_MAP_DMA");
 	efd = eventfd(0, 0);
-	if (efd < 0 || irq_and_master(dev, efd))
+	if (efd < 0 || irq_and_master(v.device, efd))
 		return 1;
 
 	/*
