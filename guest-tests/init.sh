@@ -50,6 +50,7 @@ EX_PARAMS=""
 for w in $(cat /proc/cmdline); do
 	case "$w" in
 	dmalab.scenario=*)	SCENARIO=${w#*=} ;;
+	dmalab.dsa_run=*)	DSA_RUN=${w#*=} ;;
 	dmalab.bind_wait=*)	BIND_WAIT=${w#*=} ;;
 	dmalab.disk=*)		DISK=${w#*=} ;;
 	dmalab.pktgen=*)	PKTGEN=$(echo "${w#*=}" | tr , ' ') ;;
@@ -254,7 +255,10 @@ else
 fi
 report_channels
 
-if [ "$SCENARIO" = memcpy ]; then
+# The exerciser (dmalab_exercise.ko) with EX_PARAMS and the module's words of
+# the kernel command line; after the channels it tests are up (dmalab.scenario=
+# memcpy: ioatdma's, here; dsa with dmalab.dsa_run=exercise: idxd's, dsa.sh).
+exercise_run() {
 	EX_PARAMS="$EX_PARAMS $(mod_params dmalab_exercise)"
 	EX_PARAMS=${EX_PARAMS% }
 	# mode=copycost and mode=mapcost read the remapping unit's invalidation
@@ -276,6 +280,9 @@ if [ "$SCENARIO" = memcpy ]; then
 		say "dmalab-cow end rc=$?"
 		;;
 	esac
+}
+if [ "$SCENARIO" = memcpy ]; then
+	exercise_run
 fi
 case "$SCENARIO" in
 dmatest) dmatest_scenario ;;

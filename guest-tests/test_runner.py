@@ -66,6 +66,18 @@ class JudgeTests(unittest.TestCase):
         self.assertTrue(any(needle in r for r in reasons),
                         "%r not in %r" % (needle, reasons))
 
+    def test_the_exercisers_results_count_in_any_scenario_that_loads_it(self):
+        # dsa with dmalab.dsa_run=exercise: a failed copy fails the scenario
+        bad = GOOD.replace("ok 2 dma0chan1", "not ok 2 dma0chan1")
+        self.assertFail(bad, "KTAP not ok: 2 dma0chan1", "--scenario", "dsa",
+                        "--device", "dmalab-dsa")
+        # another scenario without the exerciser is not asked for its KTAP
+        none = "\n".join(l for l in GOOD.splitlines() if "exercise start" not in l and
+                         not l.startswith(("KTAP", "#", "1..", "ok ", "DMALAB: exercise")))
+        _, reasons = judge(none, "--scenario", "dsa", "--device", "dmalab-dsa",
+                           "--min-ops", "0")
+        self.assertFalse(any("KTAP" in r for r in reasons), reasons)
+
     def test_good(self):
         facts = self.assertPass(GOOD)
         self.assertEqual(facts.summary["ops"], 1200)
@@ -190,7 +202,7 @@ class JudgeTests(unittest.TestCase):
         # reason --expect-line names, and the refusal is --allow'ed.
         refused = "\n".join(
             l for l in GOOD.splitlines() if l.startswith(("DMALAB", "Linux"))
-            and "bound" not in l and "channels" not in l).replace(
+            and "bound" not in l and "channels" not in l and "exercise" not in l).replace(
             "scenario=memcpy", "scenario=boot")
         refused += ("\nioatdma 0000:00:01.0: Self-test copy failed compare, disabling"
                     "\nDMALAB: ioatdma not bound\nDMALAB: dma channels=0 ()\n")
@@ -215,8 +227,9 @@ class JudgeTests(unittest.TestCase):
                         "expected 0x8086:0x2021")
 
     def test_boot_scenario_needs_no_ktap(self):
+        # (a boot scenario loads no exerciser: its start and end lines are gone too)
         text = "\n".join(l for l in GOOD.splitlines()
-                         if l.startswith(("DMALAB", "Linux")))
+                         if l.startswith(("DMALAB", "Linux")) and "exercise" not in l)
         self.assertPass(text.replace("scenario=memcpy", "scenario=boot"),
                         "--scenario", "boot")
 

@@ -114,7 +114,10 @@ def analyse(boot, setup, expect):
     reasons += ["guest: %s" % e for e in facts.dmalab_errors]
     if facts.init_seen is not None and (setup.ioat_device or expect.binding.unbound):
         reasons += judge_binding(facts, expect.binding)
-    if setup.scenario == "memcpy" and facts.init_seen is not None:
+    # The exerciser's results count wherever it ran: scenario memcpy (it always
+    # runs), or another that loads it (dsa with dmalab.dsa_run=exercise).
+    if facts.init_seen is not None and (setup.scenario == "memcpy" or
+                                        facts.exercise_started):
         reasons += judge_ktap(facts, expect)
     # A boot that ended in a machine reset stops wherever the reset hit it:
     # /init's end (and its interrupt report) never comes.
@@ -169,7 +172,7 @@ def judge_binding(facts, binding):
 
 
 def judge_ktap(facts, expect):
-    """The exerciser (scenario memcpy): loaded, its KTAP results all ok and planned,
+    """The exerciser (wherever it ran): loaded, its KTAP results all ok and planned,
     the channels it could use, the copies it verified."""
     reasons = []
     ktap = facts.ktap

@@ -120,6 +120,7 @@ class Facts:
     init_seen: Optional[float] = None   # host seconds when /init reported
     init_uptime: Optional[float] = None  # the guest's uptime then
     done: bool = False                  # /init finished
+    exercise_started: bool = False      # /init loaded the exerciser (any scenario)
     exercise_rc: Optional[int] = None   # insmod's status
     errors: list = field(default_factory=list)          # kernel problems, ioatdma errors
     dmalab_errors: list = field(default_factory=list)   # /init's "DMALAB: error" lines
@@ -174,6 +175,8 @@ def read_dmalab(facts, msg, stamp):
     if cm:
         facts.channels = int(cm.group(1))
         facts.channel_names = cm.group(2).split()
+    if msg.startswith("exercise start "):
+        facts.exercise_started = True
     em = re.search(r"exercise end rc=(\d+)", msg)
     if em:
         facts.exercise_rc = int(em.group(1))

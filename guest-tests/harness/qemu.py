@@ -221,10 +221,12 @@ def build_cmdline(args, seed=None):
     cmd += ["-kernel", args.kernel, "-initrd", args.initrd,
             "-append", " ".join(append)]
     race = getattr(args, "race_files", None)
+    marked = False  # the table's slots are one engine's channels: the first engine's
     for dev in (args.device or DEFAULT_DEVICES):
         if dev and dev != "none":
-            if race and dev.split(",")[0] == "dmalab-ioat":
+            if race and not marked and dev.split(",")[0] in ("dmalab-ioat", "dmalab-dsa"):
                 dev += ",race-table=" + race[0]
+                marked = True
             cmd += ["-device", dev]
     if race:
         cmd += ["-plugin", "%s,table=%s,log=%s" % (args.race_plugin, race[0], race[1])]

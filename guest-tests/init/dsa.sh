@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=sh
 # dmalab.scenario=dsa: Intel DSA (dmalab-dsa) under Linux's idxd, configured with
-# accel-config and tested with dmatest (sourced by /init, guest-tests/init.sh, from
+# accel-config and tested with dmatest, or with dmalab.dsa_run=exercise by the
+# exerciser, dmalab_exercise.ko (sourced by /init, guest-tests/init.sh, from
 # /lib/dmalab/).  The image is dsa_image.py's: accel-config (Debian's) on top of the
 # ioatdma_patched image, which carries dmatest.ko.
 #
@@ -198,6 +199,8 @@ dsa_run() {
 	if [ "$n" -eq 0 ]; then
 		say "error: no dmaengine channel on $bdf"
 		dsa_diagnose
+	elif [ "$DSA_RUN" = exercise ]; then
+		exercise_run
 	else
 		dsa_dmatest "$chans"
 	fi

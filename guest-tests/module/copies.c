@@ -149,6 +149,13 @@ static int dlx_run_copy(struct dlx_chan *c, const struct dlx_copy_at *at)
 	left = wait_for_completion_timeout(&c->done, msecs_to_jiffies(c->tmo_ms));
 	t1 = ktime_get_ns();
 	status = dma_async_is_tx_complete(c->chan, cookie, NULL, NULL);
+	/*
+	 * A channel that completes out of order (DMA_COMPLETION_NO_ORDER: idxd)
+	 * answers every cookie with DMA_OUT_OF_ORDER; its callback is the only
+	 * word of a completion.
+	 */
+	if (status == DMA_OUT_OF_ORDER && left)
+		status = DMA_COMPLETE;
 
 	if (!left && status != DMA_COMPLETE) {
 		dlx_copy_say(c, at, "timed out after %u ms (status=%d), abandoning channel",

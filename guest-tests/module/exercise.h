@@ -124,6 +124,7 @@ bool dlx_copy_poll(struct dlx_chan *c, dma_addr_t dst, dma_addr_t src,
 		   size_t len, unsigned int ms);
 /* Waits at most ms for c->done: false when it did not come. */
 bool dlx_wait(struct dlx_chan *c, unsigned int ms);
+void __iomem *dlx_bar0(struct dlx_chan *c, const char *driver);
 void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar);
 /* len bytes at off in c->src and c->dst mapped for one copy, and unmapped */
 bool dlx_map_pair_at(struct dlx_chan *c, size_t off, size_t len, dma_addr_t *s,

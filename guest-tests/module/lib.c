@@ -322,27 +322,35 @@ void dlx_unmap_pair(struct dlx_chan *c, size_t len, dma_addr_t s,
 	dma_unmap_single(dev, s, len, DMA_TO_DEVICE);
 }
 
+/*
+ * BAR 0 of the PCI function behind c if its driver is `driver` (or either
+ * dmalab engine's, ioatdma or idxd, for NULL), or NULL.
+ */
+void __iomem *dlx_bar0(struct dlx_chan *c, const char *driver)
+{
+	struct device *dev = c->chan->device->dev;
+	const char *name = dev_is_pci(dev) && dev->driver ? dev->driver->name : "";
+	void __iomem *bar;
+
+	if (driver ? strcmp(name, driver) :
+		     strcmp(name, "ioatdma") && strcmp(name, "idxd")) {
+		pr_info("# %s: %s is not an %s channel\n", DLX_NAME, c->name,
+			driver ? driver : "ioatdma or idxd");
+		return NULL;
+	}
+	/* the driver has requested the BAR; a second mapping is fine for a test */
+	bar = pci_iomap(to_pci_dev(dev), 0, 0);
+	if (!bar)
+		pr_info("# %s: cannot map BAR 0 of %s\n", DLX_NAME,
+			pci_name(to_pci_dev(dev)));
+	return bar;
+}
+
 /* The channel's register block in ioatdma's BAR 0, or NULL. */
 void __iomem *dlx_ioat_map(struct dlx_chan *c, void __iomem **bar)
 {
-	struct device *dev = c->chan->device->dev;
-	struct pci_dev *pdev;
-
-	if (!dev_is_pci(dev) || !dev->driver ||
-	    strcmp(dev->driver->name, "ioatdma")) {
-		pr_info("# %s: %s is not an ioatdma channel\n", DLX_NAME,
-			c->name);
-		return NULL;
-	}
-	pdev = to_pci_dev(dev);
-	/* ioatdma has requested the BAR; a second mapping is fine for a test */
-	*bar = pci_iomap(pdev, 0, 0);
-	if (!*bar) {
-		pr_info("# %s: cannot map BAR 0 of %s\n", DLX_NAME,
-			pci_name(pdev));
-		return NULL;
-	}
-	return *bar + DLX_IOAT_CHAN_BASE(c->chan->chan_id);
+	*bar = dlx_bar0(c, "ioatdma");
+	return *bar ? *bar + DLX_IOAT_CHAN_BASE(c->chan->chan_id) : NULL;
 }
 
 /* ---- the cost modes: CPU time and per-call samples ------------------- */

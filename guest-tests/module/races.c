@@ -79,19 +79,20 @@ MODULE_PARM_DESC(fast_ms,
 /* Maps the doorbell of the device behind c; false (and says why) if none. */
 bool dlx_bell_open(struct dlx_chan *c, struct dlx_bell *b)
 {
-	b->bar = NULL;
-	if (!dlx_ioat_map(c, &b->bar))
+	/* dmalab-ioat and dmalab-dsa both have it at BAR 0 + 0x2000 */
+	b->bar = dlx_bar0(c, NULL);
+	if (!b->bar)
 		return false;
 	b->pdev = to_pci_dev(c->chan->device->dev);
 	b->regs = b->bar + DLX_BELL;
 	if (readl(b->regs + DLX_BELL_ID) != DLX_BELL_MAGIC) {
-		pr_info("# %s: %s has no fault doorbell (start dmalab-ioat with fault-doorbell=on)\n",
+		pr_info("# %s: %s has no fault doorbell (start the dmalab device with fault-doorbell=on)\n",
 			DLX_NAME, pci_name(b->pdev));
 		goto fail;
 	}
 	writel(fault_rule, b->regs + DLX_BELL_SELECT);
 	if (!(readl(b->regs + DLX_BELL_STATUS) & DLX_BELL_OWNED)) {
-		pr_info("# %s: rule %u of the fault plan is not dmalab-ioat's (fault-plan=)\n",
+		pr_info("# %s: rule %u of the fault plan is not the device's (fault-plan=)\n",
 			DLX_NAME, fault_rule);
 		goto fail;
 	}
