@@ -4,7 +4,7 @@
 dedicated WQ brought up with idxd's commands, descriptors through the portal with records
 and MSI-X completions, counters, a guest that aims the device at itself, ROM and nothing,
 and migration in the middle of a copy. Each test starts its own QEMU and checks it exits
-cleanly.
+cleanly. Also fault plans through the properties and the fault doorbell.
 
 Usage: dsa_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
 
@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from libqtest import PCI, GuestAlloc, QTest, QTestError  # noqa: E402
+from libqtest import PCI, GuestAlloc, QMPError, QTest, QTestError, fault_plan  # noqa: E402
 import qtest_case  # noqa: E402
 from qtest_case import MachineCase, launch, main  # noqa: E402
 from dsa_rig import (  # noqa: E402
@@ -183,6 +183,67 @@ class Hostile(DsaCase):
         self.assertEqual(dsa.rd(GENSTS) & 3, 1, "the message reset nothing")
         self.assertEqual(self.qom(dsa, "interrupts"), before, "a refused message is none")
         self.assertIn(BLOCKED, dsa.qt.stderr)
+
+
+# The fault doorbell (docs/faults.rst), at BAR 0 + 0x2000 as on dmalab-ioat.
+DOORBELL = 0x2000
+BELL_ID, BELL_SELECT, BELL_COMMAND, BELL_STATUS, BELL_INJECTED = 0x00, 0x04, 0x08, 0x0C, 0x10
+ARM, RELEASE = 1, 3
+OWNED, ARMED, RELEASED, ENDED = 1, 2, 4, 8
+PAGE_FAULT = 0x03
+
+
+class FaultPlans(DsaCase):
+    def test_a_hold_the_guest_arms_and_releases_through_the_doorbell(self):
+        plan = fault_plan(self, [{"name": "late", "kind": "delay-data", "delay": "1s",
+                                  "until": "release", "nth": 1, "armed": False}])
+        dsa = self.boot(f",fault-doorbell=on,fault-plan={plan}")
+        dsa.bring_up()
+        bell = dsa.bar0 + DOORBELL
+        self.assertEqual(dsa.qt.readl(bell + BELL_ID), 0x464C4D44, "DMLF")
+        dsa.qt.writel(bell + BELL_SELECT, 0)
+        self.assertEqual(dsa.qt.readl(bell + BELL_STATUS), OWNED)
+        dsa.qt.writel(bell + BELL_COMMAND, ARM)
+        data, dst, rec = self.copy(dsa, 4096, 3)
+        dsa.settle()
+        self.assertEqual(dsa.record(rec)[0], 0, "held")
+        self.assertNotEqual(dsa.qt.memread(dst, 4096), data)
+        dsa.qt.writel(bell + BELL_COMMAND, RELEASE)
+        self.assertEqual(dsa.qt.readl(bell + BELL_STATUS), OWNED | ARMED | RELEASED | ENDED,
+                         "the release ended a running hold")
+        dsa.settle(ns=1_000_000)
+        self.assertEqual(dsa.record(rec)[0], SUCCESS)
+        self.assertEqual(dsa.qt.memread(dst, 4096), data)
+        self.assertEqual(dsa.qt.readq(bell + BELL_INJECTED), 1)
+        self.assertEqual(self.qom(dsa, "faults-injected"), 1)
+        log = self.qom(dsa, "fault-log")
+        self.assertRegex(log, r"rule=late kind=delay-data unit=0 key=%d$" % rec)
+
+    def test_a_failed_copy_and_a_refused_plan(self):
+        plan = fault_plan(self, [{"kind": "fail", "status": 3, "op": "memmove"}])
+        dsa = self.boot(f",fault-plan={plan}")
+        dsa.bring_up()
+        _, dst, rec = self.copy(dsa, 4096, 4)
+        dsa.settle()
+        status, _, done, fault, _ = dsa.record(rec)
+        self.assertEqual((status, done), (PAGE_FAULT, 0))
+        self.assertEqual(dsa.qt.memread(dst, 16), bytes(16), "nothing moved")
+        for rules, message in (([{"kind": "fail", "status": 17}], "must be one of 0x3, 0x20"),
+                               ([{"kind": "fail", "chanerr": 1}], "its parameter is \"status\""),
+                               ([{"kind": "corrupt", "xor": 1, "wq": 8}], "below 8")):
+            with self.subTest(message):
+                with self.assertRaises(QMPError) as cm:
+                    dsa.qt.qmp("qom-set", path=QOM, property="fault-plan",
+                               value=fault_plan(self, rules))
+                self.assertIn(message, cm.exception.error["desc"])
+        self.assertEqual(self.qom(dsa, "fault-plan"), plan, "the plan in force stays")
+
+    def test_without_the_property_the_window_is_no_doorbell(self):
+        dsa = self.boot()
+        self.assertEqual(dsa.qt.readl(dsa.bar0 + DOORBELL + BELL_ID), 0)
+        dsa.qt.writel(dsa.bar0 + DOORBELL + BELL_COMMAND, ARM)
+        self.assertEqual(self.qom(dsa, "faults-injected"), 0)
+
 
 
 class Migration(DsaCase):
