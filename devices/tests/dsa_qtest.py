@@ -10,6 +10,7 @@ Usage: dsa_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
 
 import os
 import random
+import struct
 import sys
 import tempfile
 
@@ -18,7 +19,7 @@ from libqtest import PCI, GuestAlloc, QMPError, QTest, QTestError, fault_plan  #
 import qtest_case  # noqa: E402
 from qtest_case import MachineCase, launch, main  # noqa: E402
 from dsa_rig import (  # noqa: E402
-    CMD, CRAV, CRCGEN, DEVICE, GENSTS, INTCAUSE, MEMMOVE, NOOP, RCI, RCR,
+    BATCH, CMD, CRAV, CRCGEN, DEVICE, GENSTS, INTCAUSE, MEMMOVE, NOOP, RCI, RCR,
     SUCCESS, SWERR0, SWERR2, VENDOR, VERSION, WQ_STATUS, WQCAP, Dsa, descriptor)
 
 ID = "dsa"
@@ -184,6 +185,59 @@ class Hostile(DsaCase):
         self.assertEqual(self.qom(dsa, "interrupts"), before, "a refused message is none")
         self.assertIn(BLOCKED, dsa.qt.stderr)
 
+
+    def test_an_flr_in_the_middle_of_a_batch(self):
+        dsa = self.boot(",bandwidth=1G,step-bytes=4096")
+        dsa.bring_up()
+        size, n = 64 << 10, 8
+        lst = dsa.mem.alloc(64 * n, align=64, fill=0)
+        recs = dsa.mem.alloc(32 * n, align=32, fill=0)
+        for i in range(n):
+            src, dst = dsa.mem.alloc(size, fill=0x11), dsa.mem.alloc(size, fill=0)
+            words = descriptor(MEMMOVE, CRAV | RCR, recs + 32 * i, src, dst, size)
+            dsa.qt.memwrite(lst + 64 * i, struct.pack("<8Q", *words))
+        brec = dsa.mem.alloc(32, align=32, fill=0)
+        dsa.submit(0, descriptor(BATCH, CRAV | RCR, brec, lst, 0, n))
+        dsa.qt.clock_step(300_000)   # 128 KiB of traffic each at 1 GB/s: two or so done
+        done = [dsa.record(recs + 32 * i)[0] for i in range(n)]
+        self.assertIn(SUCCESS, done)
+        self.assertIn(0, done)
+        exp = dsa.pci.find_capability(dsa.bdf, 0x10)
+        devctl = dsa.pci.cfg_read(dsa.bdf, exp + 8, 2)
+        dsa.pci.cfg_write(dsa.bdf, exp + 8, devctl | 0x8000, 2)   # Initiate FLR
+        dsa.bar0 = dsa.pci.bar_map(dsa.bdf, 0, dsa.bar0)   # the reset cleared the BARs
+        dsa.bar2 = dsa.pci.bar_map(dsa.bdf, 2, dsa.bar2)
+        self.assertEqual(dsa.rd(GENSTS) & 3, 0, "disabled by the reset")
+        self.assertEqual(dsa.rd(dsa.wq_reg(0, WQ_STATUS)) >> 30, 0, "WQ 0 disabled")
+        dsa.settle()
+        self.assertEqual([dsa.record(recs + 32 * i)[0] for i in range(n)], done,
+                         "nothing completes after the reset")
+        self.assertEqual(dsa.record(brec)[0], 0, "nor the batch")
+        dsa.bring_up()
+        data, dst, rec = self.copy(dsa, 4096, 11)
+        dsa.settle()
+        self.assertEqual(dsa.record(rec)[0], SUCCESS)
+        self.assertEqual(dsa.qt.memread(dst, 4096), data)
+
+    def test_msix_table_garbage(self):
+        """Vectors aimed at the device's own BARs, ROM, nothing and RAM, with any data,
+        masked or not: completions go on, and whatever reaches its own BARs is refused."""
+        dsa = self.boot()
+        dsa.bring_up()
+        rng = random.Random(42)
+        targets = (dsa.bar0 + CMD, dsa.bar0 + 0x2000, dsa.bar2 + 0x1000, BIOS_ROM,
+                   UNASSIGNED, dsa.irq_area)
+        for round_ in range(12):
+            for v in range(dsa.nvec):
+                dsa.pci.msix_set_vector(dsa.bdf, v, rng.choice(targets) + 4 * rng.randrange(16),
+                                        rng.getrandbits(32), masked=rng.random() < 0.3)
+            data, dst, rec = self.copy(dsa, 512, round_)
+            dsa.settle()
+            with self.subTest(round_):
+                self.assertEqual(dsa.record(rec)[0], SUCCESS)
+                self.assertEqual(dsa.qt.memread(dst, 512), data)
+        self.assertEqual(dsa.rd(GENSTS) & 3, 1, "still enabled")
+        self.assertEqual(self.qom(dsa, "descriptors"), 12)
 
 # The fault doorbell (docs/faults.rst), at BAR 0 + 0x2000 as on dmalab-ioat.
 DOORBELL = 0x2000
