@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "../../common/testing/bench_ratio.h"
 #include "../../common/testing/fake_memory.h"
 #include "../src/work.h"
 #include "dmalab/dsa/device.h"
@@ -111,20 +112,10 @@ void model(benchmark::State& state, Opcode op)
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kTotal));
 }
 
-// The host's loops over the same layout: one buffer, sources then destinations.
+// The host's loops over the same layout (bench_ratio.h).
 template <class Fn> void host(benchmark::State& state, Fn fn)
 {
-    const auto size = static_cast<size_t>(state.range(0));
-    std::vector<uint8_t> buf(2 * kTotal, 1);
-    uint8_t* src = buf.data();
-    uint8_t* dst = buf.data() + kTotal;
-    for (auto _ : state) {
-        for (uint64_t off = 0; off < kTotal; off += size)
-            fn(dst + off, src + off, size);
-        benchmark::DoNotOptimize(dst);
-        benchmark::ClobberMemory();
-    }
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kTotal));
+    dmalab::bench::host_loop(state, kTotal, fn);
 }
 
 void model_memmove(benchmark::State& s)

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "../../common/testing/bench_ratio.h"
 #include "../../common/testing/fake_memory.h"
 #include "dmalab/ats_memory.h"
 #include "dmalab/ioat/spec/descriptor.h"
@@ -46,19 +47,9 @@ void put_ring(testing::FakeMemory& mem, unsigned count, uint32_t size, uint64_t 
 
 void host_memcpy(benchmark::State& state)
 {
-    const size_t size = static_cast<size_t>(state.range(0));
-    // One buffer, sources then destinations, as model_copy's guest memory holds them: two
-    // separate allocations made memcpy several times slower on a project machine.
-    std::vector<uint8_t> buf(2 * kTotal, 1);
-    uint8_t* src = buf.data();
-    uint8_t* dst = buf.data() + kTotal;
-    for (auto _ : state) {
-        for (uint64_t off = 0; off < kTotal; off += size)
-            std::memcpy(dst + off, src + off, size);
-        benchmark::DoNotOptimize(dst);
-        benchmark::ClobberMemory();
-    }
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kTotal));
+    dmalab::bench::host_loop(state, kTotal, [](uint8_t* d, const uint8_t* s, size_t n) {
+        std::memcpy(d, s, n);
+    });
 }
 
 // The IOMMU of model_copy_ats: every page translates to itself.
@@ -99,7 +90,7 @@ void copy_batch(benchmark::State& state, bool ats)
     for (auto _ : state) {
         issued = static_cast<uint16_t>(issued + count);
         dev.mmio_write(ch0 + DMACOUNT, issued, 2);
-        bench::drain_timers(dev, timers);
+        ioat::bench::drain_timers(dev, timers);
     }
     if (dev.channel_state(0) != ChanState::Done)
         state.SkipWithError("channel did not finish");
@@ -167,7 +158,7 @@ void round_trip(benchmark::State& state)
     uint16_t issued = 0;
     for (auto _ : state) {
         dev.mmio_write(ch0 + DMACOUNT, ++issued, 2);
-        bench::drain_timers(dev, timers);
+        ioat::bench::drain_timers(dev, timers);
         dev.mmio_write(ch0 + CHANCTRL, CHANCTRL_INT_REARM | CHANCTRL_ERR_COMPLETION_EN, 2);
     }
     if (irq.raised.size() != static_cast<size_t>(state.iterations()) ||
