@@ -19,10 +19,7 @@
 namespace dmalab::dsa::testing
 {
 
-using dmalab::testing::FakeInterrupts;
-using dmalab::testing::FakeLog;
-using dmalab::testing::FakeMemory;
-using dmalab::testing::FakeTimers;
+using namespace dmalab::testing; // the fakes
 
 inline constexpr uint32_t kCmd = offset("CMD");
 inline constexpr uint32_t kCmdsts = offset("CMDSTS");

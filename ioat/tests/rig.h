@@ -18,10 +18,7 @@
 namespace dmalab::ioat::testing
 {
 
-using dmalab::testing::FakeInterrupts;
-using dmalab::testing::FakeLog;
-using dmalab::testing::FakeMemory;
-using dmalab::testing::FakeTimers;
+using namespace dmalab::testing; // the fakes
 
 // The rig's configuration: the model's defaults, except that a doorbell schedules the
 // channel's first step on a timer (sync_start off) instead of running it inside the
