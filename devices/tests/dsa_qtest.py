@@ -10,6 +10,7 @@ Usage: dsa_qtest.py QEMU_BINARY [unittest options] (or set QEMU)."""
 
 import os
 import random
+import shutil
 import struct
 import sys
 import tempfile
@@ -35,9 +36,12 @@ class DsaCase(MachineCase):
     what the test allowed (no re-entrancy block, assertion or abort)."""
     FORBIDDEN = ("blocked", "assert", "abort")
     STDERR_ALLOWED_ONLY = True
+    WRAPPER = ()        # a command QEMU runs under (valgrind)
+    TIMEOUT = 30.0
 
     def boot(self, props="", args=(), allowed=()):
-        dsa = launch(lambda: Dsa(qtest_case.QEMU, DEV + props, list(args)))
+        dsa = launch(lambda: Dsa(qtest_case.QEMU, DEV + props, list(args),
+                                 timeout=self.TIMEOUT, wrapper=self.WRAPPER))
         self.track(dsa.qt, allowed)
         return dsa
 
@@ -238,6 +242,25 @@ class Hostile(DsaCase):
                 self.assertEqual(dsa.qt.memread(dst, 512), data)
         self.assertEqual(dsa.rd(GENSTS) & 3, 1, "still enabled")
         self.assertEqual(self.qom(dsa, "descriptors"), 12)
+
+def valgrind():
+    """valgrind's command line (a memory error makes QEMU exit 99), or None where it is
+    not installed or DMALAB_NO_VALGRIND is set."""
+    if os.environ.get("DMALAB_NO_VALGRIND") or not shutil.which("valgrind"):
+        return None
+    return ("valgrind", "-q", "--error-exitcode=99", "--leak-check=no", "--track-origins=no")
+
+
+class HostileUnderValgrind(Hostile):
+    """The hostile cases again with QEMU under valgrind (slow: minutes), where it is
+    installed: no invalid read or write of the device's or QEMU's memory on the way."""
+    WRAPPER = valgrind() or ()
+    TIMEOUT = 300.0
+
+    def setUp(self):
+        super().setUp()
+        if valgrind() is None:
+            self.skipTest("valgrind is not installed, or DMALAB_NO_VALGRIND is set")
 
 # The fault doorbell (docs/faults.rst), at BAR 0 + 0x2000 as on dmalab-ioat.
 DOORBELL = 0x2000
