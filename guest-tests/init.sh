@@ -218,11 +218,12 @@ cpu_time() {
 . /lib/dmalab/nic.sh
 . /lib/dmalab/xsk.sh
 . /lib/dmalab/dsa.sh
+. /lib/dmalab/dpdk.sh
 
 case "$SCENARIO" in
-boot|memcpy|raid5|raid6|mdcost|dmatest|vfio|net|movdir|dsa|dsa-vfio) ;;
+boot|memcpy|raid5|raid6|mdcost|dmatest|vfio|net|movdir|dsa|dsa-vfio|dsa-dpdk) ;;
 *)
-	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest vfio net movdir dsa dsa-vfio)"
+	say "error: unknown scenario '$SCENARIO' (known: boot memcpy raid5 raid6 mdcost dmatest vfio net movdir dsa dsa-vfio dsa-dpdk)"
 	finish
 	;;
 esac
@@ -292,6 +293,7 @@ raid6) md_scenario raid6 4 ;;
 mdcost) mdcost_scenario ;;
 vfio) helper_scenario vfio vfio_iommu_type1 vfio_pci ;;
 dsa-vfio) helper_scenario dsa-vfio vfio_iommu_type1 vfio_pci ;;
+dsa-dpdk) dpdk_scenario ;;
 movdir)
 	/bin/dmalab-movdir
 	say "dmalab-movdir end rc=$?"

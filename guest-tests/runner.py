@@ -199,8 +199,9 @@ def add_guest_options(ap):
                          "(the offload study's timed md writes), vfio or dsa-vfio "
                          "(dmalab-ioat or dmalab-dsa driven from user space through VFIO, "
                          "init.sh), dsa (dmalab-dsa under idxd: dmatest, or the exerciser "
-                         "with dmalab.dsa_run=exercise, init/dsa.sh); also net, movdir, "
-                         "dmatest")
+                         "with dmalab.dsa_run=exercise, init/dsa.sh), dsa-dpdk (DPDK's "
+                         "dpdk-test dmadev_autotest on dmalab-dsa through vfio-pci, "
+                         "init/dpdk.sh); also net, movdir, dmatest")
     ap.add_argument("--name", help="test name for the verdict line "
                     "(default: the scenario)")
     ap.add_argument("--iterations", type=int,

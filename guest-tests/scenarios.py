@@ -53,7 +53,8 @@ SCALABLE_SUFFIX = "-sm"
 # bits 43:40 is 8 or above.
 SCALABLE_ECAP_LINE = (r"^DMAR: dmar0: reg_base_addr [0-9a-f]+ ver \d+:\d+ cap [0-9a-f]+ "
                       r"ecap [0-9a-f]*[89a-f][0-9a-f]{10}$")
-NEEDS = {"race_plugin", "profile_plugin", "ioatdma_patched", "net_image", "dsa_image"}
+NEEDS = {"race_plugin", "profile_plugin", "ioatdma_patched", "net_image", "dsa_image",
+         "dpdk_image"}
 BENCH_FIELDS = {"doc", "program", "args", "needs", "meson_timeout", "suite"}
 
 

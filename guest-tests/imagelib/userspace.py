@@ -10,12 +10,16 @@ archive.  No ld.so.cache is written: Debian's loader searches
 
 import argparse
 import hashlib
+import io
 import json
 import os
 import re
+import sys
 
+from imagelib.cpio import Cpio, append_archive
 from imagelib.debs import download, unpack_debs
-from imagelib.util import ImageError, read_stamp, run, write_stamp
+from imagelib.util import (ImageError, file_sig, read_stamp, run, sha256_file,
+                           write_stamp)
 
 # Where the unpacked packages' libraries are, searched in this order
 LIBDIRS = ("lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu", "lib", "usr/lib")
@@ -163,7 +167,8 @@ def add_programs(cp, root, exes, built=None):
     return added
 
 
-# ---- A layer of user-space programs appended to a base image (net_image.py, dsa_image.py)
+# ---- A layer of user-space programs appended to a base image (net_image.py, dsa_image.py,
+# dpdk_image.py)
 
 
 def layer_args(description, info_name, base_help, argv=None):
@@ -208,3 +213,49 @@ def layer_done(out, info_path, base, key, added, info):
     os.replace(info_path + ".tmp", info_path)
     write_stamp(out + ".stamp", key)
     return info
+
+
+def programs_initrd(path, base, root, programs):
+    """base's archive, then one with `programs` and what they need: the files added."""
+    buf = io.BytesIO()
+    cp = Cpio(buf)
+    added = add_programs(cp, root, programs)
+    cp.trailer()
+    append_archive(base, path, buf.getvalue())
+    return added
+
+
+def programs_layer(script, argv=None):
+    """The whole of a layer script that adds Debian's programs to a base initramfs, the
+    module `script` (dsa_image.py, dpdk_image.py) declaring what: its docstring's first
+    line, BASE_HELP (what the base initramfs is), INFO (the info JSON's name), ROOT_NAME,
+    PACKAGES, PROGRAMS (path in the unpacked packages -> path in the guest), SHOWN (the
+    packages whose versions the log names) and STAMP_VERSION. It reads the command line,
+    fetches the packages into <cache>/guest-dl/userspace/<ROOT_NAME>-root, writes the layer
+    only when its inputs changed, and returns the exit status."""
+    name = os.path.basename(script.__file__)
+
+    def log(msg):
+        print("%s: %s" % (name, msg), file=sys.stderr, flush=True)
+
+    root_name, packages, programs = script.ROOT_NAME, script.PACKAGES, script.PROGRAMS
+    shown, stamp = script.SHOWN, script.STAMP_VERSION
+    cache, base, out, info_path = layer_args(script.__doc__.splitlines()[0], script.INFO,
+                                             script.BASE_HELP, argv)
+    try:
+        root, versions = fetch(cache, root_name, packages)
+        key = layer_key([stamp, sha256_file(script.__file__), sha256_file(__file__),
+                         file_sig(base)], versions)
+        what = ", ".join("%s %s" % (p, versions[p]) for p in shown)
+        if layer_current(out, info_path, key):
+            log("up to date (%s)" % what)
+            return 0
+        added = programs_initrd(out, base, root, programs)
+        info = layer_done(out, info_path, base, key, added,
+                          {"packages": versions, "programs": programs})
+        log("built %s: %d files, %d bytes added (%s)" % (out, len(added), info["added_bytes"],
+                                                        what))
+    except (ImageError, OSError, ValueError) as e:
+        log("error: %s" % e)
+        return 1
+    return 0
