@@ -135,6 +135,17 @@ DmalabRaceTable *dmalab_glue_map_race_table(const char *type,
                                             const char *path, Error **errp);
 void dmalab_glue_unmap_race_table(DmalabRaceTable *table);
 
+/*
+ * One of a model's trace points: the function `fn` its C ABI declares (whose
+ * opaque it does not need), relaying the other parameters to QEMU's trace
+ * event `event`.
+ */
+#define DMALAB_TRACE_RELAY(fn, params, event, ...) \
+    void fn params                                 \
+    {                                              \
+        event(__VA_ARGS__);                        \
+    }
+
 /* A string a model allocated (malloc), as a g_malloc'd one; "" for NULL. */
 char *dmalab_glue_take_string(char *s);
 

@@ -187,3 +187,14 @@ void dmalab_guard_timer(DmalabCallGuard *g, DeviceState *dev,
     mem->engaged_in_io = engaged;
     dmalab_guard_leave(g, OBJECT(dev));
 }
+
+void dmalab_pci_host_dma_unmap(void *opaque, void *host, size_t len,
+                               bool is_write, size_t accessed)
+{
+    dmalab_pci_dma_unmap(PCI_DEVICE(opaque), host, len, is_write, accessed);
+}
+
+uint64_t dmalab_pci_host_dma_cost(void *opaque)
+{
+    return dmalab_vtd_dma_cost(PCI_DEVICE(opaque));
+}

@@ -17,6 +17,15 @@
 
 #include "dmalab/host_c.h"
 
+/*
+ * DmalabHost entries that every PCI engine's glue shares, for an opaque that
+ * is the PCI device: a mapping's release, and the modelled time dmalab-vtd's
+ * table walks cost its DMA since the last call (0 behind no dmalab-vtd).
+ */
+void dmalab_pci_host_dma_unmap(void *opaque, void *host, size_t len,
+                               bool is_write, size_t accessed);
+uint64_t dmalab_pci_host_dma_cost(void *opaque);
+
 /* A MemTxResult as the models' DMA result for `len` bytes at `addr`. */
 DmalabDmaResult dmalab_pci_result(MemTxResult r, uint64_t addr, size_t len);
 MemTxAttrs dmalab_pci_attrs(PCIDevice *pdev);

@@ -13,7 +13,6 @@
 #include "../trace.h"
 
 #include "dmalab/dsa_core.h"
-#include "../vtd/dmalab-vtd.h"
 #include "dsa-internal.h"
 
 static DmalabDmaResult host_dma_rw(DmalabDsaState *s, uint64_t addr,
@@ -61,12 +60,6 @@ static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
                               is_write, attrs);
 }
 
-static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
-                           size_t accessed)
-{
-    dmalab_pci_dma_unmap(PCI_DEVICE(opaque), host, len, is_write, accessed);
-}
-
 /* MSI-X only: idxd asks for nothing else (pci_alloc_irq_vectors, MSI-X). */
 static bool host_notify(void *opaque, unsigned vector)
 {
@@ -84,19 +77,13 @@ static bool host_notify(void *opaque, unsigned vector)
     return sent;
 }
 
-/* Walks behind dmalab-vtd: the model adds them to its descriptors' time. */
-static uint64_t host_dma_cost(void *opaque)
-{
-    return dmalab_vtd_dma_cost(PCI_DEVICE(opaque));
-}
-
 const DmalabHost dmalab_dsa_host_fns = {
     .dma_read = host_dma_read,
     .dma_write = host_dma_write,
     .dma_map = host_dma_map,
-    .dma_unmap = host_dma_unmap,
+    .dma_unmap = dmalab_pci_host_dma_unmap,
     .notify = host_notify,
-    .dma_cost = host_dma_cost,
+    .dma_cost = dmalab_pci_host_dma_cost,
 };
 
 /* The model's trace points (dsa_core.h). */
@@ -111,43 +98,35 @@ void dmalab_dsa_trace_command(void *opaque, bool done, unsigned cmd,
     }
 }
 
-void dmalab_dsa_trace_submitted(void *opaque, unsigned wq, unsigned opcode)
-{
-    trace_dmalab_dsa_submitted(wq, opcode);
-}
+DMALAB_TRACE_RELAY(dmalab_dsa_trace_submitted,
+                   (void *opaque, unsigned wq, unsigned opcode),
+                   trace_dmalab_dsa_submitted, wq, opcode)
 
-void dmalab_dsa_trace_dropped(void *opaque, unsigned wq, const char *why)
-{
-    trace_dmalab_dsa_dropped(wq, why);
-}
+DMALAB_TRACE_RELAY(dmalab_dsa_trace_dropped,
+                   (void *opaque, unsigned wq, const char *why),
+                   trace_dmalab_dsa_dropped, wq, why)
 
-void dmalab_dsa_trace_completed(void *opaque, unsigned wq, unsigned opcode,
-                                unsigned status, uint64_t done)
-{
-    trace_dmalab_dsa_completed(wq, opcode, status, done);
-}
+DMALAB_TRACE_RELAY(dmalab_dsa_trace_completed,
+                   (void *opaque, unsigned wq, unsigned opcode,
+                    unsigned status, uint64_t done),
+                   trace_dmalab_dsa_completed, wq, opcode, status, done)
 
-void dmalab_dsa_trace_record(void *opaque, unsigned wq, uint64_t addr,
-                             unsigned status, bool ok)
-{
-    trace_dmalab_dsa_record(wq, addr, status, ok);
-}
+DMALAB_TRACE_RELAY(dmalab_dsa_trace_record,
+                   (void *opaque, unsigned wq, uint64_t addr, unsigned status,
+                    bool ok),
+                   trace_dmalab_dsa_record, wq, addr, status, ok)
 
-void dmalab_dsa_trace_swerr(void *opaque, unsigned error, int wq,
-                            bool recorded)
-{
-    trace_dmalab_dsa_swerr(error, wq, recorded);
-}
+DMALAB_TRACE_RELAY(dmalab_dsa_trace_swerr,
+                   (void *opaque, unsigned error, int wq, bool recorded),
+                   trace_dmalab_dsa_swerr, error, wq, recorded)
 
-void dmalab_dsa_trace_halted(void *opaque, unsigned reset_type)
-{
-    trace_dmalab_dsa_halted(reset_type);
-}
+DMALAB_TRACE_RELAY(dmalab_dsa_trace_halted,
+                   (void *opaque, unsigned reset_type),
+                   trace_dmalab_dsa_halted, reset_type)
 
-void dmalab_dsa_trace_refused(void *opaque, uint32_t offset)
-{
-    trace_dmalab_dsa_refused(offset);
-}
+DMALAB_TRACE_RELAY(dmalab_dsa_trace_refused,
+                   (void *opaque, uint32_t offset),
+                   trace_dmalab_dsa_refused, offset)
 
 /* Counters, readable with qom-get. */
 

@@ -24,7 +24,6 @@
 #include "../trace.h"
 
 #include "dmalab/ioat_core.h"
-#include "../vtd/dmalab-vtd.h"
 #include "../glue.h"
 #include "../pci-host.h"
 #include "ioat-internal.h"
@@ -105,12 +104,6 @@ static void *host_dma_map(void *opaque, uint64_t addr, size_t *len,
               : NULL;
 }
 
-static void host_dma_unmap(void *opaque, void *host, size_t len, bool is_write,
-                           size_t accessed)
-{
-    dmalab_pci_dma_unmap(PCI_DEVICE(opaque), host, len, is_write, accessed);
-}
-
 static bool host_notify(void *opaque, unsigned vector)
 {
     DmalabIoatState *s = opaque;
@@ -173,12 +166,6 @@ static bool host_set_level(void *opaque, bool asserted)
              PCI_COMMAND_INTX_DISABLE);
 }
 
-/* Walks behind dmalab-vtd: the model adds them to its descriptors' time. */
-static uint64_t host_dma_cost(void *opaque)
-{
-    return dmalab_vtd_dma_cost(PCI_DEVICE(opaque));
-}
-
 /* The model's trace points (ioat_core.h). */
 
 void dmalab_ioat_trace_mmio(void *opaque, bool write, uint32_t offset,
@@ -188,45 +175,41 @@ void dmalab_ioat_trace_mmio(void *opaque, bool write, uint32_t offset,
         offset, size, value);
 }
 
-void dmalab_ioat_trace_decided(void *opaque, unsigned ch, uint64_t desc,
-                               const char *op, uint64_t len, uint64_t data_at,
-                               uint64_t done_at, uint32_t fail)
-{
-    trace_dmalab_ioat_decided(ch, desc, op, len, data_at, done_at, fail);
-}
+DMALAB_TRACE_RELAY(dmalab_ioat_trace_decided,
+                   (void *opaque, unsigned ch, uint64_t desc, const char *op,
+                    uint64_t len, uint64_t data_at, uint64_t done_at,
+                    uint32_t fail),
+                   trace_dmalab_ioat_decided, ch, desc, op, len, data_at,
+                   done_at, fail)
 
-void dmalab_ioat_trace_completed(void *opaque, unsigned ch, uint64_t desc,
-                                 const char *op, uint64_t bytes)
-{
-    trace_dmalab_ioat_completed(ch, desc, op, bytes);
-}
+DMALAB_TRACE_RELAY(dmalab_ioat_trace_completed,
+                   (void *opaque, unsigned ch, uint64_t desc, const char *op,
+                    uint64_t bytes),
+                   trace_dmalab_ioat_completed, ch, desc, op, bytes)
 
-void dmalab_ioat_trace_halted(void *opaque, unsigned ch, uint32_t chanerr,
-                              int dma_error, uint64_t fault_addr)
-{
-    trace_dmalab_ioat_halted(ch, chanerr, dma_error, fault_addr);
-}
+DMALAB_TRACE_RELAY(dmalab_ioat_trace_halted,
+                   (void *opaque, unsigned ch, uint32_t chanerr,
+                    int dma_error, uint64_t fault_addr),
+                   trace_dmalab_ioat_halted, ch, chanerr, dma_error, fault_addr)
 
-void dmalab_ioat_trace_status(void *opaque, unsigned ch, uint64_t where,
-                              uint64_t status, bool ok)
-{
-    trace_dmalab_ioat_status(ch, where, status, ok);
-}
+DMALAB_TRACE_RELAY(dmalab_ioat_trace_status,
+                   (void *opaque, unsigned ch, uint64_t where,
+                    uint64_t status, bool ok),
+                   trace_dmalab_ioat_status, ch, where, status, ok)
 
-void dmalab_ioat_trace_stepped(void *opaque, unsigned ch, uint64_t bytes,
-                               unsigned descs, uint64_t next_ns)
-{
-    trace_dmalab_ioat_step(ch, bytes, descs, next_ns);
-}
+DMALAB_TRACE_RELAY(dmalab_ioat_trace_stepped,
+                   (void *opaque, unsigned ch, uint64_t bytes, unsigned descs,
+                    uint64_t next_ns),
+                   trace_dmalab_ioat_step, ch, bytes, descs, next_ns)
 
 /* The model's host: PCI DMA, interrupts, walk costs; glue.c's clock and log. */
 const DmalabHost dmalab_ioat_host_fns = {
     .dma_read = host_dma_read,
     .dma_write = host_dma_write,
     .dma_map = host_dma_map,
-    .dma_unmap = host_dma_unmap,
+    .dma_unmap = dmalab_pci_host_dma_unmap,
     .notify = host_notify,
     .set_level = host_set_level,
-    .dma_cost = host_dma_cost,
+    .dma_cost = dmalab_pci_host_dma_cost,
     .ats_translate = dmalab_ioat_ats_translate,
 };
