@@ -15,6 +15,7 @@
 #include "dmalab/dsa/spec/registers.h"
 #include "dmalab/interrupts.h"
 #include "dmalab/log.h"
+#include "dmalab/model_host.h"
 #include "dmalab/state.h"
 #include "dmalab/timers.h"
 
@@ -158,14 +159,7 @@ class Observer
     virtual void ended(unsigned /*engine*/) {}
 };
 
-// The host services a model instance uses. All must outlive it.
-struct Host {
-    DmaMemory& memory;
-    Timers& timers;
-    Interrupts& irq;
-    Log& log;
-    Observer* observer = nullptr;
-};
+using Host = ModelHost<Observer>;
 
 // A WQ as the data path sees it: its WQCFG entry, decoded, and where it sits.
 struct WqInfo {

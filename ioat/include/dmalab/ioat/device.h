@@ -12,6 +12,7 @@
 #include "dmalab/ioat/policy.h"
 #include "dmalab/ioat/spec/registers.h"
 #include "dmalab/log.h"
+#include "dmalab/model_host.h"
 #include "dmalab/regbank.h"
 #include "dmalab/state.h"
 #include "dmalab/timers.h"
@@ -77,14 +78,7 @@ class Observer
     virtual void interrupt(unsigned /*vector*/, bool /*sent*/) {}
 };
 
-// The host services a model instance uses. All must outlive it.
-struct Host {
-    DmaMemory& memory;
-    Timers& timers;
-    Interrupts& irq;
-    Log& log;
-    Observer* observer = nullptr;
-};
+using Host = ModelHost<Observer>;
 
 class Ioat
 {

@@ -18,6 +18,7 @@
 #include "dmalab/faults.h"
 #include "dmalab/interrupts.h"
 #include "dmalab/log.h"
+#include "dmalab/model_host.h"
 #include "dmalab/prng.h"
 #include "dmalab/regbank.h"
 #include "dmalab/state.h"
@@ -281,13 +282,9 @@ class Observer
     }
 };
 
-struct Host {
-    DmaMemory& memory; // physical memory: tables, the queue, wait status (untranslated)
-    Timers& timers;
-    Interrupts& irq; // send_msi for the fault and invalidation events
-    Log& log;
-    Observer* observer = nullptr;
-};
+// memory: physical memory (tables, the queue, wait status); irq: send_msi for the fault
+// and invalidation events.
+using Host = ModelHost<Observer>;
 
 // The unit's timers, by number (Timers names a model's timers by small integers).
 enum class Timer : unsigned { Queue, Context, Iotlb };
