@@ -1,65 +1,15 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""dmalab: set up, build, demo and test in one place.
+"""dmalab: set up, build, demo, test and measure in one place.
 
-  ./dmalab demo    set up this Debian 12 machine, build everything, boot the default guest
-                   (ioatdma on dmalab-ioat, the memcpy exerciser) and print a summary
-  ./dmalab test    set up and build as needed, then run the unit and guest test suites;
-                   each failed test is listed at the end with the command that replays it
-  ./dmalab test --stress N [--busy] [--first-seed S] NAME...
-                   the guest tests NAME (meson test names: raid-ops, raid-ops-6.12) N times
-                   each, every run with its own seed, on the host's clock with real
-                   parallel vCPUs (multi-threaded TCG), beside a busy loop on every host
-                   core with --busy: what a run on the modelled clock cannot show
-  ./dmalab replay NAME [--seed N] [--clock modelled|host]
-                   one guest test again, as a failing run's "replay:" line gives it
-  ./dmalab race    list the race scenarios of guest-tests/scenarios.json, one line each
-  ./dmalab race NAME
-                   run one race scenario (cow, uaf-lazy, uaf-strict, order, cpuwrite, fail,
-                   lostirq, determinism; -6.12 for the backports kernel) and print its race
-                   report: what was injected, what the guest saw, what the race detector or
-                   dmalab-vtd's audit found, and the fix path's result (docs/races/)
-  ./dmalab measure [STUDY] [OPTION..]
-                   a cost study of guest-tests/measure.py, as ratios to the baseline of
-                   the same run, on a modelled 1-ns-per-instruction CPU: dma-api (the
-                   default; the DMA API's per-call cost without an IOMMU and behind
-                   dmalab-vtd and intel-iommu) or iommu-flush (guest CPU per mapped copy
-                   through dmalab-ioat and per pktgen packet, e1000e and igb, at offered
-                   rates, no IOMMU, pass-through, lazy, strict) or swiotlb (calls, AF_XDP-
-                   like syncs, e1000e packets and engine copies with and without
-                   swiotlb=force, and the bytes bounced) or offload (the CPU's busy time
-                   per chunk copied through dmalab-ioat, waited for, overlapped or
-                   ordered, against its own memcpy: the crossover sizes) or udp
-                   (iperf3's UDP between two e1000e and two igb: the guest CPU's
-                   utilisation at 100-400 Mbit/s of 16 KiB datagrams and 32-byte
-                   datagrams/s at saturation, beside the 2008 DMAR thread's figures;
-                   boots the image with iperf3, guest-tests/net_image.py) or xdp
-                   (pktgen between two igb, received by the stack and by an AF_XDP
-                   socket, with and without swiotlb=force: guest CPU, syncs and
-                   bounces per packet, beside the seed's AF_XDP figure; the same
-                   image); options go to
-                   measure.py (--quick, --repeat N, --icount SHIFT, --calls N, --rate N,
-                   --seeds, --builds, --expect-order, --cpu-profile NAME, --ipc X);
-                   guest-tests/measure.py tables RESULTS.json prints a run's
-                   tables again from its results file; iommu-flush and offload boot
-                   with the instruction profiler unless --no-profile;
-                   --kernel 6.12 boots the backports kernel instead of 6.1
-  ./dmalab setup   only install packages (as root)
-  ./dmalab build   only build (QEMU with dmalab's devices, unit tests, guest image)
-
-  --accel kvm|tcg|auto
-                   before any command: the accelerator guests boot with (default auto: KVM
-                   when /dev/kvm is usable, TCG otherwise; runs that need TCG use it)
-
-Environment: DMALAB_CACHE (downloads and QEMU build, default ~/.cache/dmalab),
-QEMU_SRC (your own QEMU 10.0 tree), DMALAB_BUILD (meson build folder, default ./build),
-DMALAB_ACCEL (as --accel).
+Each verb's own help: ./dmalab help VERB (or ./dmalab VERB --help).
 """
 
 import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 sys.dont_write_bytecode = True  # keep the source tree clean
@@ -109,6 +59,88 @@ BACKPORTS = ["meson", "python3-pycotap", "qemu-system-data"]
 # about 60 MB to download).
 PLOT_PACKAGES = ["python3-matplotlib", "python3-docutils"]
 
+
+# The verbs: (verb, arguments, what it does in one line, an example). `./dmalab` alone
+# lists them; `./dmalab help VERB` adds DETAILS[VERB].
+VERBS = (
+    ("demo", "", "build everything, boot one guest (ioatdma copies on dmalab-ioat) and "
+     "summarise it", "./dmalab demo"),
+    ("test", "[--stress N [--busy] NAME..]", "the whole suite; each failure ends with the "
+     "command that replays it", "./dmalab test"),
+    ("replay", "NAME [--seed N] [--clock C]", "one guest test again, as a failure's "
+     "replay: line gives it", "./dmalab replay raid-ops --seed 3"),
+    ("race", "[NAME]", "list the race scenarios, or run one and print its race report",
+     "./dmalab race cow"),
+    ("measure", "[STUDY [OPTION..]]", "list the cost studies, or run one on the modelled "
+     "clock", "./dmalab measure offload --quick"),
+    ("setup", "", "only install the Debian packages (as root)", "./dmalab setup"),
+    ("build", "", "only build QEMU with dmalab's devices, the tests and the guest images",
+     "./dmalab build"),
+    ("help", "[VERB]", "this list, or one verb's details", "./dmalab help measure"),
+)
+
+DETAILS = {
+    "demo": """\
+Sets up this Debian 12 machine (as root: packages only; kernels and firmware go to the
+cache), builds everything, boots the default guest (ioatdma on dmalab-ioat, the memcpy
+exerciser) and prints a summary; the serial log stays in build/demo-serial.log.""",
+    "test": """\
+Sets up and builds as needed, then runs the models' unit tests under ASan and UBSan and
+the suites unit, qemu, qtest, guest-unit and guest of the main build. Each failed test
+is listed at the end with the command that replays it.
+
+  ./dmalab test --stress N [--busy] [--first-seed S] NAME..
+      the guest tests NAME (meson test names: raid-ops, raid-ops-6.12) N times each,
+      each run with its own seed, on the host's clock with parallel vCPUs
+      (multi-threaded TCG), with --busy beside a busy loop on every host core: what a
+      run on the modelled clock cannot show.""",
+    "replay": """\
+  ./dmalab replay NAME [--seed N] [--clock modelled|host]
+      one guest test again, as a failing run's "replay:" line gives it.""",
+    "race": """\
+  ./dmalab race         the race scenarios of guest-tests/scenarios.json, a line each
+  ./dmalab race NAME    runs one (cow, uaf-lazy, uaf-strict, order, cpuwrite, fail,
+                        lostirq, determinism; -6.12 for the backports kernel) and prints
+                        its race report: what was injected, what the guest saw, what the
+                        race detector or dmalab-vtd's audit found, and the fix path's
+                        result (docs/races/).""",
+    "measure": """\
+  ./dmalab measure                 the studies, a line each
+  ./dmalab measure STUDY [OPTION..]
+      runs one (guest-tests/measure.py, docs/measure.rst): the same guest workload booted
+      under several configurations, as ratios to the baseline of the same run, by
+      default on a modelled CPU of 1 ns per guest instruction. Options go to measure.py:
+      --quick, --repeat N, --icount SHIFT, --calls N, --rate N, --seeds, --builds,
+      --expect-order, --cpu-profile NAME, --ipc X, --no-profile (iommu-flush and
+      offload boot with the instruction profiler otherwise), --kernel 6.12 (the
+      backports kernel instead of 6.1). guest-tests/measure.py tables RESULTS.json
+      prints a run's tables again from its results file.""",
+    "setup": "Installs the build's Debian packages (as root) and nothing else.",
+    "build": "Builds QEMU with dmalab's devices, the unit tests and the guest images.",
+    "help": "  ./dmalab help VERB    one verb's details",
+}
+
+EPILOGUE = """\
+Before any verb, --accel kvm|tcg|auto: the accelerator guests boot with (default auto:
+KVM when /dev/kvm is usable, TCG otherwise; runs that need TCG use it).
+
+Environment: DMALAB_CACHE (downloads and QEMU build, default ~/.cache/dmalab), QEMU_SRC
+(your own QEMU 10.0 tree), DMALAB_BUILD (meson build folder, default ./build),
+DMALAB_ACCEL (as --accel)."""
+
+
+def usage(verb=None):
+    """The verbs, a line and an example each; or one verb's details."""
+    if verb in DETAILS:
+        args = next(a for v, a, _, _ in VERBS if v == verb)
+        return "usage: ./dmalab %s %s\n\n%s" % (verb, args, DETAILS[verb])
+    lines = ["dmalab: Intel DMA hardware (I/OAT, VT-d, DSA) for QEMU guests, and the tests",
+             "and cost studies that use it.", "",
+             "usage: ./dmalab [--accel kvm|tcg|auto] VERB [ARG..]", ""]
+    for verb, args, what, example in VERBS:
+        lines.append("  %-8s %s" % (verb, what))
+        lines.append("  %-8s   e.g. %s" % ("", example))
+    return "\n".join(lines + ["", EPILOGUE])
 
 def say(msg):
     print(f"dmalab: {msg}", flush=True)
@@ -221,6 +253,23 @@ def demo():
     rc = subprocess.run([str(c) for c in cmd]).returncode
     say(f"guest serial log: {BUILD / 'demo-serial.log'}")
     return rc
+
+
+def list_studies():
+    """One entry per study of guest-tests/studies: its name for ./dmalab measure and the
+    first clause of its module's docstring."""
+    sys.path.insert(0, str(REPO / "guest-tests"))
+    import studies
+    for name in studies.STUDIES:
+        module = sys.modules["studies." + name.replace("-", "_")]
+        doc = " ".join((module.__doc__ or "").split())
+        what = re.split(r"\. ", doc.split(": ", 1)[-1])[0].rstrip(".")
+        what = textwrap.shorten(what, 150, placeholder=" ...")
+        print(textwrap.fill(what, 88, initial_indent="%-13s " % name,
+                            subsequent_indent=" " * 14))
+    print("\nrun one: ./dmalab measure STUDY [--quick]; ./dmalab help measure for the "
+          "options")
+    return 0
 
 
 def measure(rest):
@@ -363,37 +412,43 @@ def main():
         del argv[i:i + 2]
     sys.argv[1:] = argv
     cmd = sys.argv[1] if len(sys.argv) > 1 else "help"
-    if cmd == "setup":
+    rest = sys.argv[2:]
+    if cmd in ("help", "-h", "--help") or rest[:1] in (["-h"], ["--help"]):
+        verb = (rest[0] if rest else None) if cmd in ("help", "-h", "--help") else cmd
+        verb = "help" if verb in ("-h", "--help") else verb
+        if verb is not None and verb not in DETAILS:
+            print("dmalab: no verb %r\n\n%s" % (verb, usage()), file=sys.stderr)
+            sys.exit(2)
+        print(usage(verb))
+    elif cmd == "setup":
         setup()
     elif cmd == "build":
         build()
     elif cmd == "demo":
         sys.exit(demo())
-    elif cmd == "test" and "--stress" in sys.argv[2:]:
+    elif cmd == "test" and "--stress" in rest:
         build()
-        sys.exit(stress.stress(BUILD, sys.argv[2:]))
-    elif cmd == "test" and sys.argv[2:]:
-        # anything else after "test" is a mistake (--help included): say so, run nothing
-        print("usage: ./dmalab test                 the whole suite\n"
-              "       ./dmalab test --stress N [--busy] [--first-seed S] NAME..\n"
-              "                                     guest tests again and again (README)",
-              file=sys.stdout if sys.argv[2] in ("-h", "--help") else sys.stderr)
-        sys.exit(0 if sys.argv[2] in ("-h", "--help") else 2)
+        sys.exit(stress.stress(BUILD, rest))
+    elif cmd == "test" and rest:
+        # anything else after "test" is a mistake: say so, run nothing
+        print("dmalab: test takes no %r\n\n%s" % (rest[0], usage("test")), file=sys.stderr)
+        sys.exit(2)
     elif cmd == "test":
         sys.exit(test())
     elif cmd == "replay":
         build()
-        sys.exit(stress.replay(BUILD, sys.argv[2:]))
+        sys.exit(stress.replay(BUILD, rest))
+    elif cmd == "measure" and not rest:
+        sys.exit(list_studies())
     elif cmd == "measure":
-        sys.exit(measure(sys.argv[2:]))
-    elif cmd == "race" and len(sys.argv) > 2:
-        sys.exit(race(sys.argv[2]))
+        sys.exit(measure(rest))
+    elif cmd == "race" and rest:
+        sys.exit(race(rest[0]))
     elif cmd == "race":
         sys.exit(list_races())
     else:
-        print(__doc__)
-        sys.exit(0 if cmd in ("help", "-h", "--help") else 2)
-
+        print("dmalab: no verb %r\n\n%s" % (cmd, usage()), file=sys.stderr)
+        sys.exit(2)
 
 if __name__ == "__main__":
     main()
