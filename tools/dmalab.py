@@ -420,6 +420,7 @@ def main():
             print("dmalab: no verb %r\n\n%s" % (verb, usage()), file=sys.stderr)
             sys.exit(2)
         print(usage(verb))
+        sys.exit(0)
     elif cmd == "setup":
         setup()
     elif cmd == "build":
