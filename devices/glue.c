@@ -193,10 +193,44 @@ bool dmalab_plan_apply(DmalabPlan *plan, const char *path, Error **errp)
     return true;
 }
 
+static void dmalab_plan_get_log(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    DmalabPlan *plan = opaque;
+    char *log = NULL;
+    g_autofree char *value = NULL;
+
+    if (plan->ops->running(plan->dev)) {
+        plan->ops->report(plan->dev, &log);
+    }
+    value = dmalab_glue_take_string(log);
+    visit_type_str(v, name, &value, errp);
+}
+
 bool dmalab_plan_realize(DmalabPlan *plan, Error **errp)
 {
+    Object *obj = OBJECT(plan->dev);
+
+    /* What the plan did, from realize on: not a setting (-device help). */
+    if (!object_property_find(obj, "fault-log")) {
+        object_property_add(obj, "fault-log", "string", dmalab_plan_get_log,
+                            NULL, NULL, plan);
+        object_property_set_description(obj, "fault-log",
+                                        "the newest 256 injections, oldest "
+                                        "first, one per line");
+    }
     return !plan->path || !*plan->path ||
            dmalab_plan_apply(plan, plan->path, errp);
+}
+
+void dmalab_plan_counters(DmalabPlan *plan, DmalabCounterSink *sink)
+{
+    uint64_t value = 0;
+
+    if (plan->ops->running(plan->dev)) {
+        value = plan->ops->report(plan->dev, NULL);
+    }
+    dmalab_counter(sink, "faults-injected", value);
 }
 
 static void dmalab_plan_get(Object *obj, Visitor *v, const char *name,
@@ -226,31 +260,6 @@ static void dmalab_plan_set(Object *obj, Visitor *v, const char *name,
     plan->path = g_steal_pointer(&value);
 }
 
-static void dmalab_plan_get_injected(Object *obj, Visitor *v, const char *name,
-                                     void *opaque, Error **errp)
-{
-    DmalabPlan *plan = opaque;
-    uint64_t value = 0;
-
-    if (plan->ops->running(plan->dev)) {
-        value = plan->ops->report(plan->dev, NULL);
-    }
-    visit_type_uint64(v, name, &value, errp);
-}
-
-static void dmalab_plan_get_log(Object *obj, Visitor *v, const char *name,
-                                void *opaque, Error **errp)
-{
-    DmalabPlan *plan = opaque;
-    char *log = NULL;
-    g_autofree char *value = NULL;
-
-    if (plan->ops->running(plan->dev)) {
-        plan->ops->report(plan->dev, &log);
-    }
-    value = dmalab_glue_take_string(log);
-    visit_type_str(v, name, &value, errp);
-}
 
 void dmalab_plan_init(Object *obj, DmalabPlan *plan, const DmalabPlanOps *ops)
 {
@@ -261,16 +270,6 @@ void dmalab_plan_init(Object *obj, DmalabPlan *plan, const DmalabPlanOps *ops)
     object_property_set_description(obj, "fault-plan",
                                     "JSON file of faults to inject "
                                     "(docs/faults.rst); settable at run time");
-    object_property_add(obj, "faults-injected", "uint64",
-                        dmalab_plan_get_injected, NULL, NULL, plan);
-    object_property_set_description(obj, "faults-injected",
-                                    "injections since the plan was set or "
-                                    "the device was reset");
-    object_property_add(obj, "fault-log", "string", dmalab_plan_get_log, NULL,
-                        NULL, plan);
-    object_property_set_description(obj, "fault-log",
-                                    "the newest 256 injections, oldest "
-                                    "first, one per line");
 }
 
 void dmalab_plan_finalize(DmalabPlan *plan)
@@ -348,6 +347,53 @@ void dmalab_glue_add_props(Object *obj, const DmalabDynProp *table, size_t n,
                                  (void *)(uintptr_t)table[i].offset);
         op->description = g_strdup(table[i].desc);
     }
+}
+
+void dmalab_counter(DmalabCounterSink *sink, const char *name, uint64_t value)
+{
+    if (!sink->err) {
+        visit_type_uint64(sink->v, name, &value, &sink->err);
+    }
+}
+
+void dmalab_counters_table(DmalabCounterSink *sink, const void *base,
+                           const DmalabDynProp *table, size_t n)
+{
+    const char *p = base;
+
+    for (size_t i = 0; i < n; i++) {
+        dmalab_counter(sink, table[i].name,
+                       *(const uint64_t *)(p + table[i].offset));
+    }
+}
+
+static void dmalab_counters_get(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    DmalabCountersRead *read = opaque;
+    DmalabCounterSink sink = { .v = v };
+
+    if (!visit_start_struct(v, name, NULL, 0, errp)) {
+        return;
+    }
+    read(obj, &sink);
+    if (!sink.err) {
+        visit_check_struct(v, &sink.err);
+    }
+    visit_end_struct(v, NULL);
+    error_propagate(errp, sink.err);
+}
+
+void dmalab_glue_add_counters(Object *obj, DmalabCountersRead *read)
+{
+    if (object_property_find(obj, "counters")) {
+        return;
+    }
+    object_property_add(obj, "counters", "DmalabCounters", dmalab_counters_get,
+                        NULL, NULL, read);
+    object_property_set_description(obj, "counters",
+                                    "every counter of the device, by name, "
+                                    "since it was created (read-only)");
 }
 
 DmalabRaceTable *dmalab_glue_map_race_table(const char *type,

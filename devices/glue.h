@@ -70,9 +70,10 @@ extern const VMStateDescription vmstate_dmalab_state;
 /*
  * A model's fault plan (docs/faults.rst): the property "fault-plan", the
  * path of a plan file read at realize (dmalab_plan_apply) and again each
- * time it is set while the model runs, and the read-only "faults-injected"
- * and "fault-log". ops says how the device's model takes a plan and reports;
- * messages name the device by its type.
+ * time it is set while the model runs, the read-only "fault-log" (from
+ * realize on), and the counter "faults-injected" (dmalab_plan_counters).
+ * ops says how the device's model takes a plan and reports; messages name
+ * the device by its type.
  */
 typedef struct DmalabPlanOps {
     bool (*running)(void *dev); /* a model to give plans to */
@@ -122,7 +123,7 @@ void dmalab_plan_init(Object *obj, DmalabPlan *plan, const DmalabPlanOps *ops);
     }
 /* Reads the plan at path (none for NULL or "") and gives it to the model. */
 bool dmalab_plan_apply(DmalabPlan *plan, const char *path, Error **errp);
-/* At realize: applies the plan named before, if one was. */
+/* At realize: applies the plan named before, if one was; adds "fault-log". */
 bool dmalab_plan_realize(DmalabPlan *plan, Error **errp);
 void dmalab_plan_finalize(DmalabPlan *plan);
 
@@ -180,6 +181,27 @@ typedef struct DmalabDynProp {
 void dmalab_glue_add_props(Object *obj, const DmalabDynProp *table, size_t n,
                            const char *type, ObjectPropertyAccessor *get,
                            ObjectPropertyAccessor *set);
+
+/*
+ * A device's counters as one read-only property, "counters": qom-get answers
+ * {"name": value, ...} with every counter of the device. It is added once the
+ * device is realized, so that "-device NAME,help" lists only what a user can
+ * set. read() gives each counter to dmalab_counter() in turn.
+ */
+typedef struct DmalabCounterSink {
+    Visitor *v;
+    Error *err;
+} DmalabCounterSink;
+
+typedef void DmalabCountersRead(Object *obj, DmalabCounterSink *sink);
+
+void dmalab_glue_add_counters(Object *obj, DmalabCountersRead *read);
+void dmalab_counter(DmalabCounterSink *sink, const char *name, uint64_t value);
+/* Each uint64_t of table[0..n) at its offset in base, by its name. */
+void dmalab_counters_table(DmalabCounterSink *sink, const void *base,
+                           const DmalabDynProp *table, size_t n);
+/* The plan's counter: "faults-injected", since it was set or the reset. */
+void dmalab_plan_counters(DmalabPlan *plan, DmalabCounterSink *sink);
 
 /*
  * Gives each of props[0..n) that lies in the model's configuration (a

@@ -113,25 +113,27 @@ DMALAB: done
                                   **{"counter-names": sorted(dsa)})]
         return (boot,) + runner.judging(args)
 
-    def test_the_counters_are_read_by_name(self):
+    def test_the_counters_are_read_in_one_query(self):
         from harness import qemu
+        asked = []
 
         class Qmp:
             def command(self, name, path=None, property=None):
+                asked.append((name, path, property))
                 if name == "qom-list" and path == "/machine/peripheral-anon":
                     return [{"name": "device[0]", "type": "child<dmalab-dsa>"},
                             {"name": "x", "type": "child<pcie-root-port>"}]
-                if name == "qom-list" and path == "/machine/peripheral":
-                    return []
                 if name == "qom-list":
-                    # its properties: counters and others; one of DSA_COUNTERS missing
-                    return [{"name": n, "type": "uint64"} for n in
-                            ("descriptors", "bytes", "halts", "command-ns")]
-                return {"descriptors": 7, "bytes": 9, "halts": 0}[property]
+                    return []
+                return {"counters": {"descriptors": 7, "bytes": 9, "halts": 0},
+                        "fault-log": ""}[property]
         self.assertEqual(qemu.read_device_counters(Qmp()), [
             {"path": "/machine/peripheral-anon/device[0]", "type": "dmalab-dsa",
-             "counter-names": ["halts", "descriptors", "bytes"], "descriptors": 7,
-             "bytes": 9, "halts": 0}])
+             "counter-names": ["descriptors", "bytes", "halts"], "descriptors": 7,
+             "bytes": 9, "halts": 0, "fault-log": ""}])
+        self.assertEqual([a for a in asked if a[0] == "qom-get"],
+                         [("qom-get", "/machine/peripheral-anon/device[0]", "counters"),
+                          ("qom-get", "/machine/peripheral-anon/device[0]", "fault-log")])
 
     def test_ioatdma_must_still_bind_where_a_dmalab_ioat_is(self):
         args = runner.make_parser().parse_args(["--judge-log", "x", "--device", "dmalab-dsa",

@@ -128,21 +128,7 @@ DMALAB_TRACE_RELAY(dmalab_dsa_trace_refused,
                    (void *opaque, uint32_t offset),
                    trace_dmalab_dsa_refused, offset)
 
-/* Counters, readable with qom-get. */
-
-static void dmalab_dsa_get_counter(Object *obj, Visitor *v, const char *name,
-                                   void *opaque, Error **errp)
-{
-    DmalabDsaState *s = DMALAB_DSA(obj);
-    DmalabDsaCounters c = { 0 };
-    uint64_t value;
-
-    if (s->model) {
-        dmalab_dsa_counters(s->model, &c);
-    }
-    value = *(uint64_t *)((char *)&c + (uintptr_t)opaque);
-    visit_type_uint64(v, name, &value, errp);
-}
+/* Counters: the "counters" property (qom-get). */
 
 static const DmalabDynProp dmalab_dsa_counters_table[] = {
     { "commands", offsetof(DmalabDsaCounters, commands),
@@ -173,11 +159,18 @@ static const DmalabDynProp dmalab_dsa_counters_table[] = {
       "completion records written" },
 };
 
-void dmalab_dsa_add_counters(Object *obj)
+/* "counters": the model's, then the plan's. */
+void dmalab_dsa_read_counters(Object *obj, DmalabCounterSink *sink)
 {
-    dmalab_glue_add_props(obj, dmalab_dsa_counters_table,
-                          ARRAY_SIZE(dmalab_dsa_counters_table), "uint64",
-                          dmalab_dsa_get_counter, NULL);
+    DmalabDsaState *s = DMALAB_DSA(obj);
+    DmalabDsaCounters c = { 0 };
+
+    if (s->model) {
+        dmalab_dsa_counters(s->model, &c);
+    }
+    dmalab_counters_table(sink, &c, dmalab_dsa_counters_table,
+                          ARRAY_SIZE(dmalab_dsa_counters_table));
+    dmalab_plan_counters(&s->plan, sink);
 }
 
 /* How the model takes fault plans (glue.c has the properties). */

@@ -52,7 +52,7 @@ static inline bool dmalab_dsa_live(DmalabDsaState *s)
 /* dsa-host.c */
 /* The model's host callbacks (dmalab_glue_host completes them). */
 extern const DmalabHost dmalab_dsa_host_fns;
-void dmalab_dsa_add_counters(Object *obj);
+void dmalab_dsa_read_counters(Object *obj, DmalabCounterSink *sink);
 extern const DmalabPlanOps dmalab_dsa_plan_ops;
 
 #endif

@@ -240,6 +240,7 @@ static void dmalab_dsa_realize(PCIDevice *pdev, Error **errp)
         }
         dmalab_dsa_set_race_table(s->model, s->race_map, 0);
     }
+    dmalab_glue_add_counters(OBJECT(s), dmalab_dsa_read_counters);
     return;
 
 err_model:
@@ -315,7 +316,6 @@ static void dmalab_dsa_init(Object *obj)
 
     /* What no property sets; the static properties have these defaults. */
     dmalab_dsa_default_config(&s->cfg);
-    dmalab_dsa_add_counters(obj);
     dmalab_plan_init(obj, &s->plan, &dmalab_dsa_plan_ops);
     s->state.dev = obj;
     s->state.ops = &dmalab_dsa_state_ops;

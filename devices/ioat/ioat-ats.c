@@ -211,22 +211,7 @@ void dmalab_ioat_trace_ats_stale(void *opaque, uint64_t page, uint64_t cached,
     trace_dmalab_ioat_ats_stale(page, cached, now_ok, now);
 }
 
-static void dmalab_ioat_get_ats_stat(Object *obj, Visitor *v,
-                                     const char *name, void *opaque,
-                                     Error **errp)
-{
-    DmalabIoatState *s = DMALAB_IOAT(obj);
-    DmalabIoatAtsStats st = { 0 };
-    uint64_t value;
-
-    if (s->model) {
-        dmalab_ioat_ats_stats(s->model, &st);
-    }
-    value = *(uint64_t *)((char *)&st + (uintptr_t)opaque);
-    visit_type_uint64(v, name, &value, errp);
-}
-
-static const DmalabDynProp dmalab_ioat_ats_counters[] = {
+static const DmalabDynProp dmalab_ioat_ats_table[] = {
     { "ats-requests", offsetof(DmalabIoatAtsStats, requests),
       "ATS translation requests (device-TLB misses)" },
     { "ats-refused", offsetof(DmalabIoatAtsStats, refused),
@@ -246,9 +231,13 @@ static const DmalabDynProp dmalab_ioat_ats_counters[] = {
       "untranslated-only (dmalab-vtd's interrupt window)" },
 };
 
-void dmalab_ioat_ats_add_counters(Object *obj)
+void dmalab_ioat_ats_counters(DmalabIoatState *s, DmalabCounterSink *sink)
 {
-    dmalab_glue_add_props(obj, dmalab_ioat_ats_counters,
-                          ARRAY_SIZE(dmalab_ioat_ats_counters), "uint64",
-                          dmalab_ioat_get_ats_stat, NULL);
+    DmalabIoatAtsStats st = { 0 };
+
+    if (s->model) {
+        dmalab_ioat_ats_stats(s->model, &st);
+    }
+    dmalab_counters_table(sink, &st, dmalab_ioat_ats_table,
+                          ARRAY_SIZE(dmalab_ioat_ats_table));
 }

@@ -77,14 +77,12 @@ void dmalab_ioat_ats_realize(DmalabIoatState *s);
 void dmalab_ioat_ats_unrealize(DmalabIoatState *s);
 void dmalab_ioat_ats_reset(DmalabIoatState *s);
 void dmalab_ioat_ats_sync(DmalabIoatState *s);
-void dmalab_ioat_ats_add_counters(Object *obj);
+void dmalab_ioat_ats_counters(DmalabIoatState *s, DmalabCounterSink *sink);
 uint8_t dmalab_ioat_ats_translate(void *opaque, uint64_t page, bool is_write,
                                   const DmalabMemAttrs *attrs, uint64_t *addr,
                                   bool *untranslated_only);
 
 /* ioat-props.c */
-void dmalab_ioat_get_stat(Object *obj, Visitor *v, const char *name,
-                                 void *opaque, Error **errp);
 void dmalab_ioat_get_timing(Object *obj, Visitor *v, const char *name,
                                    void *opaque, Error **errp);
 void dmalab_ioat_set_timing_prop(Object *obj, Visitor *v,

@@ -27,22 +27,6 @@
 #include "../glue.h"
 #include "ioat-internal.h"
 
-/* Counters, readable with qom-get. */
-
-void dmalab_ioat_get_stat(Object *obj, Visitor *v, const char *name,
-                                 void *opaque, Error **errp)
-{
-    DmalabIoatState *s = DMALAB_IOAT(obj);
-    DmalabIoatStats st;
-    uint64_t value = 0;
-
-    if (s->model) {
-        dmalab_ioat_stats(s->model, -1, &st);
-        value = *(uint64_t *)((char *)&st + (uintptr_t)opaque);
-    }
-    visit_type_uint64(v, name, &value, errp);
-}
-
 /* Timing properties: settable before realize and at run time (qom-set). */
 
 void dmalab_ioat_get_timing(Object *obj, Visitor *v, const char *name,

@@ -196,6 +196,8 @@ static bool dmalab_ioat_bar_init(DmalabIoatState *s, Error **errp)
     return true;
 }
 
+static void dmalab_ioat_read_counters(Object *obj, DmalabCounterSink *sink);
+
 static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
 {
     DmalabIoatState *s = DMALAB_IOAT(pdev);
@@ -255,6 +257,7 @@ static void dmalab_ioat_realize(PCIDevice *pdev, Error **errp)
         (s->race_table && !dmalab_ioat_map_race_table(s, errp))) {
         goto err_model;
     }
+    dmalab_glue_add_counters(OBJECT(s), dmalab_ioat_read_counters);
     return;
 
 err_model:
@@ -344,21 +347,7 @@ static const VMStateDescription vmstate_dmalab_ioat = {
         },
 };
 
-/* "<op>-<what>": element `op` of the counter array at offset `array`. */
-static void dmalab_ioat_add_op_counter(Object *obj, unsigned op,
-                                       const char *what, size_t array)
-{
-    const char *name = dmalab_ioat_op_name(op);
-    g_autofree char *prop = g_strdup_printf("%s-%s", name, what);
-    g_autofree char *desc = g_strdup_printf("%s of %s operations completed",
-                                            what, name);
-
-    object_property_add(obj, prop, "uint64", dmalab_ioat_get_stat, NULL, NULL,
-                        (void *)(uintptr_t)(array + op * sizeof(uint64_t)));
-    object_property_set_description(obj, prop, desc);
-}
-
-/* Read-only counters and run-time settable timing, as tables. */
+/* The counters of all channels together, and run-time settable timing. */
 static const DmalabDynProp dmalab_ioat_counters[] = {
     { "descriptors", offsetof(DmalabIoatStats, descriptors),
       "descriptors completed, null ones included" },
@@ -381,6 +370,30 @@ static const DmalabDynProp dmalab_ioat_timing[] = {
       "run time" },
 };
 
+/* "counters": the table's, each operation's, the device-TLB's, the plan's. */
+static void dmalab_ioat_read_counters(Object *obj, DmalabCounterSink *sink)
+{
+    DmalabIoatState *s = DMALAB_IOAT(obj);
+    DmalabIoatStats st = { 0 };
+
+    if (s->model) {
+        dmalab_ioat_stats(s->model, -1, &st);
+    }
+    dmalab_counters_table(sink, &st, dmalab_ioat_counters,
+                          ARRAY_SIZE(dmalab_ioat_counters));
+    for (unsigned k = 0; dmalab_ioat_op_name(k); k++) {
+        g_autofree char *d = g_strdup_printf("%s-descriptors",
+                                             dmalab_ioat_op_name(k));
+        g_autofree char *b = g_strdup_printf("%s-bytes",
+                                             dmalab_ioat_op_name(k));
+
+        dmalab_counter(sink, d, st.op_descriptors[k]);
+        dmalab_counter(sink, b, st.op_bytes[k]);
+    }
+    dmalab_ioat_ats_counters(s, sink);
+    dmalab_plan_counters(&s->plan, sink);
+}
+
 static void dmalab_ioat_init(Object *obj)
 {
     DmalabIoatState *s = DMALAB_IOAT(obj);
@@ -390,17 +403,6 @@ static void dmalab_ioat_init(Object *obj)
      * property sets; the static properties have these defaults already.
      */
     dmalab_ioat_default_config(&s->cfg);
-    dmalab_glue_add_props(obj, dmalab_ioat_counters,
-                          ARRAY_SIZE(dmalab_ioat_counters), "uint64",
-                          dmalab_ioat_get_stat, NULL);
-    /* The same by operation: xor-descriptors, xor-bytes, ... */
-    for (unsigned k = 0; dmalab_ioat_op_name(k); k++) {
-        dmalab_ioat_add_op_counter(obj, k, "descriptors",
-                                   offsetof(DmalabIoatStats, op_descriptors));
-        dmalab_ioat_add_op_counter(obj, k, "bytes",
-                                   offsetof(DmalabIoatStats, op_bytes));
-    }
-    dmalab_ioat_ats_add_counters(obj);
     dmalab_glue_add_props(obj, dmalab_ioat_timing,
                           ARRAY_SIZE(dmalab_ioat_timing), "size",
                           dmalab_ioat_get_timing, dmalab_ioat_set_timing_prop);

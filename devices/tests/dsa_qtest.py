@@ -98,9 +98,9 @@ class DataPath(DsaCase):
         self.assertEqual(dsa.record(rec)[0], SUCCESS)
         self.assertEqual(dsa.qt.memread(dst, 8192), data)
         self.assertEqual(dsa.irq_word(1), 0xD1, "WQ 0's vector (handle 1)")
-        self.assertEqual(self.qom(dsa, "descriptors"), 1)
-        self.assertEqual(self.qom(dsa, "bytes"), 8192)
-        self.assertEqual(self.qom(dsa, "records"), 1)
+        self.assertEqual(dsa.qt.counter(QOM, "descriptors"), 1)
+        self.assertEqual(dsa.qt.counter(QOM, "bytes"), 8192)
+        self.assertEqual(dsa.qt.counter(QOM, "records"), 1)
 
     def test_crc_of_the_check_string(self):
         dsa = self.boot()
@@ -124,8 +124,8 @@ class DataPath(DsaCase):
         dsa.qt.writel(at + 0x40, 0)   # the store ends: a 4-byte write elsewhere
         dsa.settle()
         self.assertEqual(dsa.record(rec)[0], 0, "no record")
-        self.assertEqual(self.qom(dsa, "dropped"), 2)
-        self.assertEqual(self.qom(dsa, "submitted"), 0)
+        self.assertEqual(dsa.qt.counter(QOM, "dropped"), 2)
+        self.assertEqual(dsa.qt.counter(QOM, "submitted"), 0)
         dsa.submit(0, words)
         dsa.settle()
         self.assertEqual(dsa.record(rec)[0], SUCCESS, "the next whole store is taken")
@@ -159,8 +159,8 @@ class Hostile(DsaCase):
                     self.assertEqual(swerr & 1, 1, "SWERR valid")
                     self.assertEqual(swerr >> 8 & 0xFF, COMPLETION_RECORD_FAULT)
                     self.assertEqual(dsa.rd(SWERR2, 8), where)
-        self.assertEqual(self.qom(dsa, "submitted"), 4)
-        self.assertEqual(self.qom(dsa, "descriptors"), 4)
+        self.assertEqual(dsa.qt.counter(QOM, "submitted"), 4)
+        self.assertEqual(dsa.qt.counter(QOM, "descriptors"), 4)
         # And it still works.
         data, dst, rec = self.copy(dsa, 4096, 9)
         dsa.settle()
@@ -181,12 +181,12 @@ class Hostile(DsaCase):
         dsa = self.boot()
         dsa.bring_up()
         dsa.pci.msix_set_vector(dsa.bdf, 1, dsa.bar0 + CMD, 0x00500000)  # Reset Device
-        before = self.qom(dsa, "interrupts")
+        before = dsa.qt.counter(QOM, "interrupts")
         data, dst, rec = self.copy(dsa, 512, 4)
         dsa.settle()
         self.assertEqual(dsa.record(rec)[0], SUCCESS)
         self.assertEqual(dsa.rd(GENSTS) & 3, 1, "the message reset nothing")
-        self.assertEqual(self.qom(dsa, "interrupts"), before, "a refused message is none")
+        self.assertEqual(dsa.qt.counter(QOM, "interrupts"), before, "a refused message is none")
         self.assertIn(BLOCKED, dsa.qt.stderr)
 
 
@@ -241,7 +241,7 @@ class Hostile(DsaCase):
                 self.assertEqual(dsa.record(rec)[0], SUCCESS)
                 self.assertEqual(dsa.qt.memread(dst, 512), data)
         self.assertEqual(dsa.rd(GENSTS) & 3, 1, "still enabled")
-        self.assertEqual(self.qom(dsa, "descriptors"), 12)
+        self.assertEqual(dsa.qt.counter(QOM, "descriptors"), 12)
 
 def valgrind():
     """valgrind's command line (a memory error makes QEMU exit 99), or None where it is
@@ -292,7 +292,7 @@ class FaultPlans(DsaCase):
         self.assertEqual(dsa.record(rec)[0], SUCCESS)
         self.assertEqual(dsa.qt.memread(dst, 4096), data)
         self.assertEqual(dsa.qt.readq(bell + BELL_INJECTED), 1)
-        self.assertEqual(self.qom(dsa, "faults-injected"), 1)
+        self.assertEqual(dsa.qt.counter(QOM, "faults-injected"), 1)
         log = self.qom(dsa, "fault-log")
         self.assertRegex(log, r"rule=late kind=delay-data unit=0 key=%d$" % rec)
 
@@ -319,7 +319,7 @@ class FaultPlans(DsaCase):
         dsa = self.boot()
         self.assertEqual(dsa.qt.readl(dsa.bar0 + DOORBELL + BELL_ID), 0)
         dsa.qt.writel(dsa.bar0 + DOORBELL + BELL_COMMAND, ARM)
-        self.assertEqual(self.qom(dsa, "faults-injected"), 0)
+        self.assertEqual(dsa.qt.counter(QOM, "faults-injected"), 0)
 
 
 
@@ -359,7 +359,7 @@ class Migration(DsaCase):
         self.assertEqual(dsa.record(rec)[0], SUCCESS)
         self.assertEqual(qt.memread(dst, 1 << 20), data)
         self.assertEqual(dsa.irq_word(1), 0xD1)
-        self.assertEqual(self.qom(dsa, "descriptors"), 1)
+        self.assertEqual(dsa.qt.counter(QOM, "descriptors"), 1)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ class FaultCase(IoatCase):
         return bufs, self.copy_job(io, ch, bufs, int_last=False)
 
     def injected(self, io):
-        return self.qom(io, "faults-injected")
+        return io.qt.counter(QOM, "faults-injected")
 
 
 class Plans(FaultCase):

@@ -124,8 +124,7 @@ class Hostile(unittest.TestCase):
             self.assertEqual(io.state(0), HALTED)
             io.wr(0, CHANERR, io.chanerr(0), 4)
         self.assertIn("Blocked re-entrant IO", self.qt.stderr)
-        self.assertGreater(self.qt.qmp("qom-get", path="/machine/peripheral/ioat0",
-                                       property="ats-hits"), 0)
+        self.assertGreater(self.qt.counter("/machine/peripheral/ioat0", "ats-hits"), 0)
         self.assert_works(0)
 
     def test_copy_into_its_own_fault_doorbell(self):
@@ -205,11 +204,9 @@ class Hostile(unittest.TestCase):
             self.assertEqual(self.qt.readq(compl[ch]), desc | DONE)
             self.assertEqual(io.chansts(ch), desc | DONE)
             self.assertEqual(io.irq_word(ch), 0xA0 | ch)
-        self.assertEqual(self.qt.qmp("qom-get", path="/machine/peripheral/ioat",
-                                     property="descriptors"), 3)
+        self.assertEqual(self.qt.counter("/machine/peripheral/ioat", "descriptors"), 3)
         # 'interrupts' counts messages delivered: channels 1 and 2's, not the refused one.
-        self.assertEqual(self.qt.qmp("qom-get", path="/machine/peripheral/ioat",
-                                     property="interrupts"), 2)
+        self.assertEqual(self.qt.counter("/machine/peripheral/ioat", "interrupts"), 2)
         self.assertTrue(self.qt.responsive())
         self.assert_works(1)
 
@@ -223,8 +220,7 @@ class Hostile(unittest.TestCase):
         self.copy(0, 0, 0, 1, CTL_NULL | CTL_INT_EN | CTL_COMPL_WRITE)
         io.settle(1_000_000, 4)
         self.assertEqual(io.state(0), DONE)
-        self.assertEqual(self.qt.qmp("qom-get", path="/machine/peripheral/ioat",
-                                     property="interrupts"), 0)
+        self.assertEqual(self.qt.counter("/machine/peripheral/ioat", "interrupts"), 0)
         self.assertTrue(self.qt.responsive())
         self.assert_works(0)
 
@@ -293,8 +289,7 @@ class Hostile(unittest.TestCase):
         io.start(0, ring, 0xFFFF)
 
         def done():
-            return self.qt.qmp("qom-get", path="/machine/peripheral/ioat",
-                               property="descriptors")
+            return self.qt.counter("/machine/peripheral/ioat", "descriptors")
 
         # The doorbell's step runs at once (its timer is due now), and is bounded; each
         # further microsecond of virtual time runs one more bounded step.

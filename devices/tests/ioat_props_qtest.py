@@ -99,8 +99,8 @@ class Personalities(IoatCase):
         self.xor_and_pq(io)
         self.assertEqual(io.state(0), HALTED)
         self.assertEqual(io.chanerr(0), CHANERR_CONTROL)
-        self.assertEqual(self.qom(io, "xor-descriptors"), 0)
-        self.assertEqual(self.qom(io, "errors"), 1)
+        self.assertEqual(io.qt.counter(QOM, "xor-descriptors"), 0)
+        self.assertEqual(io.qt.counter(QOM, "errors"), 1)
 
     def test_21_bwd_offloads_xor_and_pq_and_counts_them(self):
         io = self.boot(",personality=bwd", device_id=0x0C50)
@@ -118,7 +118,8 @@ class Personalities(IoatCase):
         self.assertEqual(io.qt.memread(xdst, self.SIZE), want_p)
         self.assertEqual(io.qt.memread(p, self.SIZE), want_p)
         self.assertEqual(io.qt.memread(q, self.SIZE), want_q)
-        got = {f"{op}-{what}": self.qom(io, f"{op}-{what}")
+        counters = io.qt.qmp("qom-get", path=QOM, property="counters")
+        got = {f"{op}-{what}": counters[f"{op}-{what}"]
                for op in ("xor", "pq", "copy") for what in ("descriptors", "bytes")}
         self.assertEqual(got, {"xor-descriptors": 1, "xor-bytes": self.SIZE,
                                "pq-descriptors": 1, "pq-bytes": self.SIZE,
@@ -142,7 +143,8 @@ class Personalities(IoatCase):
                     "ats-dropped", "ats-audits", "ats-stale")
 
     def ats_counters(self, io):
-        return {c: self.qom(io, c) for c in self.ATS_COUNTERS}
+        counters = io.qt.qmp("qom-get", path=QOM, property="counters")
+        return {c: counters[c] for c in self.ATS_COUNTERS}
 
     def test_23_ats_capability_and_device_tlb(self):
         plain = self.boot()

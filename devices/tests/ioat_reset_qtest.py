@@ -381,7 +381,7 @@ class Migration(IoatCase):
         self.copy_job(src, 0, [buf])
         self.settle(src)
         buf.check(self)
-        self.assertGreater(self.qom(src, "ats-requests"), 0)
+        self.assertGreater(src.qt.counter(QOM, "ats-requests"), 0)
         layout = self.migrate_away(src, path)
 
         incoming = ["-device", DEV + ",ats=on", "-incoming", "defer"]
@@ -391,13 +391,13 @@ class Migration(IoatCase):
         qt.qmp("cont")
         dst = rebuild_ioat(qt, *layout)
         self.assertEqual(dst.pci.cfg_read(dst.bdf, cap + 6, 2), 0x8000)
-        self.assertEqual(self.qom(dst, "ats-requests"), 0)
+        self.assertEqual(dst.qt.counter(QOM, "ats-requests"), 0)
         dst.setup(0)
         again = Buf(dst, 4096, 8)
         self.copy_job(dst, 0, [again])
         self.settle(dst)
         again.check(self)
-        self.assertGreater(self.qom(dst, "ats-requests"), 0)
+        self.assertGreater(dst.qt.counter(QOM, "ats-requests"), 0)
 
 
 if __name__ == "__main__":

@@ -323,6 +323,11 @@ class QTest:
             raise QMPError(cmd, reply["error"])
         return reply["return"]
 
+    def counter(self, path, name):
+        """One counter of the device at QOM path ``path``, from its "counters" property
+        (every counter by name, read in one query)."""
+        return self.qmp("qom-get", path=path, property="counters")[name]
+
     def pop_events(self, name=None):
         """Returns and removes the QMP events received so far (all, or ``name``)."""
         return self._qmp.pop_events(name)

@@ -113,10 +113,9 @@ class Basics(QemuCase):
 
     def test_qmp_commands_errors_and_events(self):
         self.assertEqual(self.qt.qmp("query-status")["status"], "running")
-        self.assertEqual(self.qt.qmp("qom-get", path="/machine/peripheral/ioat0",
-                                     property="interrupts"), 0)
+        self.assertEqual(self.qt.counter("/machine/peripheral/ioat0", "interrupts"), 0)
         with self.assertRaises(QMPError) as cm:
-            self.qt.qmp("qom-get", path="/machine/nonexistent", property="x")
+            self.qt.counter("/machine/nonexistent", "x")
         self.assertEqual(cm.exception.error["class"], "DeviceNotFound")
         self.qt.qmp("stop")
         self.assertEqual(self.qt.wait_event("STOP", timeout=5)["event"], "STOP")

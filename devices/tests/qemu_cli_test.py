@@ -2,15 +2,26 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The dmalab-ioat QEMU device seen from QEMU's command line and QMP, without a guest:
 bad property values give clear errors, and the device's counters and registers are
-reachable. Usage: qemu_cli_test.py QEMU_BINARY"""
+reachable; every device's counters in one query, each documented, none in -device help.
+Usage: qemu_cli_test.py QEMU_BINARY"""
 
 import json
+import os
+import re
 import subprocess
 import sys
 import tempfile
 import unittest
 
 QEMU = None
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
+# What QEMU's PCIDevice and X86IOMMUState classes give the devices, as they describe it
+QEMU_BASE_PROPERTIES = ("acpi-index", "addr", "busnr", "failover_pair_id", "multifunction",
+                        "rombar", "romfile", "romsize", "intremap", "device-iotlb", "pt")
+# Each device, what it needs beside it, and the page whose counter table documents it
+DEVICES = (("dmalab-ioat", ("dmalab-ioat,id=d",), "ioat.rst"),
+           ("dmalab-vtd", ("dmalab-vtd,id=d,intremap=on",), "vtd.rst"),
+           ("dmalab-dsa", ("dmalab-dsa,id=d",), "dsa.rst"))
 BASE = ["-M", "q35", "-accel", "tcg", "-nographic", "-nodefaults", "-S",
         "-L", "/usr/share/seabios", "-L", "/usr/share/qemu"]
 
@@ -161,11 +172,11 @@ class Qmp(unittest.TestCase):
         path = "/machine/peripheral/u"
         replies, res = qmp_session(
             "dmalab-vtd,id=u,intremap=on",
-            qom_get(path, "counter-names"),
+            qom_get(path, "counters"),
             qom_set(path, "iec-inv-ns", 700),
             qom_get(path, "iec-inv-ns"),
             qom_get(path, "iec-entries"))
-        names = replies[0].get("return", "").split(",")
+        names = list(replies[0].get("return", {}))
         for n in ("interrupts", "ir-remapped", "ir-faults", "iec-hits", "iec-inv-global",
                   "iec-inv-index"):
             self.assertIn(n, names, res.stderr)
@@ -173,11 +184,12 @@ class Qmp(unittest.TestCase):
         self.assertEqual(replies[3].get("return"), 256)
 
     def test_counters_start_at_zero(self):
-        path = "/machine/peripheral/ioat0"
-        cmds = [{"execute": "qom-get", "arguments": {"path": path, "property": p}}
-                for p in ("descriptors", "bytes", "errors", "interrupts")]
-        replies, res = qmp_session("dmalab-ioat,id=ioat0", *cmds)
-        self.assertEqual([r.get("return") for r in replies], [0, 0, 0, 0], res.stderr)
+        replies, res = qmp_session("dmalab-ioat,id=ioat0",
+                                   qom_get("/machine/peripheral/ioat0", "counters"))
+        counters = replies[0].get("return", {})
+        self.assertEqual([counters.get(p) for p in ("descriptors", "bytes", "errors",
+                                                    "interrupts")], [0, 0, 0, 0], res.stderr)
+        self.assertEqual(set(counters.values()), {0})
 
     def test_pci_identity_and_properties(self):
         replies, res = qmp_session(
@@ -192,6 +204,59 @@ class Qmp(unittest.TestCase):
         bar0 = ioat[0]["regions"][0]
         self.assertEqual(bar0["size"], 0x4000)
         self.assertEqual(bar0["mem_type_64"], True)
+
+
+
+def documented_counters(page):
+    """The names of the page's counter table: the simple table whose header reads
+    "name  unit  what it counts"."""
+    with open(os.path.join(DOCS, page)) as f:
+        lines = f.read().splitlines()
+    start = next(i for i, l in enumerate(lines)
+                 if re.match(r"name +unit +what it counts$", l))
+    names = []
+    for line in lines[start + 2:]:
+        if line.startswith("="):
+            break
+        m = re.match(r"``([a-z0-9-]+)`` ", line)
+        if m:
+            names.append(m.group(1))
+    return names
+
+
+class Counters(unittest.TestCase):
+    """Each device's counters: all in one query, each documented, none a setting."""
+
+    def counters(self, device):
+        replies, res = qmp_session(device, qom_get("/machine/peripheral/d", "counters"))
+        self.assertIn("return", replies[0], res.stderr)
+        return replies[0]["return"]
+
+    def test_one_query_gives_every_documented_counter(self):
+        for kind, args, page in DEVICES:
+            with self.subTest(kind):
+                counters = self.counters(*args)
+                self.assertEqual(sorted(counters), sorted(documented_counters(page)))
+                self.assertTrue(all(isinstance(v, int) for v in counters.values()))
+
+    def test_help_lists_settings_only(self):
+        for kind, _, page in DEVICES:
+            with self.subTest(kind):
+                out = qemu("-device", kind + ",help")
+                listed = re.findall(r"^  ([a-z0-9_-]+)=", out.stdout, re.M)
+                self.assertTrue(listed, out.stderr)
+                for name in documented_counters(page) + [
+                        "counters", "counter-names", "fault-log", "faults-injected",
+                        "ir-remapped-requesters"]:
+                    self.assertNotIn(name, listed)
+                # what dmalab adds says what it does; QEMU's own, which its PCI and
+                # x86-iommu base classes add ("on/off", or no text), are QEMU's to describe
+                for line in out.stdout.splitlines()[1:]:
+                    m = re.match(r"  ([a-z0-9-]+)=<[^>]+> +- (.*)", line)
+                    if m and m.group(1) not in QEMU_BASE_PROPERTIES and \
+                            not m.group(1).startswith("x-"):
+                        self.assertNotRegex(m.group(2), r"^(on/off)?( \(default|$)",
+                                            line)
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ class Vtd:
         self.w32(GCMD, sts | bit if on else sts & ~bit)
 
     def counter(self, name):
-        return self.qt.qmp("qom-get", path=QOM, property=name)
+        return self.qt.counter(QOM, name)
 
     def qi_enable(self):
         self.iq = self.mem.alloc(4096, fill=0)

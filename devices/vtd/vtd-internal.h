@@ -110,6 +110,7 @@ typedef struct DmalabVtdKey {
 
 /* vtd-props.c */
 void dmalab_vtd_add_props(Object *obj);
+void dmalab_vtd_add_realized_props(Object *obj);
 void dmalab_vtd_class_props(ObjectClass *klass);
 
 /* vtd-ir.c */

@@ -15,20 +15,7 @@
 #include "../glue.h"
 #include "vtd-internal.h"
 
-/* Counters and run-time properties. */
-
-static void dmalab_vtd_get_counter(Object *obj, Visitor *v, const char *name,
-                                   void *opaque, Error **errp)
-{
-    DmalabVtdState *s = DMALAB_VTD(obj);
-    uint64_t value = 0;
-
-    if (s->model) {
-        DMALAB_VTD_LOCKED(s, value = dmalab_vtd_counter(s->model,
-                                                        (uintptr_t)opaque));
-    }
-    visit_type_uint64(v, name, &value, errp);
-}
+/* Run-time properties. */
 
 static void dmalab_vtd_get_cost(Object *obj, Visitor *v, const char *name,
                                 void *opaque, Error **errp)
@@ -161,19 +148,6 @@ static const DmalabPlanOps dmalab_vtd_plan_ops = {
     .applied = trace_dmalab_vtd_fault_plan,
 };
 
-/* The counters' names, comma-separated, so tools need not keep a copy. */
-static char *dmalab_vtd_get_counter_names(Object *obj, Error **errp)
-{
-    GString *names = g_string_new(NULL);
-    unsigned i;
-
-    for (i = 0; i < dmalab_vtd_counter_count(); i++) {
-        g_string_append_printf(names, "%s%s", i ? "," : "",
-                               dmalab_vtd_counter_name(i));
-    }
-    return g_string_free(names, false);
-}
-
 /* Remapped interrupts by requester ("BB:DD.F=N ...", docs/vtd-ir.rst). */
 static char *dmalab_vtd_get_ir_requesters(Object *obj, Error **errp)
 {
@@ -189,22 +163,7 @@ static char *dmalab_vtd_get_ir_requesters(Object *obj, Error **errp)
     return out;
 }
 
-/* A uint64_t member of DmalabVtdState that a run-time property reads. */
-/* A counter of the glue's own: opaque is its offset in DmalabVtdState. */
-static void dmalab_vtd_get_glue_counter(Object *obj, Visitor *v,
-                                        const char *name, void *opaque,
-                                        Error **errp)
-{
-    DmalabVtdState *s = DMALAB_VTD(obj);
-    uint64_t value;
-
-    qemu_mutex_lock(&s->lock);
-    value = *(uint64_t *)((char *)s + (uintptr_t)opaque);
-    qemu_mutex_unlock(&s->lock);
-    visit_type_uint64(v, name, &value, errp);
-}
-
-/* The run-time properties: counters, costs, audit, fault plan, queue state. */
+/* The run-time settings: policy, mode, costs, audit, fault plan. */
 void dmalab_vtd_add_props(Object *obj)
 {
     static const DmalabDynProp costs[] = {
@@ -217,17 +176,7 @@ void dmalab_vtd_add_props(Object *obj)
         { "iec-inv-ns", offsetof(DmalabVtdState, cfg.iec_inv_ns),
           "virtual ns per interrupt entry cache invalidation descriptor" },
     };
-    static const DmalabDynProp glue_counters[] = {
-        { "events-dropped", offsetof(DmalabVtdState, msis_dropped),
-          "event messages not sent: more were raised at once than the glue "
-          "queues (not counted in fault-events or inv-events)" },
-        { "notifications", offsetof(DmalabVtdState, notifications),
-          "UNMAP and DEVIOTLB_UNMAP events sent to IOMMU notifiers (vhost, "
-          "a device-TLB)" },
-    };
     DmalabVtdState *s = DMALAB_VTD(obj);
-    ObjectProperty *op;
-    unsigned i;
 
     object_property_add_enum(obj, "replacement", "DmalabVtdReplacement",
                              &dmalab_vtd_replacement_lookup,
@@ -243,13 +192,6 @@ void dmalab_vtd_add_props(Object *obj)
                                     "legacy (root and context tables) or "
                                     "scalable (also PASID tables, first- "
                                     "and second-stage, ECAP.SMTS)");
-    for (i = 0; i < dmalab_vtd_counter_count(); i++) {
-        op = object_property_add(obj, dmalab_vtd_counter_name(i), "uint64",
-                                 dmalab_vtd_get_counter, NULL, NULL,
-                                 (void *)(uintptr_t)i);
-        op->description = g_strdup("a counter of the unit, since the machine "
-                                   "started (docs/vtd.rst, Counters)");
-    }
     dmalab_glue_add_props(obj, costs, ARRAY_SIZE(costs), "uint64",
                           dmalab_vtd_get_cost, dmalab_vtd_set_cost);
     object_property_add_bool(obj, "audit", dmalab_vtd_prop_get_audit,
@@ -258,18 +200,40 @@ void dmalab_vtd_add_props(Object *obj)
                                     "the stale-translation audit; settable "
                                     "at run time");
     dmalab_plan_init(obj, &s->plan, &dmalab_vtd_plan_ops);
-    object_property_add_str(obj, "counter-names",
-                            dmalab_vtd_get_counter_names, NULL);
-    object_property_set_description(obj, "counter-names",
-                                    "the names of the unit's counters");
-    object_property_add_str(obj, "ir-remapped-requesters",
-                            dmalab_vtd_get_ir_requesters, NULL);
-    object_property_set_description(obj, "ir-remapped-requesters",
-                                    "remapped interrupts by requester, "
-                                    "'BB:DD.F=N' words (the first 8 "
-                                    "requesters, then other=N)");
-    dmalab_glue_add_props(obj, glue_counters, ARRAY_SIZE(glue_counters),
-                          "uint64", dmalab_vtd_get_glue_counter, NULL);
+}
+
+/*
+ * "counters": the unit's (docs/vtd.rst, Counters), then the glue's own, then
+ * the plan's; each read under the lock, none held while the next is visited.
+ */
+static void dmalab_vtd_read_counters(Object *obj, DmalabCounterSink *sink)
+{
+    DmalabVtdState *s = DMALAB_VTD(obj);
+    uint64_t value;
+
+    for (unsigned i = 0; i < dmalab_vtd_counter_count(); i++) {
+        DMALAB_VTD_LOCKED(s, value = dmalab_vtd_counter(s->model, i));
+        dmalab_counter(sink, dmalab_vtd_counter_name(i), value);
+    }
+    DMALAB_VTD_LOCKED(s, value = s->msis_dropped);
+    dmalab_counter(sink, "events-dropped", value);
+    DMALAB_VTD_LOCKED(s, value = s->notifications);
+    dmalab_counter(sink, "notifications", value);
+    dmalab_plan_counters(&s->plan, sink);
+}
+
+/* What a realized unit reports: not settings, so not in -device help. */
+void dmalab_vtd_add_realized_props(Object *obj)
+{
+    dmalab_glue_add_counters(obj, dmalab_vtd_read_counters);
+    if (!object_property_find(obj, "ir-remapped-requesters")) {
+        object_property_add_str(obj, "ir-remapped-requesters",
+                                dmalab_vtd_get_ir_requesters, NULL);
+        object_property_set_description(obj, "ir-remapped-requesters",
+                                        "remapped interrupts by requester, "
+                                        "'BB:DD.F=N' words (the first 8 "
+                                        "requesters, then other=N)");
+    }
 }
 
 /* The unit's configuration: defaults from dmalab_vtd_default_config(). */

@@ -231,6 +231,7 @@ static void dmalab_vtd_realize(DeviceState *dev, Error **errp)
     if (cfg.ir) {
         dmalab_vtd_ioapic_space(s);
     }
+    dmalab_vtd_add_realized_props(OBJECT(s));
 }
 
 static void dmalab_vtd_reset_hold(Object *obj, ResetType type)
