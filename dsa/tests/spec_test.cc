@@ -319,7 +319,8 @@ TEST(Pci, IdentityAndPortals)
 }
 
 // A descriptor or completion record field's byte offset and size, from its quadword and
-// bits. Fields of DSA's memory layouts are whole bytes, except PASID and PRIV.
+// bits. Fields of DSA's memory layouts are whole bytes, except PASID and PRIV and the DIF
+// flag bytes that reserve some of their bits (dif_bits below).
 struct Place {
     unsigned byte, bytes;
 };
@@ -347,6 +348,21 @@ void expect_at(Place p, unsigned byte, unsigned bytes, const char* what)
 {
     EXPECT_EQ(p.byte, byte) << what;
     EXPECT_EQ(p.bytes, bytes) << what;
+}
+// A field of operation `op` inside one byte: that byte's offset and the field's bits in it.
+void expect_bits(Opcode op, std::string_view name, unsigned byte, unsigned bits, const char* what)
+{
+    for (const OpLayout& row : kOps)
+        if (row.op == op)
+            for (unsigned w = 0; w < kDescriptorWords; w++)
+                for (const Field& f : row.word[w])
+                    if (name == f.name) {
+                        EXPECT_EQ(8 * w + f.lsb / 8u, byte) << what;
+                        EXPECT_LE(f.lsb % 8u + f.width, 8u) << what << " stays in its byte";
+                        EXPECT_EQ(f.mask() >> (f.lsb / 8u * 8), bits) << what;
+                        return;
+                    }
+    ADD_FAILURE() << "no field " << name;
 }
 
 TEST(Descriptor, Sizes)
@@ -436,18 +452,18 @@ TEST(Descriptor, OperationFields)
     expect_at(place(Opcode::CrcGen, "CRC_SEED"), 40, 4, "crc_seed");
     expect_at(place(Opcode::CopyCrc, "CRC_SEED"), 40, 4, "crc_seed");
     expect_at(place(Opcode::DifCheck, "SRC_DIF_FLAGS"), 40, 1, "src_dif_flags");
-    expect_at(place(Opcode::DifCheck, "DIF_FLAGS"), 42, 1, "dif_chk_flags");
+    expect_bits(Opcode::DifCheck, "DIF_FLAGS", 42, 0x0f, "dif_chk_flags, bits 7:4 reserved");
     expect_at(place(Opcode::DifCheck, "SRC_REF_TAG_SEED"), 48, 4, "chk_ref_tag_seed");
     expect_at(place(Opcode::DifCheck, "SRC_APP_TAG_MASK"), 52, 2, "chk_app_tag_mask");
     expect_at(place(Opcode::DifStrip, "SRC_APP_TAG_SEED"), 54, 2, "chk_app_tag_seed");
-    expect_at(place(Opcode::DifInsert, "DEST_DIF_FLAGS"), 41, 1, "dest_dif_flag");
-    expect_at(place(Opcode::DifInsert, "DIF_FLAGS"), 42, 1, "dif_ins_flags");
+    expect_bits(Opcode::DifInsert, "DEST_DIF_FLAGS", 41, 0xf8, "dest_dif_flag, bits 2:0 reserved");
+    expect_bits(Opcode::DifInsert, "DIF_FLAGS", 42, 0x0f, "dif_ins_flags");
     expect_at(place(Opcode::DifInsert, "DEST_REF_TAG_SEED"), 56, 4, "ins_ref_tag_seed");
     expect_at(place(Opcode::DifInsert, "DEST_APP_TAG_MASK"), 60, 2, "ins_app_tag_mask");
     expect_at(place(Opcode::DifInsert, "DEST_APP_TAG_SEED"), 62, 2, "ins_app_tag_seed");
     expect_at(place(Opcode::DifUpdate, "SRC_DIF_FLAGS"), 40, 1, "src_upd_flags");
-    expect_at(place(Opcode::DifUpdate, "DEST_DIF_FLAGS"), 41, 1, "upd_dest_flags");
-    expect_at(place(Opcode::DifUpdate, "DIF_FLAGS"), 42, 1, "dif_upd_flags");
+    expect_bits(Opcode::DifUpdate, "DEST_DIF_FLAGS", 41, 0xf8, "upd_dest_flags");
+    expect_bits(Opcode::DifUpdate, "DIF_FLAGS", 42, 0x0f, "dif_upd_flags");
     expect_at(place(Opcode::DifUpdate, "SRC_REF_TAG_SEED"), 48, 4, "src_ref_tag_seed");
     expect_at(place(Opcode::DifUpdate, "DEST_REF_TAG_SEED"), 56, 4, "dest_ref_tag_seed");
     expect_at(place(Opcode::DifUpdate, "DEST_APP_TAG_SEED"), 62, 2, "dest_app_tag_seed");
@@ -456,6 +472,37 @@ TEST(Descriptor, OperationFields)
         EXPECT_EQ(row.word[0].data(), std::span<const Field>(dw::W0).data()) << row.name;
         EXPECT_EQ(row.word[1].data(), std::span<const Field>(dw::COMPLETION).data()) << row.name;
     }
+}
+
+TEST(Descriptor, DifFlagBits)
+{
+    // SPDK's idxd_spec.h (IDXD_DIF_FLAG_*, IDXD_DIF_SOURCE_FLAG_*) and Intel DML's dmldefs.h
+    // (DML_DIF_FLAG_DST_*, one byte up; DML_DIF_CHECK_* for the result).
+    EXPECT_EQ(field_mask(dif::FLAGS, "BLOCK_SIZE"), 0x3u);
+    EXPECT_EQ(field_mask(dif::FLAGS, "INVERT_CRC_SEED"), 0x4u);
+    EXPECT_EQ(field_mask(dif::FLAGS, "INVERT_CRC_RESULT"), 0x8u);
+    EXPECT_EQ(dif::kBlockSizes[0], 512u);
+    EXPECT_EQ(dif::kBlockSizes[1], 520u);
+    EXPECT_EQ(dif::kBlockSizes[2], 4096u);
+    EXPECT_EQ(dif::kBlockSizes[3], 4104u);
+    EXPECT_EQ(field_mask(dif::SRC_FLAGS, "ENABLE_ALL_F_ERROR"), 0x01u);
+    EXPECT_EQ(field_mask(dif::SRC_FLAGS, "ALL_F_DETECT"), 0x02u);
+    EXPECT_EQ(field_mask(dif::SRC_FLAGS, "APP_TAG_F_DETECT"), 0x04u);
+    EXPECT_EQ(field_mask(dif::SRC_FLAGS, "APP_REF_TAG_F_DETECT"), 0x08u);
+    EXPECT_EQ(field_mask(dif::SRC_FLAGS, "APP_TAG_INCREMENT"), 0x10u);
+    EXPECT_EQ(field_mask(dif::SRC_FLAGS, "GUARD_CHECK_DISABLE"), 0x20u);
+    EXPECT_EQ(field_mask(dif::SRC_FLAGS, "REF_TAG_CHECK_DISABLE"), 0x40u);
+    EXPECT_EQ(field_mask(dif::SRC_FLAGS, "REF_TAG_FIXED"), 0x80u);
+    EXPECT_EQ(field_mask(dif::DEST_FLAGS, "APP_TAG_PASS"), 0x08u);
+    EXPECT_EQ(field_mask(dif::DEST_FLAGS, "APP_TAG_INCREMENT"), 0x10u);
+    EXPECT_EQ(field_mask(dif::DEST_FLAGS, "GUARD_PASS"), 0x20u);
+    EXPECT_EQ(field_mask(dif::DEST_FLAGS, "REF_TAG_PASS"), 0x40u);
+    EXPECT_EQ(field_mask(dif::DEST_FLAGS, "REF_TAG_FIXED"), 0x80u);
+    EXPECT_EQ(field_mask(dif::RESULT, "GUARD_MISMATCH"), 0x1u);
+    EXPECT_EQ(field_mask(dif::RESULT, "APP_TAG_MISMATCH"), 0x2u);
+    EXPECT_EQ(field_mask(dif::RESULT, "REF_TAG_MISMATCH"), 0x4u);
+    EXPECT_EQ(field_mask(dif::RESULT, "ALL_F_ERROR"), 0x8u);
+    EXPECT_EQ(dif::kGuardPolynomial, 0x8bb7u); // crc_t10dif's
 }
 
 TEST(CompletionRecord, Fields)

@@ -98,6 +98,49 @@ inline constexpr uint32_t DRDBK = field_mask(FLAGS, "DRDBK");
 inline constexpr uint32_t kDefined = static_cast<uint32_t>(defined_bits(FLAGS));
 } // namespace flag
 
+// The DIF operations' flag bytes bit by bit (DSA spec, "DIF Operations"): Linux's
+// dsa_hw_desc names the bytes (src_dif_flags, dest_dif_flags, dif_flags at bytes 40-42),
+// Intel's DML their bits (DML_DIF_FLAG_*, DML_DIF_CHECK_*). A protected block is followed by
+// an 8-byte tuple: the guard (the block's CRC-16 T10-DIF), the application tag and the
+// reference tag, each big-endian.
+namespace dif
+{
+using A = FieldAccess;
+// clang-format off
+// DIF_FLAGS: the block size (kBlockSizes) and the guard's seed (0, or 0xFFFF) and result
+// inverted. Bits 7:4 are reserved.
+inline constexpr Field FLAGS[] = {
+    {"BLOCK_SIZE", 0, 2, A::RO}, {"INVERT_CRC_SEED", 2, 1, A::RO},
+    {"INVERT_CRC_RESULT", 3, 1, A::RO}};
+// SRC_DIF_FLAGS: how the source's tuples are checked. The reference tag counts blocks from
+// its seed unless fixed, the application tag counts them when incrementing. A block whose
+// application tag is all ones (APP_TAG_F_DETECT), or whose application and reference tags
+// both are (APP_REF_TAG_F_DETECT), or whose whole tuple is (ALL_F_DETECT), is not checked;
+// with ENABLE_ALL_F_ERROR the last is a DIF error instead.
+inline constexpr Field SRC_FLAGS[] = {
+    {"ENABLE_ALL_F_ERROR", 0, 1, A::RO},    {"ALL_F_DETECT", 1, 1, A::RO},
+    {"APP_TAG_F_DETECT", 2, 1, A::RO},      {"APP_REF_TAG_F_DETECT", 3, 1, A::RO},
+    {"APP_TAG_INCREMENT", 4, 1, A::RO},     {"GUARD_CHECK_DISABLE", 5, 1, A::RO},
+    {"REF_TAG_CHECK_DISABLE", 6, 1, A::RO}, {"REF_TAG_FIXED", 7, 1, A::RO}};
+// DEST_DIF_FLAGS: how the destination's tuples are made; a pass-through bit (DIF Update)
+// copies that field of the source's tuple instead. Bits 2:0 are reserved.
+inline constexpr Field DEST_FLAGS[] = {
+    {"APP_TAG_PASS", 3, 1, A::RO}, {"APP_TAG_INCREMENT", 4, 1, A::RO},
+    {"GUARD_PASS", 5, 1, A::RO},   {"REF_TAG_PASS", 6, 1, A::RO},
+    {"REF_TAG_FIXED", 7, 1, A::RO}};
+// The completion record's RESULT (dif_status) with status DifError: every check the block
+// failed.
+inline constexpr Field RESULT[] = {
+    {"GUARD_MISMATCH", 0, 1, A::RO}, {"APP_TAG_MISMATCH", 1, 1, A::RO},
+    {"REF_TAG_MISMATCH", 2, 1, A::RO}, {"ALL_F_ERROR", 3, 1, A::RO}};
+// clang-format on
+inline constexpr uint32_t kBlockSizes[] = {512, 520, 4096, 4104};
+inline constexpr unsigned kTupleSize = 8;
+// CRC-16 T10-DIF: x^16 + x^15 + x^11 + x^9 + x^8 + x^7 + x^5 + x^4 + x^2 + x + 1, most
+// significant bit first (Linux's crc_t10dif).
+inline constexpr uint16_t kGuardPolynomial = 0x8bb7;
+} // namespace dif
+
 // Descriptor quadwords, as field tables. Quadwords 0 and 1 are common to every operation;
 // quadword 4 holds the transfer size (a batch: the descriptor count) and the completion
 // interrupt handle (an MSI-X index unless CMDCAP offers interrupt handles); bytes 38-39 are
@@ -131,14 +174,15 @@ inline constexpr Field MAX_DELTA[] = {{"MAX_DELTA_REC_SIZE", 0, 32, A::RO}};
 inline constexpr Field EXPECTED_MASK[] = {{"EXPECTED_RESULT_MASK", 0, 8, A::RO}};
 inline constexpr Field DELTA_SIZE[] = {{"DELTA_REC_SIZE", 0, 32, A::RO}};
 inline constexpr Field CRC_SEED[] = {{"CRC_SEED", 0, 32, A::RO}};
-// DIF operations: the flag bytes (their bits are the DIF chapter's, not spelled out here),
-// then the tag seeds of the source (checked) and destination (written) protection info.
+// DIF operations: the flag bytes, each as wide as the bits dif:: below defines (the rest of
+// the byte is reserved), then the tag seeds of the source (checked) and destination
+// (written) protection information.
 inline constexpr Field DIF_CHECK_FLAGS[] = {
-    {"SRC_DIF_FLAGS", 0, 8, A::RO}, {"DIF_FLAGS", 16, 8, A::RO}};
+    {"SRC_DIF_FLAGS", 0, 8, A::RO}, {"DIF_FLAGS", 16, 4, A::RO}};
 inline constexpr Field DIF_INSERT_FLAGS[] = {
-    {"DEST_DIF_FLAGS", 8, 8, A::RO}, {"DIF_FLAGS", 16, 8, A::RO}};
+    {"DEST_DIF_FLAGS", 11, 5, A::RO}, {"DIF_FLAGS", 16, 4, A::RO}};
 inline constexpr Field DIF_UPDATE_FLAGS[] = {
-    {"SRC_DIF_FLAGS", 0, 8, A::RO}, {"DEST_DIF_FLAGS", 8, 8, A::RO}, {"DIF_FLAGS", 16, 8, A::RO}};
+    {"SRC_DIF_FLAGS", 0, 8, A::RO}, {"DEST_DIF_FLAGS", 11, 5, A::RO}, {"DIF_FLAGS", 16, 4, A::RO}};
 inline constexpr Field DIF_SRC_TAGS[] = {
     {"SRC_REF_TAG_SEED", 0, 32, A::RO}, {"SRC_APP_TAG_MASK", 32, 16, A::RO},
     {"SRC_APP_TAG_SEED", 48, 16, A::RO}};
@@ -146,6 +190,14 @@ inline constexpr Field DIF_DEST_TAGS[] = {
     {"DEST_REF_TAG_SEED", 0, 32, A::RO}, {"DEST_APP_TAG_MASK", 32, 16, A::RO},
     {"DEST_APP_TAG_SEED", 48, 16, A::RO}};
 // clang-format on
+// Each flag byte's field covers exactly the bits its dif:: table defines, in every layout.
+static_assert(field_mask(DIF_CHECK_FLAGS, "SRC_DIF_FLAGS") == defined_bits(dif::SRC_FLAGS));
+static_assert(field_mask(DIF_UPDATE_FLAGS, "SRC_DIF_FLAGS") == defined_bits(dif::SRC_FLAGS));
+static_assert(field_mask(DIF_INSERT_FLAGS, "DEST_DIF_FLAGS") == defined_bits(dif::DEST_FLAGS) << 8);
+static_assert(field_mask(DIF_UPDATE_FLAGS, "DEST_DIF_FLAGS") == defined_bits(dif::DEST_FLAGS) << 8);
+static_assert(field_mask(DIF_CHECK_FLAGS, "DIF_FLAGS") == defined_bits(dif::FLAGS) << 16);
+static_assert(field_mask(DIF_INSERT_FLAGS, "DIF_FLAGS") == defined_bits(dif::FLAGS) << 16);
+static_assert(field_mask(DIF_UPDATE_FLAGS, "DIF_FLAGS") == defined_bits(dif::FLAGS) << 16);
 } // namespace dw
 
 // One row per operation: its opcode, the spec's name for it, and the fields each of the
@@ -244,8 +296,9 @@ static_assert(well_formed_ops());
 // submitting and polls it. BYTES_COMPLETED counts descriptors for a batch. FAULT_ADDR is the
 // address a page fault stopped at. Quadwords 2-3 are operation-specific: INVALID_FLAGS
 // (status InvalidFlags: the offending flag bits), DELTA_REC_SIZE (Create Delta Record),
-// CRC_VAL (CRC operations), the DIF tags the operation ended with (source in quadword 2,
-// destination in 3). Byte 2 (DSA 2.0's fault info) and byte 3 are reserved.
+// CRC_VAL (CRC operations), a DIF operation's tags for its next block, where it stopped or
+// past its last (the source's in quadword 2, the destination's in 3; RESULT is then its
+// dif_status). Byte 2 (DSA 2.0's fault info) and byte 3 are reserved.
 namespace cr
 {
 using A = FieldAccess;
