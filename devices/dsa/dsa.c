@@ -375,8 +375,7 @@ static const DmalabPropDoc dmalab_dsa_property_docs[] = {
     { "read-buffers", "GRPCAP.TOTAL_RDBUFS" },
     { "int-handles", "offer Request/Release Interrupt Handle (CMDCAP bits 13 "
       "and 14)" },
-    { "opcap", "OPCAP[0]: the operations offered (the DIF ones are not "
-      "implemented)" },
+    { "opcap", "OPCAP[0]: the operations offered (every DSA 1.0 one)" },
     { "command-ns", "modelled ns a command stays ACTIVE in CMDSTS" },
     { "command-jitter-ns", "plus a uniform [0, command-jitter-ns], from seed" },
     { "seed", "seed of the commands' and engines' jitter" },

@@ -80,7 +80,7 @@ class Identity(DsaCase):
 
     def test_impossible_geometry_is_refused_at_realize(self):
         for props, words in ((",wqs=0", "wqs must be"), (",msix-vectors=20", "msix-vectors"),
-                             (",opcap=0x40000", "opcap names an operation the model does not run")):
+                             (",opcap=0x400", "opcap names an operation DSA 1.0 does not have")):
             with self.subTest(props):
                 with self.assertRaises(QTestError) as cm:
                     launch(lambda: QTest(qtest_case.QEMU, ["-device", DEV + props]))

@@ -4,6 +4,7 @@
 // asks, and SWERR for an error it has no record to report in. The record's status byte is
 // written last, after the rest of the record, so software that polls it reads a whole record.
 
+#include "execute.h"
 #include "parts.h"
 
 namespace dmalab::dsa
@@ -27,8 +28,8 @@ bool quiet_outcome(Status s)
 }
 
 // BYTES_COMPLETED: 0 for an operation that ran to its end; where it stopped otherwise (a
-// fault, the first difference of a compare, a Create Delta whose record overflowed); for a
-// batch, the descriptors it processed.
+// fault, the first difference of a compare, a Create Delta whose record overflowed, the
+// block a DIF check failed); for a batch, the descriptors it processed.
 uint32_t bytes_completed(const Work& w)
 {
     if (w.op() == Opcode::Batch)
@@ -70,7 +71,9 @@ bool DataPath::write_record(Engine& e, const Work& w)
                         field(cr::W0, "BYTES_COMPLETED").put(bytes_completed(w));
     store_le(rec, w0, 8);
     store_le(rec + 8, w.fault_addr, 8);
-    store_le(rec + 16, w.word2, 8);
+    const std::array<uint64_t, 2> tail = exec::record_tail(w);
+    store_le(rec + 16, tail[0], 8);
+    store_le(rec + 24, tail[1], 8);
     const uint64_t at = w.completion();
     const uint64_t epoch = e.epoch;
     const MemAttrs a = attrs(0);

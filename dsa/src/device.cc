@@ -187,8 +187,6 @@ const char* Dsa::check(const Config& c)
         return "a device needs dedicated or shared WQs";
     if (c.opcap & ~opcap_all(0))
         return "opcap names an operation DSA 1.0 does not have";
-    if (c.opcap & ~kModelOps)
-        return "opcap names an operation the model does not run (DIF)";
     if (c.latency_ns > kMaxDelayNs || c.jitter_ns > kMaxDelayNs)
         return "latency-ns and jitter-ns must be at most 2^50 ns";
     if (c.step_bytes < 64 || c.step_bytes > (uint64_t{1} << 30))

@@ -21,12 +21,13 @@ namespace
 
 constexpr uint64_t kPage = Exec::kPiece;
 
+} // namespace
+
 uint64_t to_page_end(uint64_t addr)
 {
     return kPage - (addr & (kPage - 1));
 }
 
-// The failed access `r` ends the operation, `write` telling its direction.
 void fault(Work& w, const DmaResult& r, bool write)
 {
     const bool translation = r.error == DmaError::IommuFault || r.error == DmaError::Wrap;
@@ -48,6 +49,9 @@ DmaResult write(Exec& x, uint64_t addr, const uint8_t* buf, uint64_t n)
         return DmaResult::failure(DmaError::Wrap, addr);
     return x.mem.write(addr, buf, n, x.attrs);
 }
+
+namespace
+{
 
 // The next piece of a stretch at transfer offset w.done: at most `left`, a scratch piece,
 // and inside one page of each address given (offsets from w.done).

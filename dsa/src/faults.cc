@@ -35,7 +35,8 @@ bool writes_only(Opcode op)
 }
 
 // The ranges an occasion names: what the operation reads at word 2 and what it writes (or
-// reads second) at word 3, each as long as its transfer; none for operations without.
+// reads second) at word 3, as long as its transfer (the written one: exec::dest_extent);
+// none for operations without.
 struct Ranges {
     bool src = false, dst = false;
 };
@@ -49,9 +50,13 @@ Ranges ranges_of(Opcode op)
     case Opcode::Dualcast:
     case Opcode::CopyCrc:
     case Opcode::ApplyDelta:
+    case Opcode::DifInsert:
+    case Opcode::DifStrip:
+    case Opcode::DifUpdate:
         return {true, true};
     case Opcode::ComparePattern:
     case Opcode::CrcGen:
+    case Opcode::DifCheck:
         return {true, false};
     case Opcode::Fill:
     case Opcode::CacheFlush:
@@ -102,7 +107,7 @@ void DataPath::inject(Work& w, uint64_t now)
     }
     if (rg.dst) {
         o.start[1] = w.word(3);
-        o.end[1] = faults::range_end(w.word(3), op == Opcode::ApplyDelta ? w.size() : len);
+        o.end[1] = faults::range_end(w.word(3), exec::dest_extent(w));
     }
     Work::Injected& j = w.injected;
     injector_->decide(o, now, [&](const faults::Rule& r) {

@@ -32,6 +32,10 @@ constexpr OpRow kRows[] = {
     {Opcode::Dualcast,       0,           true,  true,  3, exec::dualcast,       "dualcast"},
     {Opcode::CrcGen,         0,           true,  true,  1, exec::crc,            "crc"},
     {Opcode::CopyCrc,        0,           true,  true,  2, exec::copy_crc,       "copy-crc"},
+    {Opcode::DifCheck,       0,           true,  true,  1, exec::dif,            "dif-check"},
+    {Opcode::DifInsert,      0,           true,  true,  2, exec::dif,            "dif-insert"},
+    {Opcode::DifStrip,       0,           true,  true,  2, exec::dif,            "dif-strip"},
+    {Opcode::DifUpdate,      0,           true,  true,  2, exec::dif,            "dif-update"},
     {Opcode::CacheFlush,     0,           true,  true,  0, nullptr,              "cache-flush"},
 };
 // clang-format on
@@ -69,6 +73,9 @@ bool writes(Opcode op)
     case Opcode::ApplyDelta:
     case Opcode::Dualcast:
     case Opcode::CopyCrc:
+    case Opcode::DifInsert:
+    case Opcode::DifStrip:
+    case Opcode::DifUpdate:
         return true;
     default:
         return false;
@@ -242,6 +249,20 @@ Status check(const Work& w, const Limits& l,
             return Status::DeltaSizeRange;
         if (!wrapping(a2) && !wrapping(a3) && !wraps(a5, max) &&
             (overlap_n(a5, max, a2, size) || overlap_n(a5, max, a3, size)))
+            return Status::OverlappingBuffers;
+        break;
+    }
+    case Opcode::DifCheck:
+    case Opcode::DifInsert:
+    case Opcode::DifStrip:
+    case Opcode::DifUpdate: {
+        // Whole blocks of the source (with their tuples, but for Insert); the destination is
+        // as long as they become, and may not share a byte with the source.
+        const exec::DifShape s = exec::dif_shape(w);
+        if (size % s.src)
+            return Status::XferSizeRange;
+        const uint64_t out = exec::dest_extent(w);
+        if (!wrapping(a2) && !wraps(a3, out) && overlap_n(a2, size, a3, out))
             return Status::OverlappingBuffers;
         break;
     }

@@ -27,13 +27,17 @@ TEST(Checks, AnUndefinedOpcodeIsUnsupported)
     }
 }
 
-TEST(Checks, DifOperationsAreUnsupported)
+TEST(Checks, DifOperationsLeftOutOfOpcapAreUnsupported)
 {
-    // DSA 1.0 defines them; this model does not offer them (kModelOps, OPCAP).
+    // The default OPCAP offers them (operations_dif_test.cc); a device configured without
+    // them refuses them.
+    Config c;
+    for (Opcode op : {Opcode::DifCheck, Opcode::DifInsert, Opcode::DifStrip, Opcode::DifUpdate})
+        c.opcap &= ~opcap_bit(op);
     for (Opcode op : {Opcode::DifCheck, Opcode::DifInsert, Opcode::DifStrip, Opcode::DifUpdate}) {
         Desc d(op, kRecord);
         d.completion(kRec).src(kSrc).dst(kDst).size(512);
-        EXPECT_EQ(status_of(d), Status::UnsupportedOpcode)
+        EXPECT_EQ(status_of(d, c), Status::UnsupportedOpcode)
             << "opcode 0x" << std::hex << static_cast<unsigned>(op);
     }
 }

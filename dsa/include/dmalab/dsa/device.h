@@ -27,10 +27,8 @@ class Injector;
 namespace dmalab::dsa
 {
 
-// The operations the data path runs: DSA 1.0's but DIF Check, Insert, Strip and Update.
-inline constexpr uint64_t kModelOps =
-    opcap_all(0) & ~(opcap_bit(Opcode::DifCheck) | opcap_bit(Opcode::DifInsert) |
-                     opcap_bit(Opcode::DifStrip) | opcap_bit(Opcode::DifUpdate));
+// The operations the data path runs: every DSA 1.0 operation, the DIF ones included.
+inline constexpr uint64_t kModelOps = opcap_all(0);
 
 // What the device offers (its capability registers) and how long its commands take. The
 // defaults are what Sapphire Rapids' DSA 1.0 reports to idxd: 8 WQs sharing 128 descriptor
@@ -53,7 +51,7 @@ struct Config {
     // index as the handle (idxd_wq_request_irq) and the commands are invalid.
     bool int_handles = false;
     // OPCAP[0] (DSA 1.0 has no opcode above 63): every operation the model implements, which
-    // is every DSA 1.0 operation but the four DIF ones.
+    // is every DSA 1.0 operation.
     uint64_t opcap = kModelOps;
     // A command is ACTIVE in CMDSTS for command_ns plus a uniform [0, command_jitter_ns] of
     // the modelled clock (seeded by seed); both 0: it completes inside the CMD write.
