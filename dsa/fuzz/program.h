@@ -3,7 +3,8 @@
 // register and table writes of any size and value, the commands idxd issues with plausible
 // and implausible operands, 64-byte portal stores of descriptors built from plausible fields
 // (every opcode, flags, addresses in RAM, in holes, in a window onto the device's own BARs,
-// wrapping past 2^64; batches whose lists hold batches, drains and themselves), portal writes
+// wrapping past 2^64; DIF fields in whole blocks; batches whose lists hold batches, drains
+// and themselves), portal writes
 // of every other shape, memory and holes, Bus Master Enable toggles, halts, resets, save/load
 // round trips, timer expiries, and a fault plan of every kind the device takes (its holds
 // released at any time). Shared by the libFuzzer target and the robustness unit
@@ -118,8 +119,8 @@ class Program : dmalab::fuzz::Input
     // A descriptor of plausible fields: any opcode, flags, addresses and sizes.
     void descriptor(uint64_t* w, testing::FakeMemory& mem)
     {
-        static constexpr uint8_t kOps[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
-                                           0x08, 0x09, 0x10, 0x11, 0x12, 0x20, 0x3f};
+        static constexpr uint8_t kOps[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+                                           0x09, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x20, 0x3f};
         const uint8_t op = byte() & 0x80 ? byte() : kOps[byte() % sizeof kOps];
         uint64_t flags = byte() & 0x1f;
         if (byte() & 0x80) {
@@ -136,6 +137,32 @@ class Program : dmalab::fuzz::Input
         w[4] = size | handle << 32;
         for (unsigned i = 5; i < kDescriptorWords; i++)
             w[i] = byte() & 1 ? u64() : (byte() & 1 ? address(mem) : u16());
+        if (op >= static_cast<uint8_t>(Opcode::DifCheck) &&
+            op <= static_cast<uint8_t>(Opcode::DifUpdate) && byte() & 1)
+            dif_fields(w, static_cast<Opcode>(op), mem);
+    }
+
+    // A DIF descriptor that passes the descriptor checks more often than not, so that its
+    // blocks run: a record asked for, flag bytes without their reserved bits, whole blocks
+    // in RAM, tags that a zeroed source's tuples match at times.
+    void dif_fields(uint64_t* w, Opcode op, testing::FakeMemory& mem)
+    {
+        w[0] = uint64_t{static_cast<uint8_t>(op)} << 56 | uint64_t{flag::CRAV | flag::RCR} << 32;
+        w[1] = (u16() % mem.ram.size()) & ~uint64_t{31};
+        w[2] = u16() % mem.ram.size();
+        w[3] = u16() % mem.ram.size();
+        const unsigned code = byte() % 4;
+        const bool reads = op != Opcode::DifInsert;
+        const bool stamps = op == Opcode::DifInsert || op == Opcode::DifUpdate;
+        w[5] = uint64_t{code | (byte() & 0x0cu)} << 16;
+        w[5] |= reads ? byte() : 0u;
+        w[5] |= stamps ? uint64_t{byte() & 0xf8u} << 8 : 0;
+        w[6] = reads && byte() & 1 ? u64() : 0;
+        w[7] = stamps && byte() & 1 ? u64() : 0;
+        if (op == Opcode::DifCheck)
+            w[3] = 0;
+        const uint32_t unit = dif::kBlockSizes[code] + (reads ? dif::kTupleSize : 0);
+        w[4] = unit * (1 + byte() % 4u); // no interrupt handle without RCI
     }
 
     void store(Dsa& dev, uint32_t at, const uint64_t* w)
