@@ -5,15 +5,15 @@
 // copies plain blocks, each followed by a new tuple; Strip verifies the tuples and copies the
 // blocks without them; Update verifies them and copies the blocks with new ones.
 //
-// A block is the unit of work: read whole (in pieces inside one page), checked, then
-// written, so a block that fails a check leaves nothing of itself in the destination, and a
-// stretch of the data phase always ends on a block boundary. The first block that fails a check
-// ends the operation with status DifError (09h), RESULT naming every check that block failed and
-// BYTES_COMPLETED the source bytes before it (Intel DML: the DIF results its low-level API
-// documentation lists, and its job API tests). A fault counts the whole blocks before it the
-// same way. The record's tags (quadword 2 the source's, 3 the destination's) are those of
-// the next block: what software resumes with after a fault (accel-config's dsa_reprep_dif
-// takes them as the new seeds).
+// A block is the unit of work: read whole (in pieces inside one page), checked, then written,
+// so a block that fails a check leaves nothing of itself in the destination (one whose write
+// faults may leave a part), and a stretch of the data phase always ends on a block boundary.
+// The first block that fails a check ends the operation with status DifError (09h), RESULT
+// naming every check that block failed and BYTES_COMPLETED the source bytes before it (Intel
+// DML: the DIF results its low-level API documentation lists, and its job API tests). A
+// fault counts the whole blocks before it the same way. The record's tags (quadword 2 the
+// source's, 3 the destination's) are those of the next block: what software resumes with
+// after a fault (accel-config's dsa_reprep_dif takes them as the new seeds).
 
 #include <algorithm>
 #include <iterator>
