@@ -76,6 +76,41 @@ typedef struct DmalabCallGuard {
 
 void dmalab_guard_enter(DmalabCallGuard *g, Object *obj);
 void dmalab_guard_leave(DmalabCallGuard *g, Object *obj);
+
+/*
+ * Defines the MemoryRegionOps `name` of a BAR window whose accesses, of any
+ * size and alignment, reach the model while running(s) is true (realized, not
+ * released) and do nothing otherwise: reads through read_fn(model, addr,
+ * size), writes through write_fn(model, addr, value, size) under the call
+ * guard, since a write can call out. State holds `model` and `guard`.
+ */
+#define DMALAB_DEFINE_MMIO_OPS(name, State, running, read_fn, write_fn)     \
+    static uint64_t name##_read(void *opaque, hwaddr addr, unsigned size)   \
+    {                                                                       \
+        State *s = opaque;                                                  \
+                                                                            \
+        return running(s) ? read_fn(s->model, addr, size) : 0;             \
+    }                                                                       \
+    static void name##_write(void *opaque, hwaddr addr, uint64_t val,       \
+                             unsigned size)                                 \
+    {                                                                       \
+        State *s = opaque;                                                  \
+                                                                            \
+        if (running(s)) {                                                   \
+            dmalab_guard_enter(&s->guard, OBJECT(s));                       \
+            write_fn(s->model, addr, val, size);                            \
+            dmalab_guard_leave(&s->guard, OBJECT(s));                       \
+        }                                                                   \
+    }                                                                       \
+    static const MemoryRegionOps name = {                                   \
+        .read = name##_read,                                                \
+        .write = name##_write,                                              \
+        .endianness = DEVICE_LITTLE_ENDIAN,                                 \
+        .valid = { .min_access_size = 1, .max_access_size = 8,              \
+                   .unaligned = true },                                     \
+        .impl = { .min_access_size = 1, .max_access_size = 8,               \
+                  .unaligned = true },                                      \
+    }
 /*
  * A timer callback's call into the model, with QEMU's re-entrancy guard
  * engaged as it is for MMIO, so the model's DMA and messages cannot land on

@@ -54,69 +54,22 @@ static bool dmalab_dsa_running(DmalabDsaState *s)
     return s->model && !s->guard.released;
 }
 
-static uint64_t dmalab_dsa_regs_read(void *opaque, hwaddr addr, unsigned size)
-{
-    DmalabDsaState *s = opaque;
-
-    return dmalab_dsa_running(s) ? dmalab_dsa_mmio_read(s->model, addr, size)
-                                 : 0;
-}
-
-/* A command can call out: its completion interrupt. */
-static void dmalab_dsa_regs_write(void *opaque, hwaddr addr, uint64_t val,
-                                  unsigned size)
-{
-    DmalabDsaState *s = opaque;
-
-    if (dmalab_dsa_running(s)) {
-        dmalab_guard_enter(&s->guard, OBJECT(s));
-        dmalab_dsa_mmio_write(s->model, addr, val, size);
-        dmalab_guard_leave(&s->guard, OBJECT(s));
-    }
-}
-
-static const MemoryRegionOps dmalab_dsa_regs_ops = {
-    .read = dmalab_dsa_regs_read,
-    .write = dmalab_dsa_regs_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    /* idxd reads the capability registers with readq; any size goes. */
-    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-};
-
-static uint64_t dmalab_dsa_portal_mmio_read(void *opaque, hwaddr addr,
-                                            unsigned size)
-{
-    DmalabDsaState *s = opaque;
-
-    return dmalab_dsa_running(s) ? dmalab_dsa_portal_read(s->model, addr, size)
-                                 : 0;
-}
+/*
+ * BAR 0: idxd reads the capability registers with readq; any size goes. A
+ * command can call out: its completion interrupt.
+ */
+DMALAB_DEFINE_MMIO_OPS(dmalab_dsa_regs_ops, DmalabDsaState, dmalab_dsa_running,
+                       dmalab_dsa_mmio_read, dmalab_dsa_mmio_write);
 
 /*
- * A MOVDIR64B arrives as eight 8-byte writes, ascending, under one hold of
- * the BQL (qemu/patches/0007); any other shape is not a descriptor. The last
- * can call out: with sync-start, an idle engine's first step runs in it.
+ * BAR 2's portals. A MOVDIR64B arrives as eight 8-byte writes, ascending,
+ * under one hold of the BQL (qemu/patches/0007); any other shape is not a
+ * descriptor. The last can call out: with sync-start, an idle engine's first
+ * step runs in it.
  */
-static void dmalab_dsa_portal_mmio_write(void *opaque, hwaddr addr,
-                                         uint64_t val, unsigned size)
-{
-    DmalabDsaState *s = opaque;
-
-    if (dmalab_dsa_running(s)) {
-        dmalab_guard_enter(&s->guard, OBJECT(s));
-        dmalab_dsa_portal_write(s->model, addr, val, size);
-        dmalab_guard_leave(&s->guard, OBJECT(s));
-    }
-}
-
-static const MemoryRegionOps dmalab_dsa_portal_ops = {
-    .read = dmalab_dsa_portal_mmio_read,
-    .write = dmalab_dsa_portal_mmio_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-};
+DMALAB_DEFINE_MMIO_OPS(dmalab_dsa_portal_ops, DmalabDsaState,
+                       dmalab_dsa_running, dmalab_dsa_portal_read,
+                       dmalab_dsa_portal_write);
 
 static void dmalab_dsa_fire(void *model, unsigned id)
 {

@@ -60,42 +60,14 @@ static bool dmalab_ioat_running(DmalabIoatState *s)
     return s->model && !s->guard.released;
 }
 
-static uint64_t dmalab_ioat_read(void *opaque, hwaddr addr, unsigned size)
-{
-    DmalabIoatState *s = opaque;
-
-    return dmalab_ioat_running(s) ? dmalab_ioat_mmio_read(s->model, addr, size)
-                                  : 0;
-}
-
 /*
- * A write can call out (see s->guard): with sync-start a doorbell
- * runs the channel's first step here, and a fault doorbell write can release
- * a held descriptor.
+ * BAR 0. Linux reads CHANSTS with readq; the model handles any size and
+ * alignment, in the registers and in the fault doorbell. A write can call out
+ * (see s->guard): with sync-start a doorbell runs the channel's first step
+ * here, and a fault doorbell write can release a held descriptor.
  */
-static void dmalab_ioat_write(void *opaque, hwaddr addr, uint64_t val,
-                              unsigned size)
-{
-    DmalabIoatState *s = opaque;
-
-    if (dmalab_ioat_running(s)) {
-        dmalab_guard_enter(&s->guard, OBJECT(s));
-        dmalab_ioat_mmio_write(s->model, addr, val, size);
-        dmalab_guard_leave(&s->guard, OBJECT(s));
-    }
-}
-
-static const MemoryRegionOps dmalab_ioat_ops = {
-    .read = dmalab_ioat_read,
-    .write = dmalab_ioat_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    /*
-     * Linux reads CHANSTS with readq; the model handles any size and
-     * alignment, in the registers and in the fault doorbell.
-     */
-    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-};
+DMALAB_DEFINE_MMIO_OPS(dmalab_ioat_ops, DmalabIoatState, dmalab_ioat_running,
+                       dmalab_ioat_mmio_read, dmalab_ioat_mmio_write);
 
 static void dmalab_ioat_release(DmalabIoatState *s)
 {
