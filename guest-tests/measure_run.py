@@ -217,7 +217,11 @@ def run_boots(args, study, configs, variants, initrds):
                      if f.get("rate") == str(rate) else f) for tag, f in rows]
         failed += check_rows(study, label, rows, not bad, args.icount is not None,
                              args.smp or study.smp or 1)
+        devices = unit_counters(boot)
+        if not bad and getattr(study, "check_boot", None):
+            # what the boot's rows and its devices' counters must agree on
+            failed += [(label, [w]) for w in study.check_boot(label, rows, devices)]
         runs[label].append(rows)
-        counters[label].append(unit_counters(boot))
+        counters[label].append(devices)
         names[label].append(variant[0])
     return runs, counters, names, profiles, failed

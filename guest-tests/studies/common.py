@@ -118,7 +118,10 @@ class Study:
     `expect(runs, labels, tables) -> (lines, failures)`: what --expect-order
     checks (by default measure_checks.expect_order where a table has a
     bound).  `matrix(mode, ioat)` gives the
-    configurations (default: the IOMMU set of configs())."""
+    configurations (default: the IOMMU set of configs()).  A study may set
+    `check_boot(label, rows, counters) -> [what is wrong]`: what each passed
+    boot's rows and its devices' counters (measure_tables.unit_counters) must
+    agree on (offload: the descriptors the device completed)."""
 
     def __init__(self, mode, pt, engine, tables, smp=None, quick=None, icount=None,
                  extra=(), matrix=None, cpu=None, rated=False,
