@@ -198,6 +198,52 @@ class IommuFlushWiringTests(unittest.TestCase):
         self.assertIn("32 ns per guest instruction, a 31.25-MIPS CPU", out)
 
 
+class OffloadWiringTests(unittest.TestCase):
+    """main() for offload with mocked boots: the DSA configuration on the study's CPU, its
+    rows checked, and its device's descriptors against the copies its rows saw complete."""
+
+    def run_main(self, dsa_descriptors, dsa_rows):
+        from test_studies import offload_row
+        argvs = []
+
+        def bench_boot(rp, argv, label, log_path=None, verbose=False):
+            argvs.append((label, argv))
+            boot = runner.Boot()
+            dsa = label == "dsa"
+            boot.device_stats = [{"type": "dmalab-dsa" if dsa else "dmalab-ioat",
+                                  "descriptors": dsa_descriptors if dsa else 1000}]
+            rows = dsa_rows if dsa else [offload_row("cpu", 170, 0, 0, 0),
+                                         offload_row("wait", 170, 0, 170, 0)]
+            return boot, [(None, runner.Facts(bench=rows), [])], []
+        out = io.StringIO()
+        with unittest.mock.patch.object(measure.runner, "bench_boot", bench_boot), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            rc = measure.main(["--study", "offload", "--qemu", "q", "--kernel", "k",
+                               "--initrd", "i", "--quick", "--configs", "engine,dsa"])
+        return rc, argvs, out.getvalue()
+
+    def test_dsa_boots_are_judged_on_their_rows_and_counters(self):
+        from test_studies import offload_row
+        rows = [offload_row("cpu", 170, 0, 0, 0), offload_row("wait", 170, 170, 0, 170),
+                offload_row("overlap", 10, 160, 0, 10)]
+        rc, argvs, out = self.run_main(330, rows)
+        self.assertEqual(rc, 0, out)
+        argv = " ".join(dict(argvs)["dsa"])
+        self.assertIn("--cpu max,-erms,-fsrm,-fzrm,-fsrs,-fsrc", argv)
+        self.assertIn("--device dmalab-dsa,latency-ns=2000,bandwidth=8000000000", argv)
+        self.assertIn("dmalab.dsa_run=exercise dmalab_exercise.mode=offload", argv)
+        self.assertIn("dsa: wait and ordered slept until the engine's callbacks", out)
+        rc, _, out = self.run_main(331, rows)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("dmalab-dsa completed 331 descriptors, the exerciser saw 330 copies "
+                      "complete", out)
+        rows[1] = offload_row("wait", 170, 0, 170, 0)     # polled: not what idxd allows
+        rc, _, out = self.run_main(330, rows)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("op=wait size=4096: interrupts asked, polls and sleeps 0, 170, 0 where "
+                      "the channel wants 170, 0, 170", out)
+
+
 class SmpTests(unittest.TestCase):
     """--smp N: the TSC kept as the clocksource on the modelled clock, mapcost's
     concurrent windows, no profiler (it crashes such guests), and --configs."""

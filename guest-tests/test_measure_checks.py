@@ -15,6 +15,7 @@ sys.dont_write_bytecode = True     # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure  # noqa: E402
 import runner  # noqa: E402
+from studies.offload import DSA_LABELS  # noqa: E402
 
 
 def copy_row(size, net, copies=300, slept=300, slots=300):
@@ -67,6 +68,11 @@ class PremiseTests(unittest.TestCase):
             "swiotlb": "bounced", "no-bounce-engine": "none", "swiotlb-engine": "bounced",
             "engine": "none"}
 
+    # what a boot through dmalab-dsa prints besides (init/dsa.sh, the exerciser's end)
+    DSA_LINES = ["DMALAB: idxd bound 0000:00:03.0 vendor=0x8086 device=0x0b25",
+                 "DMALAB: dsa channels=1 (dma0chan0)",
+                 "DMALAB: exercise end rc=0 uptime=9.50", "DMALAB: dsa end"]
+
     def wrong(self, config_args, lines):
         from harness.judge import judge_lines
         args = runner.make_parser().parse_args(["--judge-log", "x"] + config_args)
@@ -82,7 +88,11 @@ class PremiseTests(unittest.TestCase):
             mapped = {"lazy": "translated", "strict": "translated",
                       "bounced": "bounced"}.get(want, "identity")
             self.assertIn("dmalab_exercise.iommu_expect=" + mapped, args, label)
+            dsa = label in DSA_LABELS
+            if dsa:     # its own premise, without idxd's set-up and teardown
+                self.assertTrue(self.wrong(args, self.LINES["none"]))
             for boot, lines in self.LINES.items():
+                lines = lines + (self.DSA_LINES if dsa else [])
                 with self.subTest(config=label, boot=boot):
                     if boot == want:
                         self.assertEqual(self.wrong(args, lines), [])

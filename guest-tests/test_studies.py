@@ -256,6 +256,110 @@ class OffloadOrderTests(unittest.TestCase):
         self.assertEqual(wrong, ["--expect-order: no overlap figures"])
 
 
+def offload_row(op, n, irqs, polls, sleeps, copies=None, batch=16, chunks=None):
+    """A bench-offload row of n rounds of op (a read of batch + 1 chunks in overlap and
+    ordered), copies seen complete by default those offloaded."""
+    per = batch + 1 if op in ("overlap", "ordered") else 1
+    if copies is None:
+        copies = {"cpu": 0, "wait": n}.get(op, n * batch)
+    return ("bench-offload", {"op": op, "size": "4096", "n": str(n),
+                              "chunks": str(n * per if chunks is None else chunks),
+                              "batch": str(batch), "dma_copies": str(copies),
+                              "dma_irqs": str(irqs), "polls": str(polls),
+                              "sleeps": str(sleeps), "busy_ns": "900", "elapsed_ns": "3000",
+                              "cpus": "1"})
+
+
+class OffloadRowTests(unittest.TestCase):
+    """offload's rows: the copies seen complete are those offloaded, and the CPU learnt of
+    them as the channel allows (polls on dmalab-ioat, a sleep per round on DSA); the
+    device's descriptors against them; and what the tables say of DSA's waits."""
+
+    def check(self, label, row):
+        from studies import offload
+        return offload.offload_row(label, row[1], True)
+
+    def test_an_ordered_channel_polls_wait_and_ordered(self):
+        for row in (offload_row("cpu", 170, 0, 0, 0), offload_row("wait", 170, 0, 170, 0),
+                    offload_row("overlap", 10, 10, 0, 10),
+                    offload_row("ordered", 10, 0, 10, 0)):
+            self.assertEqual(self.check("engine", row), [], row[1]["op"])
+        # a polled round on DSA's channel, an interrupt per copy on dmalab-ioat's
+        self.assertIn("where the channel wants 0, 170, 0",
+                      self.check("engine", offload_row("wait", 170, 170, 0, 170))[0])
+
+    def test_dsa_sleeps_once_a_round_on_every_copy_s_interrupt(self):
+        for row in (offload_row("cpu", 170, 0, 0, 0), offload_row("wait", 170, 170, 0, 170),
+                    offload_row("overlap", 10, 160, 0, 10),
+                    offload_row("ordered", 10, 160, 0, 10)):
+            self.assertEqual(self.check("dsa", row), [], row[1]["op"])
+        self.assertIn("polls and sleeps 0, 10, 0 where the channel wants 160, 0, 10",
+                      self.check("dsa", offload_row("ordered", 10, 0, 10, 0))[0])
+        # one copy of the round whose interrupt was not asked for (never reaped by idxd)
+        self.assertTrue(self.check("dsa", offload_row("overlap", 10, 159, 0, 10)))
+
+    def test_every_offloaded_chunk_seen_complete(self):
+        self.assertIn("159 copies seen complete for 160 chunks offloaded",
+                      self.check("dsa", offload_row("overlap", 10, 160, 0, 10, 159))[0])
+        self.assertIn("169 copies seen complete for 170",
+                      self.check("engine", offload_row("wait", 170, 0, 170, 0, 169))[0])
+        self.assertIn("1 copies seen complete for 0",
+                      self.check("engine", offload_row("cpu", 170, 0, 0, 0, 1))[0])
+        self.assertIn("171 chunks in 10 rounds of 17",
+                      self.check("dsa", offload_row("ordered", 10, 160, 0, 10,
+                                                    chunks=171))[0])
+        self.assertTrue(self.check("dsa", ("bench-offload", {"op": "wait", "size": "1"})))
+
+    def test_the_device_completed_the_copies_seen(self):
+        from studies import offload
+        rows = [offload_row("wait", 170, 170, 0, 170), offload_row("overlap", 10, 160, 0, 10)]
+        self.assertEqual(offload.device_counts("dsa", rows,
+                                               {"dmalab-dsa": {"descriptors": 330}}), [])
+        self.assertEqual(offload.device_counts("dsa", rows,
+                                               {"dmalab-dsa": {"descriptors": 331}}),
+                         ["dmalab-dsa completed 331 descriptors, the exerciser saw 330 "
+                          "copies complete"])
+        self.assertTrue(offload.device_counts("dsa", rows, {}))
+        # dmalab-ioat: its driver's own descriptors on top
+        self.assertEqual(offload.device_counts("engine", rows,
+                                               {"dmalab-ioat": {"descriptors": 335}}), [])
+        self.assertTrue(offload.device_counts("engine", rows,
+                                              {"dmalab-ioat": {"descriptors": 329}}))
+        self.assertEqual(offload.device_counts("raid-cpu", [], {}), [])
+
+    def test_dsa_has_the_study_s_engine_profile(self):
+        from studies import offload
+        from studies.iommu_flush import COPY_ENGINE
+        self.assertEqual(COPY_ENGINE, "latency-ns=2000,bandwidth=4000000000")
+        self.assertEqual(offload.dsa_profile(COPY_ENGINE),
+                         "latency-ns=2000,bandwidth=8000000000")
+        configs = dict(measure.STUDIES["offload"].configs())
+        self.assertIn("dmalab-dsa,latency-ns=2000,bandwidth=8000000000", configs["dsa"])
+
+    def test_waits_that_slept_are_said_so_and_ordered_by_busy_time(self):
+        from studies import offload
+        runs = {"engine": [[offload_row("wait", 170, 0, 170, 0)]],
+                "dsa": [[offload_row("wait", 170, 170, 0, 170),
+                         offload_row("ordered", 10, 160, 0, 10)]]}
+        lines = offload.explain(runs, {}, ["engine", "dsa"], 0)
+        self.assertEqual(len(lines), 1)
+        self.assertTrue(lines[0].startswith("dsa: wait and ordered slept"))
+        self.assertEqual(offload.explain({"engine": runs["engine"]}, {}, ["engine"], 0), [])
+        sleeping = {"dsa": ("4096",)}
+        lines, wrong = orders.offload(runs, ["engine", "dsa"], [], sleeping)
+        self.assertEqual(wrong, [])
+        self.assertEqual(len(lines), 3)     # dsa's wait and ordered; engine polls its wait
+        self.assertIn("dsa: wait, overlap and ordered at 4096 bytes only", lines[0])
+        runs["dsa"][0][0][1]["busy_ns"] = "2990"
+        _, wrong = orders.offload(runs, ["engine", "dsa"], [], sleeping)
+        self.assertEqual(len(wrong), 1)
+        self.assertIn("dsa wait size=4096: busy 2990 ns < elapsed 3000", wrong[0])
+        # at the sizes where the CPU's work per copy outlasts the engine's, no order
+        lines, wrong = orders.offload(runs, ["engine", "dsa"], [], {"dsa": ("65536",)})
+        self.assertEqual((len(lines), wrong), (1, ["--expect-order: no overlap figures"]))
+        self.assertEqual(offload.DSA_IDLE_SIZES, ("65536",))
+
+
 class IommuFlushScalableTests(unittest.TestCase):
     """iommu-flush's vtd-sm-lazy and vtd-sm-strict: a figure under their labels is of
     scalable mode, which their boots must show (as each NAME-sm scenario's do)."""

@@ -291,6 +291,10 @@ def measure(rest):
         # Debian's ioatdma refuses dmalab-ioat under swiotlb=force (the scenario
         # swiotlb-selftest-bug): this study boots the image with the patched one.
         initrd = "initramfs-ioatdma-patched.cpio.gz"
+    if study[1:] == ["offload"]:
+        # its dsa configuration sets dmalab-dsa up with accel-config, which the dsa image
+        # (dsa_image.py) appends to the patched ioatdma's: every configuration boots it
+        initrd = "initramfs-dsa.cpio.gz"
     if study[1:] in (["udp"], ["xdp"]):
         # iperf3, iproute2's ip and dmalab-xsk (with libxdp) are not in the default
         # image: net_image.py appends them from Debian's packages

@@ -16,8 +16,8 @@ parameter of the run (--ipc, default 1), stated beside every figure.
 
 from dataclasses import dataclass, field
 
-# dmalab-vtd's delays (vtd/include/dmalab/vtd/unit.h, Config) and dmalab-ioat's
-# (property: unit) that a profile scales: virtual ns each, or bytes per second.
+# dmalab-vtd's delays (vtd/include/dmalab/vtd/unit.h, Config) and dmalab-ioat's and
+# dmalab-dsa's (property: unit) that a profile scales: virtual ns each, or bytes per second.
 VTD_DELAYS = {"wait-ns": 500, "inv-desc-ns": 200, "inv-page-ns": 10, "walk-read-ns": 100}
 IOAT_DELAYS = ("latency-ns", "jitter-ns")
 IOAT_RATES = ("bandwidth",)
@@ -103,7 +103,8 @@ def _scale_device(arg, prof, t):
         rates = {}
         for k, src in prof.shape.items():
             given.setdefault(k, "%g" % src.value)
-    elif name == "dmalab-ioat":
+    elif name in ("dmalab-ioat", "dmalab-dsa"):
+        # the same pacing properties (dmalab-dsa's bandwidth counts both streams of a copy)
         delays = {k: given[k] for k in IOAT_DELAYS if k in given}
         delays.update({k: prof.delays[k].value for k in IOAT_DELAYS
                        if k in prof.delays and k not in given})

@@ -153,27 +153,39 @@ def swiotlb(runs, labels, tables):
             "resolution:"] + lines, failures
 
 
-def offload(runs, labels, tables):
+def offload(runs, labels, tables, sleeping=None):
     """When the CPU overlaps its own work with the engine's, it is idle for part of the
     time: overlap's busy time below its elapsed time, per configuration and size, by
-    more than the busy figure's resolution."""
+    more than the busy figure's resolution.  `sleeping`, {label: sizes}: configurations
+    whose three offloaded kinds all sleep until the callbacks (a channel that completes
+    out of order, DSA's: nothing polls it), where this holds for wait, overlap and ordered
+    at those sizes only: where a copy's engine time is longer than the CPU's work per copy
+    (its submission, its interrupt and the callback's wake-up)."""
+    sleeping = sleeping or {}
     lines, failures = [], []
     for label in labels:
+        ops = ("wait", "overlap", "ordered") if label in sleeping else ("overlap",)
         for rows in runs.get(label, []):
             for t, f in rows:
-                if t != "bench-offload" or f.get("op") != "overlap":
+                if t != "bench-offload" or f.get("op") not in ops or (
+                        label in sleeping and f.get("size") not in sleeping[label]):
                     continue
+                op = f.get("op")
                 busy, wall = _int(f, "busy_ns"), _int(f, "elapsed_ns")
                 if busy is None or wall is None:
-                    failures.append("%s overlap size=%s: no busy_ns or elapsed_ns" % (
-                        label, f.get("size")))
+                    failures.append("%s %s size=%s: no busy_ns or elapsed_ns" % (
+                        label, op, f.get("size")))
                     continue
-                text = "%s overlap size=%s: busy %d ns < elapsed %d ns per chunk " \
-                    "(bound %.0f)" % (label, f.get("size"), busy, wall, busy_bound(f, rows))
+                text = "%s %s size=%s: busy %d ns < elapsed %d ns per chunk " \
+                    "(bound %.0f)" % (label, op, f.get("size"), busy, wall,
+                                      busy_bound(f, rows))
                 lines.append("  " + text)
                 if not busy + busy_bound(f, rows) < wall:
                     failures.append(text + ": not beyond the figures' resolution")
     if not lines and not failures:
         failures.append("--expect-order: no overlap figures")
     return ["offload: the CPU busy for less than the elapsed time while the engine "
-            "copies (overlap), every boot:"] + lines, failures
+            "copies (overlap; %s), every boot:" % (
+                "; ".join("%s: wait, overlap and ordered at %s bytes only" % (
+                    label, ", ".join(sizes)) for label, sizes in sleeping.items()) or
+                "none sleeps in wait or ordered")] + lines, failures
