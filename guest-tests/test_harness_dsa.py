@@ -157,5 +157,90 @@ DMALAB: done
                       runner.analyse(boot, *runner.judging(args))[1])
 
 
+class DmatestBesideIoatTests(unittest.TestCase):
+    """dsa-dmatest-vs-ioat: dmatest over one dmalab-ioat channel and over dmalab-dsa's in one
+    boot; every run's test count and failures, both devices' counters against the tests,
+    and dmatest's summaries as bench-dmatest rows (a 6.1 run's lines, 2026-12-07)."""
+
+    SIZES = (("16384", "100", "54377.37", "870038", "47258.97", "756143"),
+             ("1048576", "20", "2984.18", "3055804", "2962.52", "3033624"),
+             ("64", "50", "51867.21", "3112", "44722.71", "2683"))
+
+    def log(self):
+        out = ["Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP",
+               "DMALAB: init kernel=6.1.0-57-amd64 scenario=dsa uptime=1.01",
+               "DMALAB: ioatdma bound 0000:00:01.0 vendor=0x8086 device=0x2021",
+               "DMALAB: dma channels=1 (dma0chan0)",
+               "DMALAB: idxd bound 0000:00:02.0 vendor=0x8086 device=0x0b25",
+               "DMALAB: dsa wq0.0 state=enabled",
+               "DMALAB: dsa channels=1 (dma1chan0)",
+               "DMALAB: dsa dmatest beside ioat channels (dma0chan0)"]
+        for size, n, ioat_iops, ioat_kb, dsa_iops, dsa_kb in self.SIZES:
+            for dev, chan, iops, kb in (("ioat", "dma0chan0", ioat_iops, ioat_kb),
+                                        ("dsa", "dma1chan0", dsa_iops, dsa_kb)):
+                out += ["DMALAB: dsa dmatest buf=%s iterations=%s channels=%s" % (size, n, chan),
+                        "dmatest: %s-copy0: summary %s tests, 0 failures %s iops %s KB/s (0)"
+                        % (chan, n, iops, kb),
+                        "DMALAB: dmatest dev=%s chan=%s buf=%s tests=%s failures=0 iops=%s "
+                        "kb_per_s=%s" % (dev, chan, size, n, iops, kb)]
+            out.append("DMALAB: dsa dmatest end buf=%s" % size)
+        return out + ["DMALAB: irq 2 PCI-MSI 32768-edge idxd-misc",
+                      "DMALAB: irq 170 PCI-MSI 32769-edge idxd-portal",
+                      "DMALAB: accel-config disable-wq dsa0/wq0.0 rc=0",
+                      "DMALAB: dsa wq0.0 state=disabled", "DMALAB: dsa end",
+                      "DMALAB: irq 175 PCI-MSI 16384-edge ioat-msix",
+                      "DMALAB: ioat irq cpus 1", "DMALAB: done"]
+
+    def judge(self, lines, dsa=None, ioat=None):
+        """(reasons, facts) of a boot with these lines and counters."""
+        import scenarios
+        entry = scenarios.load()["dsa-dmatest-vs-ioat"]
+        args = runner.make_parser().parse_args(scenarios.runner_args(entry) + [
+            "--qemu", "q", "--kernel", "k", "--initrd", "i"])
+        args.registry_expect = runner.Expectations.from_entry(entry)
+        dsa = dict(DsaJudgeTests.COUNTERS, **dict({"bytes": 22613120}, **(dsa or {})))
+        ioat = dict({"descriptors": 175, "bytes": 22615120, "errors": 0, "interrupts": 175,
+                     "copy-descriptors": 171, "copy-bytes": 22615120,
+                     "null-descriptors": 4}, **(ioat or {}))
+        boot = runner.Boot()
+        boot.lines = lines
+        boot.stamps = [0.0] * len(lines)
+        boot.rc = 0
+        boot.device_stats = [dict(ioat, path="/machine/peripheral-anon/device[0]",
+                                  type="dmalab-ioat"),
+                             dict(dsa, path="/machine/peripheral-anon/device[1]",
+                                  type="dmalab-dsa", **{"counter-names": sorted(dsa)})]
+        facts, reasons = runner.analyse(boot, *runner.judging(args))[:2]
+        return reasons, facts
+
+    def test_a_good_run_passes_and_gives_both_devices_rows(self):
+        reasons, facts = self.judge(self.log())
+        self.assertEqual(reasons, [])
+        rows = [(t, f["dev"], f["buf"], f["tests"]) for t, f in facts.bench]
+        self.assertEqual(rows[:2], [("bench-dmatest", "ioat", "16384", "100"),
+                                    ("bench-dmatest", "dsa", "16384", "100")])
+        self.assertEqual(len(rows), 6)
+
+    def test_what_fails_it(self):
+        log = self.log()
+        one_short = [l.replace("summary 20 tests", "summary 19 tests")
+                     if "dma1chan0-copy0" in l else l for l in log]
+        self.assertIn("no serial line matches '^dmatest: dma1chan0-copy0: summary 20 tests, "
+                      "0 failures '", self.judge(one_short)[0])
+        failed = [l.replace("tests=50 failures=0", "tests=50 failures=1") for l in log]
+        self.assertTrue(self.judge(failed)[0])
+        reasons = self.judge(log, dsa={"descriptors": 171})[0]
+        self.assertIn("dmalab-dsa: descriptors is 171, expected == 170 (descriptors==170)",
+                      reasons)
+        reasons = self.judge(log, ioat={"copy-descriptors": 170})[0]
+        self.assertIn("dmalab-ioat: copy-descriptors is 170, expected == 171 "
+                      "(copy-descriptors==171)", reasons)
+        self.assertTrue(self.judge(log, ioat={"copy-bytes": 22613120})[0])
+        self.assertTrue(self.judge(log, dsa={"bytes": 22615120})[0])
+        no_ioat_irq = [l.replace("irq 175 PCI-MSI", "irq 0 PCI-MSI") for l in log]
+        self.assertIn("interrupt ioat-msix never fired (1 line(s), all 0)",
+                      self.judge(no_ioat_irq)[0])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

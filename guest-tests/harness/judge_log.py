@@ -92,9 +92,10 @@ IRQ_RE = re.compile(r"^irq (\d+)\s*(.*)$")
 
 # /init's own figures, one line per run: "DMALAB: WORD key=value ..." becomes a bench
 # row of the tag INIT_BENCH[WORD], as the exerciser's "# bench-..." lines do
-# (init.sh's dmalab.iperf workload: "DMALAB: iperf nic=... size=... rate=...", and
-# its dmalab.xsk workload: "DMALAB: xsk receiver=... size=... rate=...")
-INIT_BENCH = {"iperf": "bench-iperf", "xsk": "bench-xsk"}
+# (init.sh's dmalab.iperf workload: "DMALAB: iperf nic=... size=... rate=...", its
+# dmalab.xsk workload: "DMALAB: xsk receiver=... size=... rate=...", and dmatest's summaries
+# with dmalab.dsa_run=dmatest-ioat: "DMALAB: dmatest dev=... chan=... buf=... tests=...")
+INIT_BENCH = {"iperf": "bench-iperf", "xsk": "bench-xsk", "dmatest": "bench-dmatest"}
 INIT_BENCH_RE = re.compile(r"^(\w+)((?:\s+[\w/.-]+=\S+)+)\s*$")
 
 

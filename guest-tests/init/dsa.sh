@@ -14,7 +14,11 @@
 # dmaengine channel (dmaNchanM).  dmatest runs memcpy on every channel of the device
 # for each buffer size of DSA_DMATEST (SIZE:ITERATIONS words, each size its own
 # number of iterations, so that the summary lines say which run they are), then the
-# WQ is disabled (Drain WQ, Reset WQ) and the device (Disable Device).
+# WQ is disabled (Drain WQ, Reset WQ) and the device (Disable Device).  With
+# dmalab.dsa_run=exercise the exerciser runs on the channel instead, in the mode its
+# dmalab_exercise.mode= word gives (memcpy, offload, ...); with dmalab.dsa_run=dmatest-ioat
+# dmatest runs each size on ioatdma's channels first, then on the DSA channel, each run
+# alone, and prints each channel's summary as a "DMALAB: dmatest dev=ioat|dsa ..." line.
 #
 # Lines for the judge: "DMALAB: idxd bound BDF vendor=... device=...", "DMALAB: dsa
 # channels=N (names)", "DMALAB: dsa dmatest buf=SIZE iterations=N channels=...",
@@ -95,7 +99,67 @@ dsa_irqs() {
 	}' /proc/interrupts | while IFS= read -r l; do line "$l"; done
 }
 
-# dmatest on the channels $1 (names), one run per SIZE:ITERATIONS word of DSA_DMATEST
+# The dmaengine channels of the PCI functions ioatdma drives
+ioat_channels() {
+	for c in /sys/class/dma/*; do
+		[ -e "$c/device/driver" ] || continue
+		[ "$(basename "$(readlink -f "$c/device/driver")")" = ioatdma ] && printf '%s ' "${c##*/}"
+	done
+}
+
+# dmatest's summary of channel $2's last run as a figure line of device $1: "DMALAB: dmatest
+# dev=NAME chan=CHANNEL buf=SIZE tests=N failures=N iops=X kb_per_s=N" (its copy thread's
+# "summary N tests, N failures X iops N KB/s" line, read back from the kernel's log), which
+# the runner tabulates as bench-dmatest rows
+dmatest_bench() {
+	s=$(dmesg | sed -n "s/^.*dmatest: $2-copy0: summary \([0-9]*\) tests, \([0-9]*\) failures \([0-9.]*\) iops \([0-9]*\) KB\/s.*/\1 \2 \3 \4/p" | tail -n 1)
+	# shellcheck disable=SC2086  # the four figures
+	[ -n "$s" ] && set -- "$1" "$2" $s &&
+		say "dmatest dev=$1 chan=$2 buf=$size tests=$3 failures=$4 iops=$5 kb_per_s=$6"
+}
+
+# How many summary lines dmatest printed so far for the channels $1 (names)
+dmatest_summaries() {
+	n=0
+	for c in $1; do
+		n=$((n + $(dmesg | grep -c "dmatest: $c-copy[0-9]*: summary ")))
+	done
+	echo $n
+}
+
+# One dmatest run of $size bytes and $iters iterations (dsa_dmatest's) on the channels $2
+# (names) of device $1; with $3 (bench) its summaries as bench lines too (dmatest_bench)
+dmatest_group() {
+	# the parameters are taken when a channel is added
+	if ! { echo "$size" > "$p"/test_buf_size && echo "$iters" > "$p"/iterations; }; then
+		say "error: dmatest refused buf=$size iterations=$iters"
+		return 1
+	fi
+	for c in $2; do
+		echo "$c" > "$p"/channel || { say "error: dmatest refused channel $c"; return 1; }
+	done
+	say "dsa dmatest buf=$size iterations=$iters channels=$(echo "$2" | tr ' ' ,)"
+	want=$(($(dmatest_summaries "$2") + $(echo "$2" | wc -w)))
+	echo 1 > "$p"/run || { say "error: dmatest did not start"; return 1; }
+	# dmatest's wait returns at once while a thread it woke has not run yet (its
+	# "pending" state), as on one CPU it may not have: sleep first, and wait until
+	# every channel printed its summary
+	tries=100
+	while sleep 0.1 && cat "$p"/wait > /dev/null &&
+		[ "$(dmatest_summaries "$2")" -lt "$want" ]; do
+		tries=$((tries - 1))
+		[ $tries -gt 0 ] || { say "error: dmatest printed no summary for $2"; return 1; }
+	done
+	if [ -n "$3" ]; then
+		for c in $2; do dmatest_bench "$1" "$c"; done
+	fi
+	return 0
+}
+
+# dmatest, one run per SIZE:ITERATIONS word of DSA_DMATEST on each device in turn: the
+# arguments are pairs of a device's name and its channels (names, space separated), e.g.
+# "dsa 'dma0chan0'"; each run's threads run alone.  With more than one device each run's
+# summaries are bench lines too.
 dsa_dmatest() {
 	ko=/lib/modules/$KVER/extra/dmatest.ko
 	[ -f "$ko" ] || { say "error: no dmatest.ko in the image"; return 1; }
@@ -103,19 +167,19 @@ dsa_dmatest() {
 	insmod "$ko" $(mod_params dmatest) || { say "error: insmod dmatest failed"; return 1; }
 	p=/sys/module/dmatest/parameters
 	echo 0 > $p/dmatest		# memcpy
+	bench=""
+	[ $# -gt 2 ] && bench=1
 	for run in $DSA_DMATEST; do
 		size=${run%:*} iters=${run#*:}
-		# the parameters are taken when a channel is added
-		if ! { echo "$size" > $p/test_buf_size && echo "$iters" > $p/iterations; }; then
-			say "error: dmatest refused buf=$size iterations=$iters"
-			return 1
-		fi
-		for c in $1; do
-			echo "$c" > $p/channel || { say "error: dmatest refused channel $c"; return 1; }
+		dev=""
+		for a in "$@"; do
+			if [ -z "$dev" ]; then
+				dev=$a
+				continue
+			fi
+			dmatest_group "$dev" "$a" $bench || return 1
+			dev=""
 		done
-		say "dsa dmatest buf=$size iterations=$iters channels=$(echo "$1" | tr ' ' ,)"
-		echo 1 > $p/run || { say "error: dmatest did not start"; return 1; }
-		cat $p/wait > /dev/null
 		say "dsa dmatest end buf=$size"
 	done
 	# release the channels (the WQ cannot be disabled while a client holds one)
@@ -201,8 +265,17 @@ dsa_run() {
 		dsa_diagnose
 	elif [ "$DSA_RUN" = exercise ]; then
 		exercise_run
+	elif [ "$DSA_RUN" = dmatest-ioat ]; then
+		ioat=$(ioat_channels)
+		ioat=${ioat% }
+		say "dsa dmatest beside ioat channels ($ioat)"
+		if [ -z "$ioat" ]; then
+			say "error: no ioatdma channel to run dmatest on"
+		else
+			dsa_dmatest ioat "$ioat" dsa "$chans"
+		fi
 	else
-		dsa_dmatest "$chans"
+		dsa_dmatest dsa "$chans"
 	fi
 	dsa_irqs
 
