@@ -48,10 +48,13 @@ swiotlb=force.
 for a copy through dmalab-ioat waited for at once ("wait"), overlapped with
 the CPU's own copy ("overlap") or synchronised before it ("ordered"), on a
 one-CPU guest at 1 ns per guest instruction, with the study's engine, a slower
-one, and a CPU whose copy costs an instruction per byte; each kind's cost over
-the CPU copy's per size and the crossover, the size from which on offloading
-costs less.  Then md RAID5 and RAID6 writes (init.sh's mdcost scenario) with
-the parity on the CPU (skx) and offloaded (bwd): busy time per MiB written.
+one, a CPU whose copy costs an instruction per byte, and through dmalab-dsa
+under idxd with the study's engine profile ("dsa": idxd cannot be polled, so
+there every copy asks for an interrupt and wait and ordered sleep until the
+callbacks); each kind's cost over the CPU copy's per size and the crossover,
+the size from which on offloading costs less.  Then md RAID5 and RAID6 writes
+(init.sh's mdcost scenario) with the parity on the CPU (skx) and offloaded
+(bwd): busy time per MiB written.  It boots the dsa image (accel-config).
 
 --study udp (studies/udp.py): iperf3 (Debian's, in the image of net_image.py) sending
 UDP from one NIC of a one-CPU guest to another in a network namespace of its own, two

@@ -46,8 +46,8 @@ DSA_LABELS = tuple(label for label, _ in DSA_CONFIGS)
 # Where the CPU must be idle for part of every offloaded kind through DSA (--expect-order):
 # at 64 KiB a copy's engine time (2 us + 16.4 us at the study's profile) is well above the
 # CPU's work for it.  Below, it need not be: each copy's interrupt, idxd's irq thread and
-# the callback's wake-up took the CPU as long as the engine's copy or longer, and it was
-# never idle up to 4 KiB (2026-12-07; docs/offload.rst).
+# the callback's wake-up took the CPU as long as the engine's copy or longer (2026-12-07,
+# docs/offload.rst: overlap and ordered never idle up to 4 KiB, wait not at 256 B).
 DSA_IDLE_SIZES = ("65536",)
 # What every DSA boot must show besides the rows: idxd bound, one channel, the exerciser
 # and the teardown ran, the WQ's interrupt fired, and the device saw no error of any kind
