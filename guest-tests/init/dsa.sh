@@ -142,8 +142,9 @@ dmatest_group() {
 	want=$(($(dmatest_summaries "$2") + $(echo "$2" | wc -w)))
 	echo 1 > "$p"/run || { say "error: dmatest did not start"; return 1; }
 	# dmatest's wait returns at once while a thread it woke has not run yet (its
-	# "pending" state), as on one CPU it may not have: sleep first, and wait until
-	# every channel printed its summary
+	# "pending" state): with two vCPUs on the modelled clock it had not, and the next
+	# run's channel joined the running one.  Sleep first, and wait until every channel
+	# printed its summary
 	tries=100
 	while sleep 0.1 && cat "$p"/wait > /dev/null &&
 		[ "$(dmatest_summaries "$2")" -lt "$want" ]; do
