@@ -279,20 +279,19 @@ class OffloadRowTests(unittest.TestCase):
         from studies import offload
         return offload.offload_row(label, row[1], True)
 
-    def test_an_ordered_channel_polls_wait_and_ordered(self):
-        for row in (offload_row("cpu", 170, 0, 0, 0), offload_row("wait", 170, 0, 170, 0),
-                    offload_row("overlap", 10, 10, 0, 10),
-                    offload_row("ordered", 10, 0, 10, 0)):
-            self.assertEqual(self.check("engine", row), [], row[1]["op"])
-        # a polled round on DSA's channel, an interrupt per copy on dmalab-ioat's
+    # (op, rounds, interrupts asked, polls, sleeps) of a good boot of each channel
+    GOOD = {"engine": [("cpu", 170, 0, 0, 0), ("wait", 170, 0, 170, 0),
+                       ("overlap", 10, 10, 0, 10), ("ordered", 10, 0, 10, 0)],
+            "dsa": [("cpu", 170, 0, 0, 0), ("wait", 170, 170, 0, 170),
+                    ("overlap", 10, 160, 0, 10), ("ordered", 10, 160, 0, 10)]}
+
+    def test_each_channel_is_waited_for_as_it_allows(self):
+        for label, rows in self.GOOD.items():
+            for args in rows:
+                self.assertEqual(self.check(label, offload_row(*args)), [], (label, args))
+        # an interrupt per copy on dmalab-ioat's channel, polled rounds on DSA's
         self.assertIn("where the channel wants 0, 170, 0",
                       self.check("engine", offload_row("wait", 170, 170, 0, 170))[0])
-
-    def test_dsa_sleeps_once_a_round_on_every_copy_s_interrupt(self):
-        for row in (offload_row("cpu", 170, 0, 0, 0), offload_row("wait", 170, 170, 0, 170),
-                    offload_row("overlap", 10, 160, 0, 10),
-                    offload_row("ordered", 10, 160, 0, 10)):
-            self.assertEqual(self.check("dsa", row), [], row[1]["op"])
         self.assertIn("polls and sleeps 0, 10, 0 where the channel wants 160, 0, 10",
                       self.check("dsa", offload_row("ordered", 10, 0, 10, 0))[0])
         # one copy of the round whose interrupt was not asked for (never reaped by idxd)
