@@ -336,10 +336,11 @@ static const DmalabDynProp dmalab_ioat_timing[] = {
       "bytes per second a channel moves (0: unlimited); settable at run "
       "time" },
     { "latency-ns", offsetof(DmalabIoatState, cfg.latency_ns),
-      "added to every descriptor's completion time; settable at run time" },
+      "modelled ns added to every descriptor's completion time; settable "
+      "at run time" },
     { "jitter-ns", offsetof(DmalabIoatState, cfg.jitter_ns),
-      "uniform random extra completion time, drawn from seed; settable at "
-      "run time" },
+      "plus a uniform [0, jitter-ns] modelled ns per descriptor, drawn "
+      "from seed; settable at run time" },
 };
 
 /* "counters": the table's, each operation's, the device-TLB's, the plan's. */
