@@ -51,6 +51,40 @@ class Input
     const uint8_t* end_;
 };
 
+// How soon a model's step may ask for its next.
+enum class Rearm {
+    NotInPast,     // at the instant it ran, or later
+    StrictlyLater, // later than the instant it ran
+};
+
+// Runs the earliest pending timer of a model at the instant it asked for, as the host's
+// clock would, and checks what every engine keeps after a step: no timer beyond the time
+// limit, none due before (or, with StrictlyLater, at) the instant it ran, no DMA mapping held
+// across steps, and only the vectors below `vectors` raised. There must be a pending timer.
+template <class Model>
+void run_next_timer(Model& model, testing::FakeMemory& mem, testing::FakeTimers& timers,
+                    testing::FakeInterrupts& irq, unsigned vectors, Rearm rearm)
+{
+    auto [id, when] = *timers.next();
+    timers.pending.erase(id);
+    if (when > timers.now)
+        timers.now = when;
+    model.timer(id);
+    if (timers.over_limit)
+        violated("a timer armed beyond the time limit");
+    auto again = timers.pending.find(id);
+    if (again != timers.pending.end() &&
+        (again->second < timers.now ||
+         (rearm == Rearm::StrictlyLater && again->second == timers.now)))
+        violated("a step asked to run again in the past or at the same instant");
+    if (mem.outstanding != 0)
+        violated("a mapping was not released");
+    for (unsigned v : irq.raised)
+        if (v >= vectors)
+            violated("an interrupt beyond the device's vectors");
+    irq.raised.clear();
+}
+
 // A model built as Model(config, Host{memory, timers, interrupts, log, nullptr}).
 template <class Model, class Host, class Config>
 void round_trip(const Model& model, testing::FakeMemory& mem, const Config& c)

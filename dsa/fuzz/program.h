@@ -338,21 +338,8 @@ class Program : dmalab::fuzz::Input
     static void step(Dsa& dev, testing::FakeMemory& mem, testing::FakeTimers& timers,
                      testing::FakeInterrupts& irq, const Config& c)
     {
-        auto [id, when] = *timers.next();
-        timers.pending.erase(id);
-        timers.now = std::max(timers.now, when);
-        dev.timer(id);
-        if (timers.over_limit)
-            violated("a timer armed beyond the time limit");
-        auto again = timers.pending.find(id);
-        if (again != timers.pending.end() && again->second < timers.now)
-            violated("a step asked to run in the past");
-        if (mem.outstanding != 0)
-            violated("a mapping was not released");
-        for (unsigned v : irq.raised)
-            if (v >= c.msix_vectors)
-                violated("an interrupt beyond the MSI-X table");
-        irq.raised.clear();
+        dmalab::fuzz::run_next_timer(dev, mem, timers, irq, c.msix_vectors,
+                                     dmalab::fuzz::Rearm::NotInPast);
         if (const char* why = dev.invariant_violation())
             violated(why);
     }

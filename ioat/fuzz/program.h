@@ -329,21 +329,8 @@ class Program : dmalab::fuzz::Input
     static void step(Ioat& dev, testing::FakeMemory& mem, testing::FakeTimers& timers,
                      testing::FakeInterrupts& irq, const Config& c)
     {
-        auto [id, when] = *timers.next();
-        timers.pending.erase(id);
-        timers.now = std::max(timers.now, when); // the step runs when it asked to
-        dev.timer(id);
-        if (timers.over_limit)
-            violated("a timer armed beyond the time limit");
-        auto again = timers.pending.find(id);
-        if (again != timers.pending.end() && again->second <= timers.now)
-            violated("a step asked to run again at the same instant");
-        if (mem.outstanding != 0)
-            violated("a mapping was not released");
-        for (unsigned v : irq.raised)
-            if (v >= c.channels)
-                violated("interrupt vector beyond the channel count");
-        irq.raised.clear();
+        dmalab::fuzz::run_next_timer(dev, mem, timers, irq, c.channels,
+                                     dmalab::fuzz::Rearm::StrictlyLater);
         for (unsigned ch = 0; ch < c.channels; ch++)
             if (dev.channel_state(ch) > ChanState::Halted)
                 violated("channel state out of range");
