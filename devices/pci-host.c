@@ -174,6 +174,18 @@ void dmalab_guard_leave(DmalabCallGuard *g, Object *obj)
     object_unref(obj);
 }
 
+void dmalab_guard_unrealize(DmalabCallGuard *g, Object *obj,
+                            DmalabTimers *timers, void (*stop)(Object *obj))
+{
+    if (g->depth) {
+        stop(obj);
+        dmalab_timers_stop(timers);
+        g->released = true;
+        return;
+    }
+    g->release(obj);
+}
+
 void dmalab_guard_timer(DmalabCallGuard *g, DeviceState *dev,
                         void (*fire)(void *model, unsigned id), void *model,
                         unsigned id)

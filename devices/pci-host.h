@@ -16,6 +16,7 @@
 #include "system/dma.h"
 
 #include "dmalab/host_c.h"
+#include "glue.h"
 
 /*
  * DmalabHost entries that every PCI engine's glue shares, for an opaque that
@@ -76,6 +77,14 @@ typedef struct DmalabCallGuard {
 
 void dmalab_guard_enter(DmalabCallGuard *g, Object *obj);
 void dmalab_guard_leave(DmalabCallGuard *g, Object *obj);
+
+/*
+ * Unrealize's last step: g->release(obj) now, or, when a call into the model
+ * is still running (the function was unplugged by its own DMA), stop(obj) and
+ * the timers now and the release when that call returns.
+ */
+void dmalab_guard_unrealize(DmalabCallGuard *g, Object *obj,
+                            DmalabTimers *timers, void (*stop)(Object *obj));
 
 /*
  * Defines the MemoryRegionOps `name` of a BAR window whose accesses, of any

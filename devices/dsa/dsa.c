@@ -48,6 +48,12 @@ static void dmalab_dsa_release_obj(Object *obj)
     dmalab_dsa_release(DMALAB_DSA(obj));
 }
 
+/* Every step and timer of the model cancelled, as at a reset. */
+static void dmalab_dsa_stop_obj(Object *obj)
+{
+    dmalab_dsa_reset(DMALAB_DSA(obj)->model);
+}
+
 /* A model to call: realized, not unplugged by its own DMA. */
 static bool dmalab_dsa_running(DmalabDsaState *s)
 {
@@ -209,14 +215,8 @@ static void dmalab_dsa_exit(PCIDevice *pdev)
 
     msix_uninit(pdev, &s->bar0, &s->bar0);
     pcie_cap_exit(pdev);
-    if (s->guard.depth) {
-        /* Unplugged by its own DMA: stop now, free when the call returns. */
-        dmalab_dsa_reset(s->model);
-        dmalab_timers_stop(&s->timers);
-        s->guard.released = true;
-        return;
-    }
-    dmalab_dsa_release(s);
+    dmalab_guard_unrealize(&s->guard, OBJECT(s), &s->timers,
+                           dmalab_dsa_stop_obj);
 }
 
 static void dmalab_dsa_reset_hold(Object *obj, ResetType type)

@@ -54,6 +54,12 @@ static void dmalab_ioat_release_obj(Object *obj)
     dmalab_ioat_release(DMALAB_IOAT(obj));
 }
 
+/* Every step and timer of the model cancelled, as at a reset. */
+static void dmalab_ioat_stop_obj(Object *obj)
+{
+    dmalab_ioat_reset(DMALAB_IOAT(obj)->model);
+}
+
 /* A model to call: realized, not unplugged by its own DMA. */
 static bool dmalab_ioat_running(DmalabIoatState *s)
 {
@@ -250,17 +256,8 @@ static void dmalab_ioat_exit(PCIDevice *pdev)
     msix_uninit(pdev, &s->bar0, &s->bar0);
     msi_uninit(pdev);
     pcie_cap_exit(pdev);
-    if (s->guard.depth) {
-        /*
-         * Unplugged by its own DMA: stop the model now, free it when the step
-         * returns.
-         */
-        dmalab_ioat_reset(s->model);
-        dmalab_timers_stop(&s->timers);
-        s->guard.released = true;
-        return;
-    }
-    dmalab_ioat_release(s);
+    dmalab_guard_unrealize(&s->guard, OBJECT(s), &s->timers,
+                           dmalab_ioat_stop_obj);
 }
 
 static void dmalab_ioat_reset_hold(Object *obj, ResetType type)

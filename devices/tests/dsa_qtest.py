@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from libqtest import PCI, GuestAlloc, QMPError, QTest, QTestError, fault_plan  # noqa: E402
+from libqtest import Q35_ECAM, PCI, GuestAlloc, QMPError, QTest, QTestError, fault_plan  # noqa: E402
 import qtest_case  # noqa: E402
 from qtest_case import MachineCase, launch, main  # noqa: E402
 from dsa_rig import (  # noqa: E402
@@ -222,6 +222,38 @@ class Hostile(DsaCase):
         dsa.settle()
         self.assertEqual(dsa.record(rec)[0], SUCCESS)
         self.assertEqual(dsa.qt.memread(dst, 4096), data)
+
+    def test_unplugged_by_its_own_dma(self):
+        """A batch's first copy writes the slot control of the root port above the
+        function: QEMU unplugs it in the middle of the engine's step. The model stops
+        there and is freed when the step returns; the second copy never runs."""
+        dsa = self.boot(",bus=rp", ["-global",
+                                    "ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off",
+                                    "-device", "pcie-root-port,id=rp,chassis=1,slot=1"])
+        dsa.bring_up()
+        rp = dsa.pci.find_device(0x1B36, 0x000C)
+        exp = dsa.pci.find_capability(rp, 0x10)
+        sltctl = dsa.pci.cfg_read(rp, exp + 0x18, 2)
+        src = dsa.mem.alloc(64, fill=0)
+        # Slot power and power indicator off: QEMU unplugs the function at once.
+        dsa.qt.writew(src, (sltctl & ~0x0300) | 0x0700)
+        big, dst = dsa.mem.alloc(1 << 20, fill=0x5A), dsa.mem.alloc(1 << 20, fill=0)
+        lst = dsa.mem.alloc(128, align=64, fill=0)
+        dsa.qt.memwrite(lst, struct.pack(
+            "<8Q", *descriptor(MEMMOVE, 0, 0, src, Q35_ECAM + (rp << 12) + exp + 0x18, 2)))
+        dsa.qt.memwrite(lst + 64, struct.pack("<8Q", *descriptor(MEMMOVE, 0, 0, big, dst,
+                                                                 1 << 20)))
+        brec = dsa.mem.alloc(32, align=32, fill=0)
+        dsa.submit(0, descriptor(BATCH, CRAV | RCR, brec, lst, 0, 2))
+        dsa.settle()
+        self.assertTrue(dsa.qt.responsive())
+        self.assertIsNone(dsa.pci.find_device(VENDOR, DEVICE))
+        self.assertEqual(dsa.qt.memread(dst, 64), bytes(64))
+        self.assertEqual(dsa.record(brec)[0], 0, "no record after the unplug")
+        names = [c["name"] for c in dsa.qt.qmp("qom-list", path="/machine/peripheral")]
+        self.assertNotIn(ID, names)
+        dsa.qt.clock_step(10_000_000)
+        self.assertTrue(dsa.qt.responsive())
 
     def test_msix_table_garbage(self):
         """Vectors aimed at the device's own BARs, ROM, nothing and RAM, with any data,
