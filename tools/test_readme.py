@@ -213,7 +213,7 @@ def dmalab_problems(text, rst=False):
             if verb not in k["verbs"]:
                 problems.append("`%s`: ./dmalab takes no verb %r" % (s, verb))
             elif verb == "race" and first and first not in k["races"] and \
-                    first[len("race-"):] not in k["races"]:
+                    first.removeprefix("race-") not in k["races"]:
                 problems.append("`%s`: no race scenario %r" % (s, first))
             elif verb == "measure" and first and first not in k["studies"]:
                 problems.append("`%s`: no study %r" % (s, first))

@@ -212,7 +212,8 @@ static void dmalab_vtd_read_counters(Object *obj, DmalabCounterSink *sink)
     uint64_t value;
 
     for (unsigned i = 0; i < dmalab_vtd_counter_count(); i++) {
-        DMALAB_VTD_LOCKED(s, value = dmalab_vtd_counter(s->model, i));
+        DMALAB_VTD_LOCKED(s, value = s->model ? dmalab_vtd_counter(s->model, i)
+                                              : 0);
         dmalab_counter(sink, dmalab_vtd_counter_name(i), value);
     }
     DMALAB_VTD_LOCKED(s, value = s->msis_dropped);

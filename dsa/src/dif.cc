@@ -267,9 +267,10 @@ bool dif(Exec& x, Work& w, uint64_t len)
     for (uint64_t did = 0; did < len && w.status == Status::None; did += s.src) {
         const uint64_t k = w.done / s.src;
         const uint64_t src = w.word(2) + w.done, dst = w.word(3) + k * s.dst;
-        // A block that would cross 2^64 faults there, on its read first.
-        const bool src_wraps = wraps(src, s.src);
-        if (src_wraps || wraps(dst, s.dst)) {
+        // A block that would cross or start at 2^64 (its range, from the descriptor's
+        // address through this block, wraps) faults there, on its read first.
+        const bool src_wraps = wraps(w.word(2), w.done + s.src);
+        if (src_wraps || wraps(w.word(3), (k + 1) * s.dst)) {
             fault(w, DmaResult::failure(DmaError::Wrap, 0), !src_wraps);
             break;
         }

@@ -280,5 +280,32 @@ TEST(Dif, ABlockThatWouldCross2To64FaultsThere)
     EXPECT_EQ(rec.fault_addr, 0u) << "where the block would go on, past the top";
 }
 
+// A range that ends exactly at 2^64: its last block is the one below the top, and the next
+// would start at 2^64 itself, which is no address. The descriptor faults there, and nothing
+// is read or written at address 0, where the sum of address and offset wraps to.
+TEST(Dif, ARangeEndingAt2To64GoesNoFurther)
+{
+    const uint64_t top = uint64_t{0} - 520;
+    for (const bool insert : {true, false}) {
+        SCOPED_TRACE(insert ? "insert: the destination ends at 2^64" : "check: the source does");
+        DifRig r;
+        size_t written = 0;
+        r.mem.add_window({top, 520, [&](uint64_t, const uint8_t*, size_t n) { written += n; }});
+        r.fill(0, 0x5a, 0x800);
+        Fields f{};
+        Record rec;
+        if (insert)
+            rec = r.run_desc(0, dif_desc(Opcode::DifInsert, kSrc, top, 3 * 512, f), kRec);
+        else // the window reads as zeros: a block of zeros with a tuple of zeros checks
+            rec = r.run_desc(0, dif_desc(Opcode::DifCheck, top, 0, 3 * 520, f), kRec);
+        EXPECT_EQ(rec.code(), Status::PageFaultNoBof);
+        EXPECT_EQ(rec.bytes, insert ? 512u : 520u) << "the block below the top done";
+        EXPECT_EQ(rec.fault_addr, 0u);
+        EXPECT_EQ(written, insert ? 520u : 0u);
+        for (uint64_t a = 0; a < 0x800; a++)
+            ASSERT_EQ(*r.at(a), 0x5a) << "byte " << a;
+    }
+}
+
 } // namespace
 } // namespace dmalab::dsa::testing

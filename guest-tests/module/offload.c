@@ -178,8 +178,9 @@ static bool dlx_offload_round_wait(struct dlx_chan *c, unsigned int started,
 
 /*
  * One iteration of a kind: its chunks of len bytes at consecutive offsets.
- * false if a copy could not start or finish (copies perhaps still in
- * flight: the buffers stay mapped and are leaked, the channel abandoned).
+ * false if a copy could not start or finish: its buffers unmapped when
+ * every copy started has ended, else (copies perhaps still in flight) left
+ * mapped and leaked, the channel abandoned.
  */
 static bool dlx_offload_once(struct dlx_chan *c, unsigned int kind, size_t len,
 			     unsigned int batch, struct dlx_offload_map *maps,
@@ -212,12 +213,16 @@ static bool dlx_offload_once(struct dlx_chan *c, unsigned int kind, size_t len,
 		return false;
 	if (unordered) {
 		/* every copy calls back: the CPU sleeps in each kind */
+		dma_async_issue_pending(c->chan);
 		if (kind == DLX_OFF_OVERLAP)
 			memcpy(c->dst + count * len, c->src + count * len, len);
-		if (!dlx_offload_round_wait(c, started, t))
-			return false;
-		if (kind == DLX_OFF_ORDERED)
+		if (!dlx_offload_round_wait(c, started, t)) {
+			if (c->abandoned)
+				return false;	/* copies perhaps in flight */
+			ok = false;		/* all called back, one failed */
+		} else if (kind == DLX_OFF_ORDERED) {
 			memcpy(c->dst + count * len, c->src + count * len, len);
+		}
 	} else {
 		if (!ok && kind == DLX_OFF_OVERLAP)
 			kind = DLX_OFF_ORDERED;	/* no interrupt to sleep on: poll */
