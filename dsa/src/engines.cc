@@ -227,7 +227,7 @@ bool DataPath::batch_next(Engine& e, Budget& budget)
     uint8_t raw[kDescriptorSize];
     const uint64_t epoch = e.epoch;
     const DmaResult r =
-        wraps(addr, kDescriptorSize)
+        wraps(b.desc.word(2), (uint64_t{b.next} + 1) * kDescriptorSize)
             ? DmaResult::failure(DmaError::Wrap, 0)
             : s_.call_out([&] { return s_.host.memory.read(addr, raw, sizeof raw, attrs(0)); });
     if (e.epoch != epoch)

@@ -108,6 +108,12 @@ void pattern_piece(uint8_t* out, uint64_t pattern, uint64_t at, uint64_t n)
 bool move_down(Exec& x, Work& w, uint64_t len)
 {
     const uint64_t src = w.word(2), dst = w.word(3);
+    // The source does not wrap (begin()), the destination may: its end, where a copy down
+    // starts, lies past 2^64, and the copy faults there before moving a byte.
+    if (wraps(dst, w.size())) {
+        fault(w, DmaResult::failure(DmaError::Wrap, 0), true);
+        return true;
+    }
     for (uint64_t left = len; left && w.status == Status::None;) {
         const uint64_t end = w.size() - w.done; // bytes not yet copied, from the start
         const uint64_t s_end = src + end, d_end = dst + end;
@@ -152,7 +158,7 @@ void begin(const Exec& x, Work& w)
         // RESULT bit 0: the copy ran from the end down, which it does when its destination
         // starts inside its source (only with GENCAP.OVERLAP_COPY; else refused).
         const uint64_t src = w.word(2), dst = w.word(3);
-        w.result = x.overlap_copy && !wraps(src, w.size()) && dst > src && dst < src + w.size();
+        w.result = x.overlap_copy && !wraps(src, w.size()) && dst > src && dst - src < w.size();
         break;
     }
     default:
@@ -164,24 +170,21 @@ bool move(Exec& x, Work& w, uint64_t len)
 {
     if (w.result & 1)
         return move_down(x, w, len);
-    const uint64_t src = w.word(2) + w.done, dst = w.word(3) + w.done;
-    const bool src_wraps = wraps(src, len), dst_wraps = wraps(dst, len);
-    if (src_wraps || dst_wraps) {
-        // What lies below the top of the address space moves; the wrap is the fault.
-        const uint64_t src_room = src_wraps ? 0 - src : len, dst_room = dst_wraps ? 0 - dst : len;
-        const uint64_t room = std::min(src_room, dst_room);
-        if (room && !move(x, w, room))
-            return false;
-        if (w.status == Status::None)
-            fault(w, DmaResult::failure(DmaError::Wrap, 0), dst_room < src_room);
+    // What lies below the top of the address space moves; the wrap is the fault, in the
+    // step that reaches it.
+    const Reach r0 = reach(w, {{w.word(2), false}, {w.word(3), true}});
+    const uint64_t n = within(w, r0, len);
+    if (!n)
         return true;
-    }
-    CopyResult r = copy(x.mem, x.attrs, dst, src, len, x.alive);
+    const uint64_t src = w.word(2) + w.done, dst = w.word(3) + w.done;
+    CopyResult r = copy(x.mem, x.attrs, dst, src, n, x.alive);
     if (r.stopped)
         return false;
     w.done += r.bytes;
     if (r.failed != CopyResult::None)
         fault(w, r.error, r.failed == CopyResult::Destination);
+    else if (w.done == r0.limit && r0.limit < w.size())
+        fault(w, DmaResult::failure(DmaError::Wrap, 0), r0.write);
     end_if_done(w);
     return true;
 }

@@ -118,10 +118,11 @@ uint64_t reserved(const OpLayout& l, unsigned i)
     return ~covered;
 }
 
-// [a, a + an) and [b, b + bn) share a byte; neither wraps past 2^64 (checked before).
+// [a, a + an) and [b, b + bn) share a byte; neither wraps past 2^64 (checked before), but
+// either may end exactly there: distances, not ends, are compared.
 bool overlap_n(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
 {
-    return an && bn && a < b + bn && b < a + an;
+    return an && bn && (a <= b ? b - a < an : a - b < bn);
 }
 
 bool overlap(uint64_t a, uint64_t b, uint64_t n)

@@ -263,6 +263,24 @@ TEST(Batch, AListInAHoleEndsTheBatchWithAPageFault)
     EXPECT_TRUE(piece_untouched(r, 2));
 }
 
+TEST(Batch, AListThatEndsAt2To64GoesNoFurther)
+{
+    // The list's first descriptor is the last 64 bytes below 2^64 (a window: it reads as
+    // zeros, a NOOP); the second would be at 2^64 itself. The batch faults there and reads
+    // nothing at address 0, where list address plus offset wraps to.
+    Rig r;
+    r.bring_up();
+    fill_source(r);
+    const uint64_t top = uint64_t{0} - 64;
+    r.mem.add_window({top, 64, [](uint64_t, const uint8_t*, size_t) {}});
+    put_list(r, {copy(0)}, 0);
+    const Record b = r.run_desc(0, batch(2, kRecord, top), kBatchRec);
+    EXPECT_EQ(b.code(), Status::BatchPageFault);
+    EXPECT_EQ(b.fault_addr, 0u);
+    EXPECT_EQ(b.bytes, 1u) << "the NOOP";
+    EXPECT_TRUE(piece_untouched(r, 0)) << "the descriptor at address 0 did not run";
+}
+
 TEST(Batch, AListFaultIsReportedEvenWithoutRcr)
 {
     Rig r;

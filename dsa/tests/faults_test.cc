@@ -135,6 +135,64 @@ TEST(Faults, AMemmoveWhoseDestinationWrapsIsAWriteFault)
     EXPECT_TRUE(zero(r, 0, 0x1000)) << "nothing lands at address 0";
 }
 
+// The same in steps of one page: the first moves the page below 2^64, and the next starts
+// where the range has already wrapped. It faults there rather than go on at address 0.
+TEST(Faults, AMemmoveThatWrapsFaultsAtTheWrapInStepsOfAPage)
+{
+    Config c;
+    c.step_bytes = 4096;
+    for (const bool dst_wraps : {false, true}) {
+        SCOPED_TRACE(dst_wraps ? "the destination wraps" : "the source wraps");
+        Rig r(c);
+        r.bring_up();
+        fill_source(r);
+        uint64_t written = 0;
+        window_at_top(r, &written);
+        r.fill(0, 0x5a, 0x1000);
+        r.fill(kDst, 0xaa, 0x3000);
+        const Record rec =
+            r.run_desc(0, dst_wraps ? move(kSrc, kTop, 0x3000) : move(kTop, kDst, 0x3000), kRec);
+        EXPECT_EQ(rec.status, (dst_wraps ? 0x80 : 0) | 0x03);
+        EXPECT_EQ(rec.bytes, 0x1000u);
+        EXPECT_EQ(rec.fault_addr, 0u);
+        EXPECT_EQ(written, dst_wraps ? 0x1000u : 0u);
+        EXPECT_EQ(r.at(0)[0], 0x5a) << "nothing lands at address 0";
+        EXPECT_EQ(r.at(0)[0xfff], 0x5a) << "nothing lands at address 0";
+        EXPECT_EQ(r.at(kDst + 0x1000)[0], 0xaa) << "nothing read from address 0 lands";
+    }
+}
+
+TEST(Faults, AnOverlappingCopyWhoseDestinationWrapsFaultsBeforeAByte)
+{
+    // The source is the last two pages below 2^64 and the destination starts inside it: the
+    // copy runs from the end down, and that end lies past 2^64, at address 0 modulo 2^64.
+    Rig r;
+    r.bring_up();
+    uint64_t written = 0;
+    r.mem.add_window(
+        {kTop - 4096, 2 * 4096, [&written](uint64_t, const uint8_t*, size_t n) { written += n; }});
+    r.fill(0, 0x5a, kRec);
+    const Record rec = r.run_desc(0, move(kTop - 4096, kTop, 0x2000), kRec);
+    EXPECT_EQ(rec.status, 0x80 | 0x03);
+    EXPECT_EQ(rec.result, 1u) << "a copy down";
+    EXPECT_EQ(rec.bytes, 0u);
+    EXPECT_EQ(rec.fault_addr, 0u);
+    EXPECT_EQ(written, 0u);
+    for (uint64_t a = 0; a < kRec; a++)
+        ASSERT_EQ(r.at(0)[a], 0x5a) << "byte " << a << " at address 0 and up";
+}
+
+TEST(Faults, BuffersThatOverlapBelow2To64AreRefusedWhereOneEndsThere)
+{
+    // The source is the last two pages below 2^64, the destination the two pages before its
+    // second: they share a page, however their ends compare modulo 2^64.
+    Rig r;
+    r.bring_up();
+    Desc d(Opcode::CopyCrc, kRecord);
+    d.completion(kRec).src(kTop - 4096).dst(kTop - 2 * 4096).size(0x2000);
+    EXPECT_EQ(r.run_desc(0, d, kRec).code(), Status::OverlappingBuffers);
+}
+
 TEST(Faults, AFillThatWrapsPast2To64IsAPageFault)
 {
     // Ranges that wrap fail where they wrap, for every operation (ops.cc, execute.cc).
