@@ -74,7 +74,8 @@ FaultReason Translator::walk_fs(const ContextInfo& ctx, uint64_t iova, unsigned 
 {
     const uint64_t haw_mask = ~(pow2(s_.config.aw_bits) - 1) & ((uint64_t{1} << 52) - 1);
     uint64_t table = ctx.slptptr;
-    if (table & haw_mask)
+    // FLPTR has bits 63:12, all of them checked: the entries' address fields end at bit 51.
+    if (table & ~(pow2(s_.config.aw_bits) - 1))
         return sm(SmFault::FsPointer);
     if (count)
         s_.counters.page_walks++;

@@ -274,6 +274,26 @@ TEST(ScalableMode, TableFaultsHaveScalableModeReasons)
     }
 }
 
+// FLPTR is bits 63:12, and its bits 63:52 are beyond the host address width as much as
+// bits 51:aw are: the walk reads nothing at such a pointer (here a window near 2^64 that
+// reads as zeros), nor at its low bits.
+TEST(ScalableMode, FlptrBitsAbove51AreBeyondTheHostAddressWidth)
+{
+    SmRig r;
+    r.set_sm_root();
+    uint64_t pgd = r.alloc();
+    uint64_t pe = r.device(0x0010);
+    r.fs_map(pgd, 0x1000, 0x9000);
+    const uint64_t high = uint64_t{0xfff} << 52;
+    r.mem.add_window({high | pgd, 0x1000, [](uint64_t, const uint8_t*, size_t) {}});
+    r.pasid_entry(pe, Pgtt::FirstStage, 2, high | pgd);
+    r.command(G_TE);
+    const unsigned reads = r.mem.reads;
+    EXPECT_EQ(r.read(0x1000).fault_reason, SM(SmFault::FsPointer));
+    EXPECT_EQ(r.recorded(), SM(SmFault::FsPointer));
+    EXPECT_EQ(r.mem.reads - reads, 4u) << "root, context, directory and PASID entries only";
+}
+
 TEST(ScalableMode, PasidEntryFpdSuppressesRecording)
 {
     SmRig r;
