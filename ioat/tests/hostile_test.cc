@@ -214,6 +214,57 @@ TEST(Hostile, WrappingRangesAreRefusedBeforeAnyByteMoves)
     }
 }
 
+// Ranges that end exactly at 2^64 do not wrap, and the model runs them in steps of a page:
+// every step stays below 2^64, and nothing reaches address 0, where base plus progress
+// would wrap to.
+TEST(Hostile, RangesThatEndAt2To64InStepsStayBelowIt)
+{
+    constexpr uint32_t kLen = 0x3000;
+    constexpr uint64_t kTop = uint64_t{0} - kLen;
+    enum Kind { CopyDown, CopyUp, Xor, XorSource, Fill };
+    for (Kind k : {CopyDown, CopyUp, Xor, XorSource, Fill}) {
+        SCOPED_TRACE(k);
+        Config c = raid_config();
+        c.step_bytes = 4096;
+        Rig r(c);
+        r.setup(0, kCompletion);
+        r.fill(0, kLen, 5); // where a wrap would land: must stay, but for the completion
+        r.fill(kSrc, kLen, 9);
+        r.fill(kSrc + kLen, kLen, 3);
+        uint64_t written = 0;
+        r.mem.add_window(
+            {kTop, kLen, [&written](uint64_t, const uint8_t*, size_t n) { written += n; }});
+        auto low = r.bytes(0, kLen);
+        uint16_t count = 1;
+        if (k == CopyDown || k == CopyUp) {
+            r.put_desc(kRing, kLen, ctl::COMPL_WRITE, k == CopyDown ? kSrc : kTop,
+                       k == CopyDown ? kTop : kDst, kRing + 64);
+        } else if (k == Fill) {
+            r.put_desc(kRing, kLen, uint32_t{OP_FILL} << ctl::OP_SHIFT | ctl::COMPL_WRITE, 0x55,
+                       kTop, kRing + 64);
+        } else {
+            uint64_t null_at = r.put_xor(kRing, OP_XOR, kLen, k == Xor ? kTop : kDst,
+                                         {kSrc, k == Xor ? kSrc + kLen : kTop});
+            r.put_null(null_at, ctl::COMPL_WRITE);
+            count = static_cast<uint16_t>((null_at - kRing) / 64 + 1);
+        }
+        r.set_chainaddr(0, kRing);
+        r.issue(0, count);
+        r.run_until_idle();
+        EXPECT_EQ(r.chanerr(0), 0u);
+        EXPECT_EQ(r.state(0), ChanState::Done);
+        EXPECT_EQ(written, k == CopyUp || k == XorSource ? 0u : kLen);
+        if (k == CopyUp) {
+            EXPECT_EQ(r.bytes(kDst, kLen), std::vector<uint8_t>(kLen, 0));
+        }
+        if (k == XorSource) {
+            EXPECT_EQ(r.bytes(kDst, kLen), r.bytes(kSrc, kLen)) << "a source of zeros";
+        }
+        std::copy_n(r.mem.ram.begin() + kCompletion, 8, low.begin() + kCompletion);
+        EXPECT_EQ(r.bytes(0, kLen), low) << "nothing lands at address 0";
+    }
+}
+
 TEST(Hostile, WrappingCompletionAddressIsAnError)
 {
     Rig r;
