@@ -309,5 +309,26 @@ TEST(Query, RecordsNothing)
     EXPECT_FALSE(r.r32(FSTS) & FSTS_PPF);
 }
 
+// A run never goes past 2^64 into address 0: with translation off every page is itself, and
+// a first-stage canonical address in the top page ends there too.
+TEST(Run, StopsAt2To64)
+{
+    const uint64_t top = uint64_t{0} - 0x2000;
+    Rig off;
+    Unit::Run run = off.unit.translate_run(0x0010, kNoPasid, top, 0x4000, Unit::kRead);
+    ASSERT_TRUE(run.first.ok);
+    EXPECT_EQ(run.len, 0x2000u);
+
+    SmRig r;
+    uint64_t pgd = r.fs_device();
+    r.fs_map(pgd, top, 0x9000);
+    r.fs_map(pgd, top + 0x1000, 0xa000);
+    r.fs_map(pgd, 0, 0xb000);
+    run = r.unit.translate_run(0x0010, kNoPasid, top, 0x4000, Unit::kRead);
+    ASSERT_TRUE(run.first.ok);
+    EXPECT_EQ(run.first.addr, 0x9000u);
+    EXPECT_EQ(run.len, 0x2000u);
+}
+
 } // namespace
 } // namespace dmalab::vtd::testing
