@@ -102,8 +102,9 @@ void Channel::save(StateWriter& w) const
 bool Channel::loadable(const Work& k) const
 {
     const Operation& op = k.op;
-    if (op.sources > kMaxSources || op.ring_descs < 1 || op.ring_descs > 2 || k.mismatch > 3 ||
-        k.moved > k.len || k.len > block_len(op))
+    // Fetched descriptors are 64-byte aligned, so the write-back at addr + 3 cannot wrap.
+    if ((k.addr & (kDescriptorAlign - 1)) || op.sources > kMaxSources || op.ring_descs < 1 ||
+        op.ring_descs > 2 || k.mismatch > 3 || k.moved > k.len || k.len > block_len(op))
         return false;
     // One that moves nothing (a masked error) needs nothing more; one that moves data must
     // be whole and pass every check it passed when fetched.

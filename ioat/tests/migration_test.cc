@@ -176,6 +176,56 @@ TEST(Migration, MalformedStateIsRefused)
     EXPECT_FALSE(c.dev.load(rd2));
 }
 
+// A descriptor in progress at an address no fetch could have had (not 64-byte aligned): its
+// error status write-back at address + 3 would pass 2^64 and land at address 2.
+TEST(Migration, AnUnalignedDescriptorInProgressIsRefused)
+{
+    Config c = raid_config();
+    c.dmacap |= CAP_DWBES;
+    c.bandwidth = 100000000; // 16 KiB takes 163,840 ns
+    c.step_bytes = 4096;
+    constexpr uint32_t kBlock = 16 << 10;
+    constexpr uint64_t kP = 0x800000, kQ = 0x900000;
+    Rig a(c);
+    a.setup(0, kCompletion);
+    a.fill(kSrc, 3 * kBlock, 9);
+    // P and Q are zeros, so the validation mismatches and writes its status back.
+    a.put_pq(kRing, OP_PQ_VAL, kBlock, kP, kQ, {kSrc, kSrc + kBlock, kSrc + 2 * kBlock}, {1, 2, 3},
+             ctl::WB_EN | ctl::COMPL_WRITE);
+    a.set_chainaddr(0, kRing);
+    a.issue(0, 1);
+    while (a.pending() && a.timers.now < 50000)
+        a.step();
+    ASSERT_TRUE(a.pending());
+    StateWriter w;
+    a.dev.save(w);
+    // The operation's address is followed by its control word in the stream.
+    const uint32_t ctl_word = a.mem.get<uint32_t>(kRing + 4);
+    std::vector<uint8_t> bad = w.bytes;
+    bool patched = false;
+    for (size_t i = 0; i + 12 <= bad.size() && !patched; i++) {
+        uint64_t v;
+        uint32_t next;
+        std::memcpy(&v, &bad[i], 8);
+        std::memcpy(&next, &bad[i + 8], 4);
+        if (v == kRing && next == ctl_word) {
+            v = ~uint64_t{0};
+            std::memcpy(&bad[i], &v, 8);
+            patched = true;
+        }
+    }
+    ASSERT_TRUE(patched);
+    Rig b(c);
+    b.mem.ram = a.mem.ram;
+    b.fill(0, 16, 5);
+    const auto low = b.bytes(0, 16);
+    b.timers.now = a.timers.now;
+    StateReader rd(bad);
+    EXPECT_FALSE(b.dev.load(rd));
+    b.run_until_idle();
+    EXPECT_EQ(b.bytes(0, 16), low) << "nothing lands at address 0";
+}
+
 // What properties set is the destination's own: a destination started with another
 // xfercap, CB version or capability set refuses the stream instead of taking the source's.
 TEST(Migration, RegistersFromPropertiesMustMatchTheDestination)
