@@ -132,11 +132,13 @@ bool DataPath::complete(Engine& e, Work& w)
     if (Observer* o = s_.host.observer)
         o->completed(w.wq, static_cast<uint8_t>(w.op()), w.status, w.done);
     const uint32_t flags = w.flags();
-    if (!(flags & flag::CRAV)) {
+    // A misaligned record address is as good as none, whichever check failed first: no
+    // record is written there (one 8 bytes below 2^64 would wrap to address 0).
+    const bool recordable =
+        (flags & flag::CRAV) && !(w.completion() & (kCompletionRecordAlign - 1));
+    if (!recordable) {
         if (!ok)
             report(w, w.status);
-    } else if (w.status == Status::CompletionRecordAlign) {
-        report(w, w.status);
     } else if ((flags & flag::RCR) || !ok) {
         if (!write_record(e, w) && e.epoch == epoch)
             report(w, Status::CompletionRecordFault);

@@ -242,6 +242,31 @@ TEST(Checks, RcrWithoutCravIsInvalidAndGoesToSwerr)
     EXPECT_EQ(*r.at(kDst), 0u) << "nothing copied";
 }
 
+TEST(Checks, AnotherFailureWithAMisalignedRecordAddressGoesToSwerr)
+{
+    // The record address is refused (1Bh) only after the flags (11h): a descriptor that
+    // fails on its flags and names a record 8 bytes below 2^64 gets no record written
+    // there, nor its last 24 bytes at address 0, where the record would wrap to.
+    Rig r;
+    r.bring_up();
+    uint64_t written = 0;
+    const uint64_t top = 0 - uint64_t{4096};
+    r.mem.add_window({top, 4096, [&written](uint64_t, const uint8_t*, size_t n) { written += n; }});
+    r.fill(0, 0x5a, 64);
+    Desc d = memmove(kRecord | flag::FENCE); // a fence outside a batch: 11h
+    d.completion(0 - uint64_t{8});
+    r.submit(0, d);
+    r.run_until_idle();
+    EXPECT_EQ(r.dev.counters().records, 0u);
+    EXPECT_EQ(written, 0u);
+    EXPECT_TRUE(std::all_of(r.at(0), r.at(64), [](uint8_t b) { return b == 0x5a; }))
+        << "the record's tail at address 0";
+    const uint64_t w0 = r.rd(kSwerr, 8);
+    EXPECT_TRUE(w0 & SWERR_VALID);
+    EXPECT_EQ(field_of(w0, fields::SWERR0, "ERROR"), 0x11u) << "the descriptor's own error";
+    EXPECT_EQ(*r.at(kDst), 0u) << "nothing copied";
+}
+
 // ---- Reserved fields (12h) ----
 
 TEST(Checks, MemmoveWithAnUnusedQuadwordSetIsRefused)
