@@ -189,6 +189,24 @@ const char* DataPath::invariant_violation() const
             return "an engine's descriptor has processed more than its transfer";
         if (w.delta > static_cast<uint32_t>(w.word(6)) && w.op() == Opcode::CreateDelta)
             return "a delta record grew beyond its maximum size";
+        if (w.started && w.status == Status::None) {
+            // Running: it passed its checks when it started, and will again (its handle
+            // aside: a release may have come since), and has gone as its run could.
+            const OpRow* row = op_row(w.op());
+            uint32_t bad = 0;
+            const auto any_vector = [](uint16_t) { return std::optional<unsigned>(0); };
+            if (!row || check(w, limits(w.wq), any_vector, bad) != Status::None ||
+                !exec::reachable(w))
+                return "an engine runs a descriptor its checks refuse, or further than it can";
+            // Only Batch and Drain outlast their data phase without a status.
+            if (w.data_done ? w.op() != Opcode::Batch && w.op() != Opcode::Drain : !row->exec)
+                return "an engine's descriptor ended its data phase with no status";
+        }
+        // What a plan cuts or corrupts is a destination written from its start.
+        if ((w.injected.corrupt_xor || w.injected.move_limit != UINT64_MAX) &&
+            ((w.op() != Opcode::Memmove && w.op() != Opcode::Fill && w.op() != Opcode::Dualcast) ||
+             (w.op() == Opcode::Memmove && (w.result & 1))))
+            return "a plan cuts or corrupts an operation it cannot";
         return nullptr;
     };
     for (const Engine& e : engines_) {

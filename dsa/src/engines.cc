@@ -200,9 +200,9 @@ bool DataPath::data_phase(unsigned engine, Engine& e, Work& w, Budget& budget, u
             return false; // reset or aborted under it: `w` is gone
         w.pace.done_at = sat_add(w.pace.done_at, s_.host.memory.take_cost());
         budget.bytes -= std::min(budget.bytes, std::max<uint64_t>(w.done - before, 1));
-        if (w.status == Status::None && w.done >= ext)
-            w.status = Status::Success; // cut short
     }
+    if (w.status == Status::None && w.done >= ext)
+        w.status = Status::Success; // cut short (a cut of 0 bytes at once)
     if (w.status != Status::None) {
         w.data_done = true;
         return true;

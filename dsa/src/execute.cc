@@ -147,6 +147,34 @@ uint64_t extent(const Work& w)
     return w.op() == Opcode::ApplyDelta ? static_cast<uint32_t>(w.word(5)) : w.size();
 }
 
+namespace
+{
+
+// RESULT bit 0 of a Memory Move: the copy runs from the end down, which it does when its
+// destination starts inside its source (only with GENCAP.OVERLAP_COPY; else refused).
+bool copies_down(const Work& w, bool overlap_copy)
+{
+    const uint64_t src = w.word(2), dst = w.word(3);
+    return overlap_copy && !wraps(src, w.size()) && dst > src && dst - src < w.size();
+}
+
+} // namespace
+
+bool reachable(const Work& w)
+{
+    switch (w.op()) {
+    case Opcode::Memmove:
+        return w.result == copies_down(w, true); // the model always offers OVERLAP_COPY
+    case Opcode::DifCheck:
+    case Opcode::DifInsert:
+    case Opcode::DifStrip:
+    case Opcode::DifUpdate:
+        return dif_shape(w).src && w.done % dif_shape(w).src == 0;
+    default:
+        return true;
+    }
+}
+
 void begin(const Exec& x, Work& w)
 {
     switch (w.op()) {
@@ -154,13 +182,9 @@ void begin(const Exec& x, Work& w)
     case Opcode::CopyCrc:
         w.crc = ~static_cast<uint32_t>(w.word(5));
         break;
-    case Opcode::Memmove: {
-        // RESULT bit 0: the copy ran from the end down, which it does when its destination
-        // starts inside its source (only with GENCAP.OVERLAP_COPY; else refused).
-        const uint64_t src = w.word(2), dst = w.word(3);
-        w.result = x.overlap_copy && !wraps(src, w.size()) && dst > src && dst - src < w.size();
+    case Opcode::Memmove:
+        w.result = copies_down(w, x.overlap_copy);
         break;
-    }
     default:
         break;
     }

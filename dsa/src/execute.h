@@ -29,6 +29,11 @@ bool copy_crc(Exec& x, Work& w, uint64_t len);
 // small `len`.
 bool dif(Exec& x, Work& w, uint64_t len);
 
+// Whether a started descriptor's state is one its run could have reached (for a migration
+// stream's, checked on load): the direction begin() chose for a Memory Move, a DIF
+// operation's progress in whole blocks.
+bool reachable(const Work& w);
+
 // The units an operation's progress counts to: its transfer size, or for Apply Delta its
 // record's size.
 uint64_t extent(const Work& w);

@@ -96,7 +96,10 @@ void DataPath::inject(Work& w, uint64_t now)
     const Ranges rg = ranges_of(op);
     const uint64_t len = exec::extent(w);
     faults::Occasion o{};
-    o.kinds = kAnyOp | (writes_only(op) ? kWrites : 0);
+    // A copy down (its destination inside its source) writes its tail first: it has no
+    // prefix to cut, and the kinds that act on what an operation writes pass it by.
+    o.kinds =
+        kAnyOp | (writes_only(op) && !(op == Opcode::Memmove && (w.result & 1)) ? kWrites : 0);
     o.unit = w.wq;
     o.op = static_cast<uint8_t>(op);
     o.key = w.completion();

@@ -166,6 +166,56 @@ TEST(Migration, StatesTheDeviceCannotReachAreRefused)
     }
 }
 
+TEST(Migration, ADescriptorInFlightMustBeOneItsRunCouldReach)
+{
+    // A copy under way, paced at 1 MB/s; then the stream's copy of its descriptor changed
+    // (every place its words stand: the engine's, and the last portal store's).
+    constexpr uint64_t kFrom = 0x13000, kTo = 0x57000;
+    Config c = migrating();
+    c.bandwidth = 1u << 20;
+    Rig a(c);
+    a.bring_up();
+    Desc d(Opcode::Memmove, kRecord);
+    d.completion(0x1000).src(kFrom).dst(kTo).size(0x8000);
+    a.submit(0, d);
+    ASSERT_TRUE(a.pending()) << "the copy is under way";
+    EXPECT_EQ(a.record(0x1000).status, 0);
+    const auto good = saved(a);
+    auto changed = [&](uint64_t from, uint64_t to) {
+        auto bytes = good;
+        unsigned found = 0;
+        for (size_t at = 0; at + 8 <= bytes.size(); at++) {
+            uint64_t v = 0;
+            std::memcpy(&v, &bytes[at], 8);
+            if (v == from) {
+                v = to;
+                std::memcpy(&bytes[at], &v, 8);
+                found++;
+            }
+        }
+        EXPECT_GE(found, 1u);
+        return bytes;
+    };
+    const uint64_t w0 = d.raw.word[0], op = uint64_t{0xff} << 56;
+    const uint64_t flags = w0 & ~op;
+    struct Bad {
+        const char* what;
+        std::vector<uint8_t> bytes;
+    };
+    const Bad bad[] = {
+        {"an opcode DSA 1.0 does not define", changed(w0, op | flags)},
+        {"a Noop with a size, which has no data phase", changed(w0, flags)},
+        {"a destination inside the source, copied upwards", changed(kTo, kFrom + 0x1000)},
+    };
+    Rig same(c);
+    ASSERT_TRUE(load(same, good));
+    for (const Bad& b : bad) {
+        Rig r(c);
+        EXPECT_FALSE(load(r, b.bytes)) << b.what;
+        EXPECT_FALSE(r.pending()) << b.what;
+    }
+}
+
 TEST(Migration, DrainingIsNoStateOfTheModel)
 {
     Rig idle(migrating());

@@ -155,6 +155,38 @@ TEST(Plans, ShortenMovesThePrefixAndSucceeds)
     EXPECT_EQ(p.r.dev.counters().bytes, 100u);
 }
 
+TEST(Plans, ShortenToNothingSucceedsAtOnce)
+{
+    // A cut of 0 bytes: nothing moves, and the descriptor completes as at any other cut
+    // (it used to wait for bytes it would never move, its engine stepping for ever).
+    Planned p(rule(R"("kind": "shorten", "bytes": 0)"));
+    p.r.submit(0, move());
+    for (unsigned i = 0; i < 100 && p.r.pending(); i++)
+        p.r.step();
+    EXPECT_FALSE(p.r.pending()) << "the engine still steps";
+    EXPECT_EQ(p.r.record(kRec).code(), Status::Success);
+    EXPECT_TRUE(p.untouched());
+    EXPECT_EQ(p.r.dev.counters().bytes, 0u);
+}
+
+TEST(Plans, ACopyDownTakesNoShortenNorCorrupt)
+{
+    // Its destination inside its source, the copy runs from the end: no prefix to cut at,
+    // and its last byte is not the last one it writes. The rules pass it by.
+    Planned p(R"({"rules": [{"name": "cut", "kind": "shorten", "bytes": 100},
+                            {"name": "xor", "kind": "corrupt", "xor": 255}]})");
+    std::vector<uint8_t> want(p.r.at(kSrc), p.r.at(kSrc) + kLen);
+    Desc d = move();
+    d.dst(kSrc + 0x100);
+    p.r.submit(0, d);
+    p.r.run_until_idle();
+    const Record rec = p.r.record(kRec);
+    EXPECT_EQ(rec.code(), Status::Success);
+    EXPECT_EQ(rec.result, 1u) << "a copy down";
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), p.r.at(kSrc + 0x100)));
+    EXPECT_EQ(p.r.dev.counters().bytes, kLen);
+}
+
 TEST(Plans, DropInterruptKeepsTheRecord)
 {
     Planned p(rule(R"("kind": "drop-interrupt")"));
