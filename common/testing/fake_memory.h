@@ -177,7 +177,9 @@ class FakeMemory : public DmaMemory
 class FakeTimers : public Timers
 {
   public:
-    uint64_t now_ns() const override { return now; }
+    // A host clock (KVM, or TCG without -icount) moves between two reads; `tick` ns per
+    // read model that. 0: the modelled clock, still inside an access.
+    uint64_t now_ns() const override { return now += tick; }
     void arm(unsigned timer, uint64_t when_ns) override
     {
         arms++;
@@ -197,7 +199,8 @@ class FakeTimers : public Timers
         return best;
     }
 
-    uint64_t now = 0;
+    mutable uint64_t now = 0;
+    uint64_t tick = 0;
 
   private:
     // Timer entries come and go on every step: a pool reuses their nodes instead of a heap

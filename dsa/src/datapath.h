@@ -107,8 +107,9 @@ class DataPath
     void set_occupancy(unsigned wq);
     bool wq_enabled(unsigned wq) const;
     // engines.cc
-    // Arms every engine with work to take (but `except`, -1: none), from its timer.
-    void dispatch(int except = -1);
+    // Arms every engine with work to take (but `except`, -1: none), from its timer; the
+    // first idle one it armed (an engine holding a drain that waits is not idle), or -1.
+    int dispatch(int except = -1);
     bool take(unsigned engine);
     void arm(unsigned engine, uint64_t when);
     void disarm(unsigned engine);

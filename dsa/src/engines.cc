@@ -98,25 +98,31 @@ bool DataPath::take(unsigned engine)
     return true;
 }
 
-void DataPath::dispatch(int except)
+int DataPath::dispatch(int except)
 {
     // Every idle engine with a descriptor it may take, and every drain that waits, runs
     // again from its timer: never inside the write or step that made the work.
     const uint64_t now = s_.now();
+    int first_idle = -1;
     for (unsigned i = 0; i < engines_.size(); i++) {
         Engine& e = engines_[i];
         if (e.armed_at || static_cast<int>(i) == except)
             continue;
+        const bool idle = !holding(e);
         bool go = e.work && e.work->op() == Opcode::Drain;
-        if (!holding(e))
+        if (idle)
             for (unsigned wq = 0; wq < wqs_.size() && !go; wq++) {
                 const int g = t_.group_of(wq);
                 go = !wqs_[wq].q.empty() && wq_enabled(wq) && g >= 0 &&
                      ((t_.group(static_cast<unsigned>(g)).engines() >> i) & 1);
             }
-        if (go)
-            arm(i, now);
+        if (!go)
+            continue;
+        arm(i, now);
+        if (idle && first_idle < 0)
+            first_idle = static_cast<int>(i);
     }
+    return first_idle;
 }
 
 const Work* DataPath::holding(const Engine& e)
@@ -353,8 +359,10 @@ void DataPath::timer(unsigned engine)
     Budget budget{s_.config.step_bytes, s_.config.step_descriptors};
     uint64_t wake = ~0ull;
     run(engine, e, budget, now, wake);
-    if (e.epoch != epoch && !holding(e))
-        return dispatch(); // reset or aborted under it
+    if (e.epoch != epoch && !holding(e)) {
+        dispatch(); // reset or aborted under it
+        return;
+    }
     // Armed for later by what ran (none of run()'s paths does so): keep that. Armed for
     // now, by a completion that found more queued: that, like a spent budget, goes on
     // strictly later on the modelled clock, so a guest that keeps its WQs full cannot hold

@@ -140,19 +140,14 @@ void DataPath::submit(unsigned wq, bool ims, const RawDescriptor& d)
     s_.counters.submitted++;
     if (Observer* o = s_.host.observer)
         o->submitted(wq, static_cast<uint8_t>(e.d.word[0] >> 56));
-    const uint64_t now = s_.now();
-    dispatch();
-    if (!s_.config.sync_start)
+    const int first = dispatch();
+    if (!s_.config.sync_start || first < 0)
         return;
     // The first engine this write gave work to runs its first step now (the others stay
-    // armed, and find nothing left if it took the descriptor).
-    for (unsigned i = 0; i < engines_.size(); i++) {
-        if (engines_[i].armed_at == now && !holding(engines_[i])) {
-            disarm(i);
-            timer(i);
-            return;
-        }
-    }
+    // armed, and find nothing left if it took the descriptor). Which one, dispatch() says:
+    // on the host's clock its time and ours differ.
+    disarm(static_cast<unsigned>(first));
+    timer(static_cast<unsigned>(first));
 }
 
 void DataPath::drop(unsigned wq, const char* why, Status code)

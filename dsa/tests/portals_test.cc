@@ -454,6 +454,18 @@ TEST(Portals, AnIdleEngineStartsInsideThePortalWrite)
     EXPECT_EQ(q.timers.now, at) << "from a timer at the same virtual time";
 }
 
+TEST(Portals, AnIdleEngineStartsInsideThePortalWriteOnAClockThatMoves)
+{
+    // On the host's clock two reads of the time inside one write differ; the write still
+    // runs the idle engine's first step (it compared the two readings, and waited for its
+    // timer whenever they differed).
+    Rig r;
+    r.bring_up();
+    r.timers.tick = 1;
+    r.submit(0, noop());
+    EXPECT_EQ(r.record(kRec).code(), Status::Success) << "done inside the write";
+}
+
 TEST(Portals, ABusyEngineIsNotStartedAgainByAWrite)
 {
     // The first write's descriptor holds the engine for 1 ms; the second waits its turn.
