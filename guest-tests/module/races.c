@@ -139,6 +139,24 @@ u64 dlx_bell_injected(struct dlx_bell *b)
 }
 
 /*
+ * Waits, ms at the most, until the rule has fired since INJECTED read
+ * `before`: from then on the plan holds the copy, so what the caller does
+ * before its release is inside the window whichever thread of the host runs
+ * the device.  False if the device had not taken the copy by then.
+ */
+bool dlx_bell_taken(struct dlx_bell *b, u64 before, unsigned int ms)
+{
+	u64 end = ktime_get_ns() + (u64)ms * NSEC_PER_MSEC;
+
+	while (dlx_bell_injected(b) == before) {
+		if (ktime_get_ns() > end)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+/*
  * Allocates both channels' buffers and sets their completions up; prints
  * the plan's results as not ok when that fails.
  */
@@ -413,6 +431,9 @@ static int dlx_cpuwrite_round(struct dlx_chan *c, struct dlx_bell *bell,
 	dlx_bell_arm(bell);
 	if (!dlx_start_copy(c, d, s, PAGE_SIZE))
 		goto unmap;
+	if (!dlx_bell_taken(bell, *hits, 1000))
+		pr_info("# %s: cpuwrite: the device had not taken the copy after 1 s\n",
+			DLX_NAME);
 	if (racing) {
 		dlx_cpuwrite_store(c->src + DLX_CPUWRITE_AT, 0x22);
 		/* and a look at the destination before the copy is done */

@@ -45,6 +45,7 @@ void dlx_bell_close(struct dlx_bell *b);
 void dlx_bell_arm(struct dlx_bell *b);
 bool dlx_bell_release(struct dlx_bell *b);
 u64 dlx_bell_injected(struct dlx_bell *b);
+bool dlx_bell_taken(struct dlx_bell *b, u64 before, unsigned int ms);
 bool dlx_race_setup(struct dlx_chan **cs, unsigned int n,
 		    const char *const *tests, unsigned int ntests);
 bool dlx_race_begin(struct dlx_chan *c, const char *const *tests, unsigned int n,

@@ -32,14 +32,18 @@ static bool dlx_uaf_start(struct dlx_chan *c, struct dlx_bell *bell, dma_addr_t 
 			  dma_addr_t d, bool *released)
 {
 	struct device *dev = c->chan->device->dev;
+	u64 before;
 
 	dlx_fill(c->src, DLX_UAF_LEN, 0, DLX_UAF_LEN, 99);
 	dma_sync_single_for_device(dev, s, DLX_UAF_LEN, DMA_TO_DEVICE);
+	before = dlx_bell_injected(bell);
 	dlx_bell_arm(bell);
 	if (!dlx_start_copy(c, d, s, DLX_UAF_LEN)) {
 		dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
 		return false;
 	}
+	if (!dlx_bell_taken(bell, before, 1000))
+		pr_info("# %s: uaf: the device had not taken the copy after 1 s\n", DLX_NAME);
 	/* With dmalab-ioat's sync-start the copy moves inside the release. */
 	dma_unmap_single(dev, d, DLX_UAF_LEN, DMA_FROM_DEVICE);
 	memset(c->dst, DLX_NEW_OWNER, DLX_UAF_LEN);
